@@ -1,0 +1,121 @@
+// Formats: a constexpr description of each number encoding in formats.def and
+// the exact decoding of any of its codes. Decoding is host+device and
+// allocation-free; the exact arithmetic lives in src/oracle.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "hd.hpp"
+
+namespace bitproof {
+
+enum class Specials : std::uint8_t { kIeee, kFn, kFinite, kE8m0 };
+
+enum class FormatId : std::uint8_t {
+#define BITPROOF_FORMAT(id, ...) id,
+#include "format/formats.def"
+#undef BITPROOF_FORMAT
+};
+
+struct FormatSpec {
+  std::string_view name;
+  int bits;
+  int exp_bits;
+  int man_bits;
+  int bias;
+  bool is_signed;
+  Specials specials;
+
+  // ---- derived ----
+  [[nodiscard]] constexpr std::uint64_t code_count() const { return std::uint64_t{1} << bits; }
+  [[nodiscard]] constexpr std::uint32_t man_mask() const { return (std::uint32_t{1} << man_bits) - 1; }
+  [[nodiscard]] constexpr std::uint32_t exp_field_max() const { return (std::uint32_t{1} << exp_bits) - 1; }
+  [[nodiscard]] constexpr std::uint32_t sign_mask() const {
+    return is_signed ? std::uint32_t{1} << (bits - 1) : 0;
+  }
+  [[nodiscard]] constexpr bool has_inf() const { return specials == Specials::kIeee; }
+  [[nodiscard]] constexpr bool has_nan() const { return specials != Specials::kFinite; }
+  [[nodiscard]] constexpr bool has_zero() const { return specials != Specials::kE8m0; }
+  [[nodiscard]] constexpr bool has_subnormals() const { return specials != Specials::kE8m0; }
+  // Unbiased exponent of the smallest normal binade.
+  [[nodiscard]] constexpr int min_normal_exp() const { return has_subnormals() ? 1 - bias : -bias; }
+  // Largest finite code with the sign bit clear.
+  [[nodiscard]] constexpr std::uint32_t max_finite_code() const {
+    const std::uint32_t all_ones = (exp_field_max() << man_bits) | man_mask();
+    switch (specials) {
+      case Specials::kIeee: return ((exp_field_max() - 1) << man_bits) | man_mask();
+      case Specials::kFn: return all_ones - 1;
+      case Specials::kE8m0: return all_ones - 1;
+      case Specials::kFinite: return all_ones;
+    }
+    return all_ones;
+  }
+};
+
+inline constexpr std::array kFormats = {
+#define BITPROOF_FORMAT(id, bits, e, m, bias, sgn, sp) \
+  FormatSpec{#id, bits, e, m, bias, sgn, Specials::sp},
+#include "format/formats.def"
+#undef BITPROOF_FORMAT
+};
+
+[[nodiscard]] constexpr const FormatSpec& spec_of(FormatId id) {
+  return kFormats[static_cast<std::size_t>(id)];
+}
+
+// Every row must describe a consistent encoding.
+consteval bool formats_are_consistent() {
+  for (const FormatSpec& f : kFormats) {
+    if (f.bits != (f.is_signed ? 1 : 0) + f.exp_bits + f.man_bits) return false;
+    if (f.bits > 32 || f.exp_bits < 1) return false;
+  }
+  return true;
+}
+static_assert(formats_are_consistent(), "a row of formats.def is inconsistent");
+static_assert(spec_of(FormatId::fp16).max_finite_code() == 0x7BFF);
+static_assert(spec_of(FormatId::e4m3).max_finite_code() == 0b0'1111'110);  // +448
+static_assert(spec_of(FormatId::e2m1).max_finite_code() == 0b0'11'1);      // +6.0
+static_assert(spec_of(FormatId::ue8m0).max_finite_code() == 0xFE);         // 2^127
+
+// What a code means.
+enum class Kind : std::uint8_t { kZero, kFinite, kInf, kNaN };
+
+// value = (negative ? -1 : 1) * significand * 2^exp2, exactly. significand is
+// nonzero iff kind is kFinite.
+struct Decoded {
+  Kind kind;
+  bool negative;
+  std::uint64_t significand;
+  int exp2;
+};
+
+[[nodiscard]] BP_HD constexpr Decoded decode(const FormatSpec& f, std::uint32_t code) {
+  const bool negative = (code & f.sign_mask()) != 0;
+  const std::uint32_t exp_field = (code >> f.man_bits) & f.exp_field_max();
+  const std::uint32_t man = code & f.man_mask();
+  const bool exp_all_ones = exp_field == f.exp_field_max();
+  if (f.specials == Specials::kIeee && exp_all_ones) {
+    return {man == 0 ? Kind::kInf : Kind::kNaN, negative, 0, 0};
+  }
+  if (f.specials == Specials::kFn && exp_all_ones && man == f.man_mask()) {
+    return {Kind::kNaN, negative, 0, 0};
+  }
+  if (f.specials == Specials::kE8m0) {
+    if (exp_all_ones) return {Kind::kNaN, false, 0, 0};
+    return {Kind::kFinite, false, 1, static_cast<int>(exp_field) - f.bias};
+  }
+  if (exp_field == 0) {
+    if (man == 0) return {Kind::kZero, negative, 0, 0};
+    return {Kind::kFinite, negative, man, 1 - f.bias - f.man_bits};
+  }
+  const std::uint64_t significand = (std::uint64_t{1} << f.man_bits) | man;
+  return {Kind::kFinite, negative, significand, static_cast<int>(exp_field) - f.bias - f.man_bits};
+}
+
+// Catalogue lookup by the row's name ("e2m1", "fp16", ...).
+[[nodiscard]] std::optional<FormatId> format_by_name(std::string_view name);
+
+}  // namespace bitproof

@@ -1,0 +1,184 @@
+#include "oracle/exact.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace bitproof::oracle {
+namespace {
+
+// Bring mag to odd (or zero) so equal values have equal representations.
+Exact normalized(Exact e) {
+  if (e.kind != Kind::kFinite) return e;
+  if (e.mag == 0) return Exact::zero(e.negative);
+  const auto shift = static_cast<int>(boost::multiprecision::lsb(e.mag));
+  e.mag >>= shift;
+  e.exp2 += shift;
+  return e;
+}
+
+Exact finite(bool negative, Int mag, int exp2) {
+  return normalized({Kind::kFinite, negative, std::move(mag), exp2});
+}
+
+int bit_length(const Int& v) { return v == 0 ? 0 : static_cast<int>(boost::multiprecision::msb(v)) + 1; }
+
+std::uint32_t canonical_nan(const FormatSpec& f) {
+  return (f.exp_field_max() << f.man_bits) | f.man_mask();
+}
+
+std::uint32_t with_sign(const FormatSpec& f, bool negative, std::uint32_t magnitude_code) {
+  return negative ? (magnitude_code | f.sign_mask()) : magnitude_code;
+}
+
+Rounded overflowed(const FormatSpec& f, bool negative, Rounding mode, Overflow overflow) {
+  const std::uint32_t max_code = with_sign(f, negative, f.max_finite_code());
+  if (overflow == Overflow::kSaturate || mode == Rounding::kTowardZero) return {max_code, true};
+  if (f.has_inf()) return {with_sign(f, negative, f.exp_field_max() << f.man_bits), true};
+  if (f.has_nan()) return {canonical_nan(f), true};
+  return {std::nullopt, true};
+}
+
+// Sign-blind comparison of two finite nonzero values: -1, 0 or 1.
+int compare_magnitude(const Exact& a, const Exact& b) {
+  const int exp2 = std::min(a.exp2, b.exp2);
+  const Int lhs = a.mag << (a.exp2 - exp2);
+  const Int rhs = b.mag << (b.exp2 - exp2);
+  return lhs < rhs ? -1 : (lhs > rhs ? 1 : 0);
+}
+
+// Round mag * 2^exp2 (> 0) to an integer multiple n of 2^quantum_exp.
+Int round_to_quantum(const Int& mag, int exp2, int quantum_exp, Rounding mode, bool& inexact) {
+  if (exp2 >= quantum_exp) {
+    inexact = false;
+    return mag << (exp2 - quantum_exp);
+  }
+  const int drop = quantum_exp - exp2;
+  Int n = mag >> drop;
+  const Int rest = mag - (n << drop);
+  inexact = rest != 0;
+  if (mode == Rounding::kNearestEven) {
+    const Int half = Int{1} << (drop - 1);
+    if (rest > half || (rest == half && (n & 1) != 0)) n += 1;
+  }
+  return n;
+}
+
+Rounded round_finite(FormatId format, const Exact& v, Rounding mode, Overflow overflow) {
+  const FormatSpec& f = spec_of(format);
+  if (v.negative && !f.is_signed) return {std::nullopt, true};
+  const int top_exp = bit_length(v.mag) - 1 + v.exp2;  // 2^top_exp <= |v| < 2^(top_exp+1)
+  const int binade = std::max(top_exp, f.min_normal_exp());
+  int quantum_exp = binade - f.man_bits;
+  bool inexact = false;
+  Int n = round_to_quantum(v.mag, v.exp2, quantum_exp, mode, inexact);
+  if (n == 0) {
+    if (!f.has_zero()) return {std::nullopt, true};
+    return {with_sign(f, v.negative, 0), true};
+  }
+  if (bit_length(n) > f.man_bits + 1) {  // rounding carried into the next binade
+    n >>= 1;
+    quantum_exp += 1;
+  }
+  const Exact max_finite = exact_of(format, f.max_finite_code());
+  if (compare_magnitude(finite(false, n, quantum_exp), max_finite) > 0) {
+    return overflowed(f, v.negative, mode, overflow);
+  }
+  std::uint32_t code = 0;
+  if (bit_length(n) == f.man_bits + 1) {
+    const int exp_field = quantum_exp + f.man_bits + f.bias;
+    const Int fraction = n - (Int{1} << f.man_bits);
+    code = (static_cast<std::uint32_t>(exp_field) << f.man_bits) | fraction.convert_to<std::uint32_t>();
+  } else {  // subnormal: the exponent field is zero
+    code = n.convert_to<std::uint32_t>();
+  }
+  return {with_sign(f, v.negative, code), inexact};
+}
+
+}  // namespace
+
+Exact exact_of(FormatId format, std::uint32_t code) {
+  const Decoded d = decode(spec_of(format), code);
+  switch (d.kind) {
+    case Kind::kZero: return Exact::zero(d.negative);
+    case Kind::kInf: return Exact::inf(d.negative);
+    case Kind::kNaN: return Exact::nan();
+    case Kind::kFinite: break;
+  }
+  return finite(d.negative, Int{d.significand}, d.exp2);
+}
+
+Exact mul(const Exact& a, const Exact& b) {
+  const bool negative = a.negative != b.negative;
+  if (a.kind == Kind::kNaN || b.kind == Kind::kNaN) return Exact::nan();
+  if (a.kind == Kind::kInf || b.kind == Kind::kInf) {
+    if (a.kind == Kind::kZero || b.kind == Kind::kZero) return Exact::nan();
+    return Exact::inf(negative);
+  }
+  if (a.kind == Kind::kZero || b.kind == Kind::kZero) return Exact::zero(negative);
+  return finite(negative, a.mag * b.mag, a.exp2 + b.exp2);
+}
+
+Exact add(const Exact& a, const Exact& b) {
+  if (a.kind == Kind::kNaN || b.kind == Kind::kNaN) return Exact::nan();
+  if (a.kind == Kind::kInf && b.kind == Kind::kInf) {
+    return a.negative == b.negative ? a : Exact::nan();
+  }
+  if (a.kind == Kind::kInf) return a;
+  if (b.kind == Kind::kInf) return b;
+  if (a.kind == Kind::kZero && b.kind == Kind::kZero) return Exact::zero(a.negative && b.negative);
+  if (a.kind == Kind::kZero) return b;
+  if (b.kind == Kind::kZero) return a;
+  const int exp2 = std::min(a.exp2, b.exp2);
+  Int sa = a.mag << (a.exp2 - exp2);
+  Int sb = b.mag << (b.exp2 - exp2);
+  if (a.negative) sa = -sa;
+  if (b.negative) sb = -sb;
+  const Int sum = sa + sb;
+  if (sum == 0) return Exact::zero(false);
+  return finite(sum < 0, boost::multiprecision::abs(sum), exp2);
+}
+
+Exact fma(const Exact& a, const Exact& b, const Exact& c) { return add(mul(a, b), c); }
+
+bool same_value(const Exact& a, const Exact& b) {
+  if (a.kind != b.kind) return false;
+  if (a.kind == Kind::kNaN) return true;
+  if (a.negative != b.negative) return false;
+  return a.kind != Kind::kFinite || (a.mag == b.mag && a.exp2 == b.exp2);
+}
+
+Rounded round_to(FormatId format, const Exact& value, Rounding mode, Overflow overflow) {
+  const FormatSpec& f = spec_of(format);
+  switch (value.kind) {
+    case Kind::kNaN:
+      if (!f.has_nan()) return {std::nullopt, true};
+      return {canonical_nan(f), false};
+    case Kind::kInf:
+      if (value.negative && !f.is_signed) return {std::nullopt, true};
+      if (f.has_inf()) return {with_sign(f, value.negative, f.exp_field_max() << f.man_bits), false};
+      return overflowed(f, value.negative, Rounding::kNearestEven, overflow);
+    case Kind::kZero:
+      if (!f.has_zero()) return {std::nullopt, true};
+      return {with_sign(f, value.negative && f.is_signed, 0), false};
+    case Kind::kFinite: break;
+  }
+  return round_finite(format, value, mode, overflow);
+}
+
+std::string to_string(const Exact& value) {
+  switch (value.kind) {
+    case Kind::kNaN: return "nan";
+    case Kind::kInf: return value.negative ? "-inf" : "inf";
+    case Kind::kZero: return value.negative ? "-0" : "0";
+    case Kind::kFinite: break;
+  }
+  const bool fits_double = bit_length(value.mag) <= 53 && value.exp2 > -1000 && value.exp2 < 900;
+  if (fits_double) {
+    const double d = std::ldexp(value.mag.convert_to<double>(), value.exp2);
+    return fmt::format("{}", value.negative ? -d : d);
+  }
+  return fmt::format("{}{}*2^{}", value.negative ? "-" : "", value.mag.str(), value.exp2);
+}
+
+}  // namespace bitproof::oracle

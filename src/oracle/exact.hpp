@@ -1,0 +1,63 @@
+// The oracle: exact values and correct rounding, with arbitrary-precision
+// integers. It is deliberately slow and obvious, and shares no code with the
+// arithmetic policies in src/arith (TestFloat's slowfloat is the model): every
+// finite value is an integer times a power of two, every operation is exact,
+// and rounding happens once, in round_to.
+#pragma once
+
+#include <boost/multiprecision/cpp_int.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "format/format.hpp"
+
+namespace bitproof::oracle {
+
+using Int = boost::multiprecision::cpp_int;
+
+enum class Rounding : std::uint8_t { kNearestEven, kTowardZero };
+
+// What happens to a finite value beyond the largest finite code.
+//   kIeee:     Inf where the format has it (toward-zero: largest finite);
+//              NaN in a format with NaN but no Inf; unrepresentable otherwise.
+//   kSaturate: the largest finite code of the right sign.
+enum class Overflow : std::uint8_t { kIeee, kSaturate };
+
+// value = (negative ? -1 : 1) * mag * 2^exp2 when kind is kFinite (mag > 0).
+struct Exact {
+  Kind kind = Kind::kZero;
+  bool negative = false;
+  Int mag = 0;
+  int exp2 = 0;
+
+  static Exact nan() { return {Kind::kNaN, false, 0, 0}; }
+  static Exact inf(bool negative) { return {Kind::kInf, negative, 0, 0}; }
+  static Exact zero(bool negative) { return {Kind::kZero, negative, 0, 0}; }
+};
+
+[[nodiscard]] Exact exact_of(FormatId format, std::uint32_t code);
+
+// Exact operations. The sign of an exact zero sum follows IEEE 754 §6.3 for the
+// given rounding direction (+0 for both modes here).
+[[nodiscard]] Exact mul(const Exact& a, const Exact& b);
+[[nodiscard]] Exact add(const Exact& a, const Exact& b);
+[[nodiscard]] Exact fma(const Exact& a, const Exact& b, const Exact& c);
+
+[[nodiscard]] bool same_value(const Exact& a, const Exact& b);  // NaN equals NaN; -0 != +0
+
+struct Rounded {
+  std::optional<std::uint32_t> code;  // nullopt: the format cannot hold it at all
+  bool inexact = false;               // the code's value differs from the exact value
+};
+
+// Correct rounding of an exact value into a format. NaN becomes the format's
+// canonical NaN (sign clear, every exponent and mantissa bit set).
+[[nodiscard]] Rounded round_to(FormatId format, const Exact& value, Rounding mode,
+                               Overflow overflow = Overflow::kIeee);
+
+// Readable exact value: the shortest decimal when it fits a double exactly,
+// "m*2^e" otherwise; "nan", "inf", "-inf", "0", "-0".
+[[nodiscard]] std::string to_string(const Exact& value);
+
+}  // namespace bitproof::oracle

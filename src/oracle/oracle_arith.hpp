@@ -1,0 +1,27 @@
+// The oracle as an arithmetic policy: the same names as SoftArith (see
+// src/arith/soft_arith.hpp for the contract), each computed exactly with
+// arbitrary-precision integers and rounded once by oracle::round_to. Running a
+// recipe with this policy is the second, independent CPU witness of its bits.
+// Host only.
+#pragma once
+
+#include <cstdint>
+
+#include "oracle/exact.hpp"
+
+namespace bitproof {
+
+struct OracleArith {
+  static constexpr const char* kName = "oracle";
+
+  static std::uint16_t hmul(std::uint16_t a, std::uint16_t b);
+  static std::uint16_t hmul_rz(std::uint16_t a, std::uint16_t b);
+  static std::uint16_t hmul_ftz(std::uint16_t a, std::uint16_t b);
+  static std::uint16_t hadd(std::uint16_t a, std::uint16_t b);
+  static std::uint16_t hfma(std::uint16_t a, std::uint16_t b, std::uint16_t c);
+  static std::uint16_t float2half_rn(std::uint32_t f);
+  static std::uint16_t float2half_rz(std::uint32_t f);
+  static std::uint32_t half2float(std::uint16_t h);
+};
+
+}  // namespace bitproof

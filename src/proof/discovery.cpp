@@ -1,0 +1,92 @@
+#include "proof/discovery.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+namespace bitproof {
+namespace {
+
+std::vector<CodeRange> holding_runs(const std::vector<CodeVerdict>& codes) {
+  std::vector<CodeRange> runs;
+  for (const CodeVerdict& v : codes) {
+    if (!v.holds()) continue;
+    if (!runs.empty() && runs.back().hi + 1 == v.code) {
+      runs.back().hi = v.code;
+    } else {
+      runs.push_back({v.code, v.code});
+    }
+  }
+  return runs;
+}
+
+void locate_edges(ClaimDiscovery& d, CodeRange interval) {
+  d.holding = holding_runs(d.codes);
+  for (const CodeRange& run : d.holding) {
+    if (run.lo <= interval.lo && interval.hi <= run.hi) d.maximal = run;
+  }
+  d.spec_interval_holds = d.maximal.has_value();
+  if (!d.maximal) return;
+  if (d.maximal->lo > 0) d.below = d.maximal->lo - 1;
+  if (d.maximal->hi + std::uint64_t{1} < d.codes.size()) d.above = d.maximal->hi + 1;
+}
+
+}  // namespace
+
+Expected<Discovery> discover(const Spec& spec, const std::string& over, const EngineOptions& options) {
+  const auto over_index = spec.input_index(over);
+  if (!over_index) return Error{fmt::format("{}: inputs: no input named \"{}\" to sweep", spec.path, over)};
+  Discovery out;
+  out.over = over;
+  out.over_index = *over_index;
+  const auto& spec_codes = spec.inputs[*over_index].codes;
+  out.spec_interval = {*std::min_element(spec_codes.begin(), spec_codes.end()),
+                       *std::max_element(spec_codes.begin(), spec_codes.end())};
+
+  Spec widened = spec;
+  InputDomain& swept = widened.inputs[*over_index];
+  const auto code_count = static_cast<std::uint32_t>(spec_of(swept.format).code_count());
+  swept.all = true;
+  swept.range = CodeRange{0, code_count - 1};
+  swept.codes.resize(code_count);
+  for (std::uint32_t c = 0; c < code_count; ++c) swept.codes[c] = c;
+
+  out.claims.resize(spec.claims.size());
+  for (ClaimDiscovery& d : out.claims) {
+    d.codes.resize(code_count);
+    for (std::uint32_t c = 0; c < code_count; ++c) d.codes[c].code = c;
+  }
+  const CaseEvaluator eval(widened);
+  const std::size_t n = eval.recipes().size();
+  std::array<std::uint32_t, kMaxArity> codes{};
+  std::vector<std::uint32_t> soft(n);
+  std::vector<std::uint32_t> witness(n);
+  out.cases = eval.case_count();
+  for (std::uint64_t i = 0; i < out.cases; ++i) {
+    eval.codes_of(i, codes.data());
+    eval.outputs(codes.data(), soft.data(), witness.data());
+    for (std::size_t r = 0; r < n; ++r) {
+      if (soft[r] == witness[r]) continue;
+      if (out.witness_disagreements.size() < options.keep) {
+        out.witness_disagreements.push_back(
+            {i, {codes.begin(), codes.begin() + spec.inputs.size()}, eval.recipes()[r], soft[r], witness[r]});
+      }
+      ++out.witness_disagreement_count;
+    }
+    for (std::size_t c = 0; c < spec.claims.size(); ++c) {
+      CodeVerdict& v = out.claims[c].codes[codes[*over_index]];
+      ++v.cases;
+      std::string kind = eval.check(widened.claims[c], codes.data(), soft.data());
+      if (kind.empty()) {
+        ++v.holding;
+      } else if (!v.first) {
+        v.first = eval.counterexample(widened.claims[c], i, codes.data(), soft.data(), std::move(kind));
+      }
+    }
+  }
+  for (ClaimDiscovery& d : out.claims) locate_edges(d, out.spec_interval);
+  return out;
+}
+
+}  // namespace bitproof

@@ -1,0 +1,45 @@
+// Domain discovery: for one input of a spec (by default "scale"), every code
+// of its format is tried against every claim, with the other inputs as the
+// spec gives them. The result says where each claim holds, the maximal
+// interval of codes around the spec's interval on which it holds, and the
+// first counterexample just outside that interval on each side.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proof/engine.hpp"
+
+namespace bitproof {
+
+struct CodeVerdict {
+  std::uint32_t code = 0;
+  std::uint64_t cases = 0;
+  std::uint64_t holding = 0;
+  std::optional<Counterexample> first;  // first counterexample at this code
+  [[nodiscard]] bool holds() const { return holding == cases; }
+};
+
+struct ClaimDiscovery {
+  std::vector<CodeVerdict> codes;     // every code of the format, ascending
+  std::vector<CodeRange> holding;     // maximal runs of codes where the claim holds
+  bool spec_interval_holds = false;   // the claim holds on every code of the spec's interval
+  std::optional<CodeRange> maximal;   // the holding run that contains the spec's interval
+  std::optional<std::uint32_t> below; // the failing code just below `maximal`
+  std::optional<std::uint32_t> above; // the failing code just above `maximal`
+};
+
+struct Discovery {
+  std::string over;           // the input swept
+  std::size_t over_index = 0;
+  CodeRange spec_interval{};  // min..max of the spec's codes for that input
+  std::uint64_t cases = 0;    // cases evaluated in all
+  std::vector<ClaimDiscovery> claims;
+  std::uint64_t witness_disagreement_count = 0;
+  std::vector<WitnessDisagreement> witness_disagreements;
+};
+
+[[nodiscard]] Expected<Discovery> discover(const Spec& spec, const std::string& over, const EngineOptions& options);
+
+}  // namespace bitproof

@@ -1,0 +1,405 @@
+#include "proof/spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace bitproof {
+namespace {
+
+using nlohmann::json;
+
+// Builds "<file>: <field>: <what>" errors.
+struct Where {
+  const std::string& path;
+  [[nodiscard]] Error at(const std::string& field, const std::string& what) const {
+    return Error{fmt::format("{}: {}: {}", path, field, what)};
+  }
+};
+
+std::string type_name(const json& j) { return j.type_name(); }
+
+Expected<Ok> only_keys(const Where& w, const json& object, const std::string& field,
+                       std::initializer_list<std::string_view> allowed) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      const std::string where = field.empty() ? key : field + "." + key;
+      return w.at(where, "unknown key");
+    }
+  }
+  return Ok{};
+}
+
+Expected<std::string> string_field(const Where& w, const json& object, const std::string& parent,
+                                   const std::string& key, bool required) {
+  const std::string field = parent.empty() ? key : parent + "." + key;
+  if (!object.contains(key)) {
+    if (required) return w.at(field, "missing");
+    return std::string{};
+  }
+  const json& v = object.at(key);
+  if (!v.is_string()) return w.at(field, "expected a string, found " + type_name(v));
+  return v.get<std::string>();
+}
+
+Expected<std::uint64_t> unsigned_value(const Where& w, const json& v, const std::string& field) {
+  if (!v.is_number_unsigned()) return w.at(field, "expected a non-negative integer, found " + v.dump());
+  return v.get<std::uint64_t>();
+}
+
+Expected<FormatId> format_field(const Where& w, const json& object, const std::string& parent,
+                                const std::string& key) {
+  auto name = string_field(w, object, parent, key, true);
+  if (!name) return name.error();
+  const auto id = format_by_name(*name);
+  if (!id) return w.at(parent.empty() ? key : parent + "." + key, fmt::format("unknown format \"{}\"", *name));
+  return *id;
+}
+
+Expected<Ok> check_code(const Where& w, const InputDomain& in, std::uint64_t code, const std::string& field) {
+  const std::uint64_t count = spec_of(in.format).code_count();
+  if (code >= count) {
+    return w.at(field, fmt::format("code {} is outside {} (codes 0..{})", code, spec_of(in.format).name, count - 1));
+  }
+  return Ok{};
+}
+
+void fill_range(InputDomain& in, CodeRange r) {
+  in.range = r;
+  in.codes.clear();
+  for (std::uint64_t c = r.lo; c <= r.hi; ++c) in.codes.push_back(static_cast<std::uint32_t>(c));
+}
+
+Expected<Ok> parse_codes(const Where& w, const json& v, const std::string& field, InputDomain& in) {
+  if (v.is_string()) {
+    if (v.get<std::string>() != "all") return w.at(field, "expected \"all\", {\"range\": [lo, hi]} or {\"list\": [...]}");
+    in.all = true;
+    fill_range(in, {0, static_cast<std::uint32_t>(spec_of(in.format).code_count() - 1)});
+    return Ok{};
+  }
+  if (!v.is_object() || v.size() != 1 || !(v.contains("range") || v.contains("list"))) {
+    return w.at(field, "expected \"all\", {\"range\": [lo, hi]} or {\"list\": [...]}");
+  }
+  if (v.contains("range")) {
+    const json& r = v.at("range");
+    if (!r.is_array() || r.size() != 2) return w.at(field + ".range", "expected [lo, hi]");
+    auto lo = unsigned_value(w, r[0], field + ".range[0]");
+    if (!lo) return lo.error();
+    auto hi = unsigned_value(w, r[1], field + ".range[1]");
+    if (!hi) return hi.error();
+    for (auto [code, name] : {std::pair{*lo, "[0]"}, std::pair{*hi, "[1]"}}) {
+      if (auto ok = check_code(w, in, code, field + ".range" + name); !ok) return ok.error();
+    }
+    if (*lo > *hi) return w.at(field + ".range", fmt::format("reversed interval [{}, {}]", *lo, *hi));
+    fill_range(in, {static_cast<std::uint32_t>(*lo), static_cast<std::uint32_t>(*hi)});
+    return Ok{};
+  }
+  const json& list = v.at("list");
+  if (!list.is_array()) return w.at(field + ".list", "expected an array of codes, found " + type_name(list));
+  if (list.empty()) return w.at(field + ".list", "empty domain: the list has no codes");
+  std::set<std::uint64_t> seen;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string item = fmt::format("{}.list[{}]", field, i);
+    auto code = unsigned_value(w, list[i], item);
+    if (!code) return code.error();
+    if (auto ok = check_code(w, in, *code, item); !ok) return ok.error();
+    if (!seen.insert(*code).second) return w.at(item, fmt::format("code {} listed twice", *code));
+    in.codes.push_back(static_cast<std::uint32_t>(*code));
+  }
+  return Ok{};
+}
+
+Expected<InputDomain> parse_input(const Where& w, const json& v, const std::string& field) {
+  if (!v.is_object()) return w.at(field, "expected an object, found " + type_name(v));
+  if (auto ok = only_keys(w, v, field, {"name", "format", "codes"}); !ok) return ok.error();
+  InputDomain in;
+  auto name = string_field(w, v, field, "name", true);
+  if (!name) return name.error();
+  if (name->empty()) return w.at(field + ".name", "empty name");
+  in.name = *name;
+  auto format = format_field(w, v, field, "format");
+  if (!format) return format.error();
+  in.format = *format;
+  if (!v.contains("codes")) return w.at(field + ".codes", "missing");
+  if (auto ok = parse_codes(w, v.at("codes"), field + ".codes", in); !ok) return ok.error();
+  return in;
+}
+
+std::string format_list(const std::vector<FormatId>& formats) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    out += (i ? ", " : "") + std::string(spec_of(formats[i]).name);
+  }
+  return out + ")";
+}
+
+Expected<const RecipeEntry*> recipe_for(const Where& w, const Spec& spec, const json& v, const std::string& field) {
+  if (!v.is_string()) return w.at(field, "expected a recipe name, found " + type_name(v));
+  const RecipeEntry* recipe = recipe_by_name(v.get<std::string>());
+  if (recipe == nullptr) return w.at(field, fmt::format("unknown recipe \"{}\" (see `bitproof recipes`)", v.get<std::string>()));
+  const RecipeCard& card = *recipe->card;
+  std::vector<FormatId> takes(card.inputs.begin(), card.inputs.begin() + card.arity);
+  std::vector<FormatId> given;
+  for (const InputDomain& in : spec.inputs) given.push_back(in.format);
+  if (takes != given) {
+    return w.at(field, fmt::format("recipe \"{}\" takes {} but the spec's inputs are {}", card.name,
+                                   format_list(takes), format_list(given)));
+  }
+  if (card.output != spec.output) {
+    return w.at(field, fmt::format("recipe \"{}\" produces {} but the spec's output is {}", card.name,
+                                   spec_of(card.output).name, spec_of(spec.output).name));
+  }
+  return recipe;
+}
+
+Expected<ClaimKind> claim_kind(const Where& w, const std::string& name, const std::string& field) {
+  for (ClaimKind k : {ClaimKind::kEqual, ClaimKind::kCorrectlyRounded, ClaimKind::kExact}) {
+    if (claim_name(k) == name) return k;
+  }
+  return w.at(field, fmt::format("unknown claim \"{}\" (equal, correctly_rounded, exact)", name));
+}
+
+Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, const std::string& field) {
+  if (!v.is_object()) return w.at(field, "expected an object, found " + type_name(v));
+  if (auto ok = only_keys(w, v, field, {"claim", "recipes", "expected_cases", "rounding"}); !ok) return ok.error();
+  Claim claim{};
+  auto kind_name = string_field(w, v, field, "claim", true);
+  if (!kind_name) return kind_name.error();
+  auto kind = claim_kind(w, *kind_name, field + ".claim");
+  if (!kind) return kind.error();
+  claim.kind = *kind;
+  if (!v.contains("recipes")) return w.at(field + ".recipes", "missing");
+  const json& recipes = v.at("recipes");
+  if (!recipes.is_array()) return w.at(field + ".recipes", "expected an array of recipe names, found " + type_name(recipes));
+  const std::size_t needed = claim.kind == ClaimKind::kEqual ? 2 : 1;
+  if (recipes.size() < needed) {
+    return w.at(field + ".recipes", fmt::format("claim \"{}\" needs at least {} recipe(s)", *kind_name, needed));
+  }
+  for (std::size_t i = 0; i < recipes.size(); ++i) {
+    auto r = recipe_for(w, spec, recipes[i], fmt::format("{}.recipes[{}]", field, i));
+    if (!r) return r.error();
+    if (std::find(claim.recipes.begin(), claim.recipes.end(), *r) != claim.recipes.end()) {
+      return w.at(fmt::format("{}.recipes[{}]", field, i), "recipe listed twice");
+    }
+    claim.recipes.push_back(*r);
+  }
+  if (v.contains("expected_cases")) {
+    auto expected = unsigned_value(w, v.at("expected_cases"), field + ".expected_cases");
+    if (!expected) return expected.error();
+    if (*expected != spec.case_count()) {
+      return w.at(field + ".expected_cases", fmt::format("{} cannot match the domain, which has {} cases",
+                                                         *expected, spec.case_count()));
+    }
+    claim.expected_cases = *expected;
+  }
+  if (v.contains("rounding")) {
+    auto mode = string_field(w, v, field, "rounding", true);
+    if (!mode) return mode.error();
+    if (claim.kind != ClaimKind::kCorrectlyRounded) return w.at(field + ".rounding", "only a correctly_rounded claim takes a rounding");
+    if (*mode == "nearest_even") {
+      claim.rounding = oracle::Rounding::kNearestEven;
+    } else if (*mode == "toward_zero") {
+      claim.rounding = oracle::Rounding::kTowardZero;
+    } else {
+      return w.at(field + ".rounding", fmt::format("unknown rounding \"{}\" (nearest_even, toward_zero)", *mode));
+    }
+  }
+  return claim;
+}
+
+bool valid_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+  });
+}
+
+Expected<Ok> parse_header(const Where& w, const json& root, Spec& spec) {
+  if (!root.is_object()) return w.at("(top level)", "expected a JSON object, found " + type_name(root));
+  if (auto ok = only_keys(w, root, "", {"bitproof_spec", "name", "title", "source", "inputs", "output", "claims"}); !ok) {
+    return ok.error();
+  }
+  if (!root.contains("bitproof_spec")) return w.at("bitproof_spec", "missing (this file is not a bitproof spec)");
+  if (root.at("bitproof_spec") != kSpecVersion) {
+    return w.at("bitproof_spec", fmt::format("version {} is not supported (this bitproof reads {})",
+                                             root.at("bitproof_spec").dump(), kSpecVersion));
+  }
+  auto name = string_field(w, root, "", "name", true);
+  if (!name) return name.error();
+  if (!valid_name(*name)) return w.at("name", "expected lower-case letters, digits, '.', '_' or '-'");
+  spec.name = *name;
+  auto title = string_field(w, root, "", "title", false);
+  if (!title) return title.error();
+  spec.title = *title;
+  auto source = string_field(w, root, "", "source", false);
+  if (!source) return source.error();
+  spec.source = *source;
+  return Ok{};
+}
+
+Expected<Ok> parse_inputs(const Where& w, const json& root, Spec& spec) {
+  if (!root.contains("inputs")) return w.at("inputs", "missing");
+  const json& inputs = root.at("inputs");
+  if (!inputs.is_array()) return w.at("inputs", "expected an array, found " + type_name(inputs));
+  if (inputs.empty()) return w.at("inputs", "empty domain: no inputs");
+  if (inputs.size() > static_cast<std::size_t>(kMaxArity)) return w.at("inputs", fmt::format("at most {} inputs", kMaxArity));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    auto in = parse_input(w, inputs[i], fmt::format("inputs[{}]", i));
+    if (!in) return in.error();
+    if (spec.input_index(in->name)) return w.at(fmt::format("inputs[{}].name", i), "name used twice");
+    spec.inputs.push_back(std::move(*in));
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+std::uint64_t Spec::case_count() const {
+  std::uint64_t n = 1;
+  for (const InputDomain& in : inputs) n *= in.codes.size();
+  return n;
+}
+
+std::vector<const RecipeEntry*> Spec::recipes() const {
+  std::vector<const RecipeEntry*> all;
+  for (const Claim& c : claims) {
+    for (const RecipeEntry* r : c.recipes) {
+      if (std::find(all.begin(), all.end(), r) == all.end()) all.push_back(r);
+    }
+  }
+  return all;
+}
+
+std::optional<std::size_t> Spec::input_index(std::string_view name) const {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
+  const Where w{path};
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return Error{fmt::format("{}: invalid JSON at byte {}", path, e.byte)};
+  }
+  Spec spec;
+  spec.path = path;
+  if (auto ok = parse_header(w, root, spec); !ok) return ok.error();
+  if (auto ok = parse_inputs(w, root, spec); !ok) return ok.error();
+  auto output = format_field(w, root, "", "output");
+  if (!output) return output.error();
+  spec.output = *output;
+  if (!root.contains("claims")) return w.at("claims", "missing");
+  const json& claims = root.at("claims");
+  if (!claims.is_array()) return w.at("claims", "expected an array, found " + type_name(claims));
+  if (claims.empty()) return w.at("claims", "no claims");
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    auto claim = parse_claim(w, spec, claims[i], fmt::format("claims[{}]", i));
+    if (!claim) return claim.error();
+    spec.claims.push_back(std::move(*claim));
+  }
+  return spec;
+}
+
+Expected<Spec> load_spec(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot read the spec file", path)};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Error{fmt::format("{}: cannot read the spec file", path)};
+  return parse_spec(text.str(), path);
+}
+
+Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange range, const std::string& origin) {
+  const Where w{origin};
+  const auto index = spec.input_index(input_name);
+  if (!index) return w.at(input_name, fmt::format("the spec {} has no input named \"{}\"", spec.path, input_name));
+  InputDomain& in = spec.inputs[*index];
+  for (std::uint32_t code : {range.lo, range.hi}) {
+    if (auto ok = check_code(w, in, code, input_name); !ok) return ok.error();
+  }
+  if (range.lo > range.hi) return w.at(input_name, fmt::format("reversed interval {}:{}", range.lo, range.hi));
+  in.all = range.lo == 0 && range.hi + std::uint64_t{1} == spec_of(in.format).code_count();
+  fill_range(in, range);
+  for (std::size_t i = 0; i < spec.claims.size(); ++i) {
+    Claim& c = spec.claims[i];
+    if (c.expected_cases && *c.expected_cases != spec.case_count()) {
+      return Error{fmt::format("{}: claims[{}].expected_cases: {} cannot match the overridden domain, which has {} cases",
+                               spec.path, i, *c.expected_cases, spec.case_count())};
+    }
+  }
+  return Ok{};
+}
+
+Expected<CodeRange> parse_range_flag(const std::string& text, const std::string& flag) {
+  const auto colon = text.find(':');
+  auto parse = [](std::string_view s) -> std::optional<std::uint32_t> {
+    int base = 10;
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+      s.remove_prefix(2);
+      base = 16;
+    }
+    std::uint32_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+    if (ec != std::errc{} || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+  };
+  if (colon == std::string::npos) return Error{fmt::format("{}: expected LO:HI, got \"{}\"", flag, text)};
+  const auto lo = parse(std::string_view(text).substr(0, colon));
+  const auto hi = parse(std::string_view(text).substr(colon + 1));
+  if (!lo || !hi) return Error{fmt::format("{}: expected LO:HI with integer codes, got \"{}\"", flag, text)};
+  return CodeRange{*lo, *hi};
+}
+
+nlohmann::ordered_json spec_to_json(const Spec& spec) {
+  nlohmann::ordered_json j;
+  j["bitproof_spec"] = kSpecVersion;
+  j["name"] = spec.name;
+  if (!spec.title.empty()) j["title"] = spec.title;
+  if (!spec.source.empty()) j["source"] = spec.source;
+  j["inputs"] = nlohmann::ordered_json::array();
+  for (const InputDomain& in : spec.inputs) {
+    nlohmann::ordered_json codes;
+    if (in.all) {
+      codes = "all";
+    } else if (in.range) {
+      codes["range"] = {in.range->lo, in.range->hi};
+    } else {
+      codes["list"] = in.codes;
+    }
+    j["inputs"].push_back({{"name", in.name}, {"format", spec_of(in.format).name}, {"codes", codes}});
+  }
+  j["output"] = spec_of(spec.output).name;
+  j["claims"] = nlohmann::ordered_json::array();
+  for (const Claim& c : spec.claims) {
+    nlohmann::ordered_json claim;
+    claim["claim"] = claim_name(c.kind);
+    claim["recipes"] = nlohmann::ordered_json::array();
+    for (const RecipeEntry* r : c.recipes) claim["recipes"].push_back(r->card->name);
+    if (c.expected_cases) claim["expected_cases"] = *c.expected_cases;
+    if (c.kind == ClaimKind::kCorrectlyRounded) claim["rounding"] = rounding_name(c.rounding);
+    j["claims"].push_back(claim);
+  }
+  return j;
+}
+
+std::string_view claim_name(ClaimKind kind) {
+  switch (kind) {
+    case ClaimKind::kEqual: return "equal";
+    case ClaimKind::kCorrectlyRounded: return "correctly_rounded";
+    case ClaimKind::kExact: return "exact";
+  }
+  return "?";
+}
+
+std::string_view rounding_name(oracle::Rounding mode) {
+  return mode == oracle::Rounding::kNearestEven ? "nearest_even" : "toward_zero";
+}
+
+}  // namespace bitproof

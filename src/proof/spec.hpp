@@ -1,0 +1,90 @@
+// Proof specs: the JSON files in proofs/. Parsing is strict: unknown keys,
+// wrong types, unknown formats or recipes, recipes whose inputs do not match
+// the domain, empty or out-of-range domains are all errors naming the field.
+//
+// {
+//   "bitproof_spec": 1,
+//   "name": "dsv4-mxfp4-fp16-fold",           identifier, [a-z0-9._-]+
+//   "title": "...", "source": "...",          optional prose
+//   "inputs": [                               the domain: the product of these code sets,
+//     {"name": "element", "format": "e2m1", "codes": "all"},            first input fastest
+//     {"name": "scale", "format": "ue8m0", "codes": {"range": [114, 126]}}
+//   ],                                        codes: "all" | {"range": [lo, hi]} | {"list": [...]}
+//   "output": "fp16",
+//   "claims": [
+//     {"claim": "equal", "recipes": ["a", "b"], "expected_cases": 208},
+//     {"claim": "correctly_rounded", "recipes": ["a"], "rounding": "nearest_even"},
+//     {"claim": "exact", "recipes": ["a"]}
+//   ]
+// }
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "format/format.hpp"
+#include "oracle/exact.hpp"
+#include "recipes/registry.hpp"
+
+namespace bitproof {
+
+inline constexpr int kSpecVersion = 1;
+
+struct CodeRange {
+  std::uint32_t lo;
+  std::uint32_t hi;  // inclusive
+};
+
+struct InputDomain {
+  std::string name;
+  FormatId format;
+  std::optional<CodeRange> range;  // set when the codes are one contiguous range ("all" included)
+  bool all = false;
+  std::vector<std::uint32_t> codes;
+};
+
+enum class ClaimKind : std::uint8_t { kEqual, kCorrectlyRounded, kExact };
+
+struct Claim {
+  ClaimKind kind;
+  std::vector<const RecipeEntry*> recipes;
+  std::optional<std::uint64_t> expected_cases;
+  oracle::Rounding rounding = oracle::Rounding::kNearestEven;
+};
+
+struct Spec {
+  std::string path;  // where it was read from, for messages
+  std::string name;
+  std::string title;
+  std::string source;
+  std::vector<InputDomain> inputs;
+  FormatId output;
+  std::vector<Claim> claims;
+
+  [[nodiscard]] std::uint64_t case_count() const;
+  // The distinct recipes of all claims, in order of first appearance.
+  [[nodiscard]] std::vector<const RecipeEntry*> recipes() const;
+  // Index of the input with this name, if any.
+  [[nodiscard]] std::optional<std::size_t> input_index(std::string_view name) const;
+};
+
+[[nodiscard]] Expected<Spec> parse_spec(const std::string& text, const std::string& path);
+[[nodiscard]] Expected<Spec> load_spec(const std::string& path);
+
+// Replaces the codes of input `input_name` by the range; checks it as parse does.
+[[nodiscard]] Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange range,
+                                          const std::string& origin);
+// Parses "LO:HI" (decimal or 0x hex).
+[[nodiscard]] Expected<CodeRange> parse_range_flag(const std::string& text, const std::string& flag);
+
+// The canonical JSON of the spec as it will be proven (after any override).
+[[nodiscard]] nlohmann::ordered_json spec_to_json(const Spec& spec);
+
+[[nodiscard]] std::string_view claim_name(ClaimKind kind);
+[[nodiscard]] std::string_view rounding_name(oracle::Rounding mode);
+
+}  // namespace bitproof

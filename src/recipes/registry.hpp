@@ -1,0 +1,25 @@
+// The runtime view of recipes.def: every registered recipe with its card and
+// its CPU evaluations (soft arithmetic and oracle arithmetic).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "recipes/recipe.hpp"
+
+namespace bitproof {
+
+// Evaluates a recipe on input codes (unused trailing codes are ignored).
+using RecipeFn = std::uint32_t (*)(const std::uint32_t* codes);
+
+struct RecipeEntry {
+  const RecipeCard* card;
+  RecipeFn soft;    // SoftArith: the bit-exact software model of the hardware
+  RecipeFn oracle;  // OracleArith: every operation exact, rounded by the oracle
+};
+
+[[nodiscard]] std::span<const RecipeEntry> all_recipes();
+[[nodiscard]] const RecipeEntry* recipe_by_name(std::string_view name);
+
+}  // namespace bitproof

@@ -1,0 +1,89 @@
+#include "report/digest.hpp"
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <stdexcept>
+
+namespace bitproof {
+
+struct Sha256::Impl {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  ~Impl() { EVP_MD_CTX_free(ctx); }
+};
+
+Sha256::Sha256() : impl_(std::make_unique<Impl>()) {
+  if (impl_->ctx == nullptr || EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("OpenSSL SHA-256 unavailable");
+  }
+}
+
+Sha256::~Sha256() = default;
+
+void Sha256::update(const void* data, std::size_t size) { EVP_DigestUpdate(impl_->ctx, data, size); }
+
+std::array<std::uint8_t, 32> Sha256::finish() {
+  std::array<std::uint8_t, 32> out{};
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(impl_->ctx, out.data(), &len);
+  return out;
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (std::uint8_t b : bytes) {
+    hex += kDigits[b >> 4];
+    hex += kDigits[b & 15];
+  }
+  return hex;
+}
+
+std::string sha256_hex(const std::string& text) {
+  Sha256 h;
+  h.update(text.data(), text.size());
+  return to_hex(h.finish());
+}
+
+namespace {
+void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+}  // namespace
+
+CaseTableDigest::CaseTableDigest(std::uint64_t cases, std::uint32_t inputs, std::uint32_t recipes)
+    : cases_(cases), inputs_(inputs), recipes_(recipes) {
+  buffer_.reserve(kChunkCases * (inputs + recipes) * 4);
+}
+
+void CaseTableDigest::add(const std::uint32_t* codes, const std::uint32_t* outputs) {
+  for (std::uint32_t i = 0; i < inputs_; ++i) put_le(buffer_, codes[i], 4);
+  for (std::uint32_t i = 0; i < recipes_; ++i) put_le(buffer_, outputs[i], 4);
+  if (++in_chunk_ == kChunkCases) close_chunk();
+}
+
+void CaseTableDigest::close_chunk() {
+  Sha256 h;
+  h.update(buffer_.data(), buffer_.size());
+  const auto d = h.finish();
+  chunk_hashes_.insert(chunk_hashes_.end(), d.begin(), d.end());
+  buffer_.clear();
+  in_chunk_ = 0;
+}
+
+std::string CaseTableDigest::finish_hex() {
+  if (in_chunk_ > 0) close_chunk();
+  std::vector<std::uint8_t> head;
+  const std::string tag = "bitproof-cases-v1";
+  head.assign(tag.begin(), tag.end());
+  put_le(head, cases_, 8);
+  put_le(head, inputs_, 4);
+  put_le(head, recipes_, 4);
+  Sha256 h;
+  h.update(head.data(), head.size());
+  h.update(chunk_hashes_.data(), chunk_hashes_.size());
+  return to_hex(h.finish());
+}
+
+}  // namespace bitproof

@@ -1,0 +1,396 @@
+#include "report/report.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "report/digest.hpp"
+
+#ifndef BITPROOF_VERSION
+#define BITPROOF_VERSION "0.0.0"
+#endif
+#ifndef BITPROOF_GIT_COMMIT
+#define BITPROOF_GIT_COMMIT "unknown"
+#endif
+
+namespace bitproof {
+namespace {
+
+std::string bits_string(std::uint32_t value, int width) {
+  std::string s;
+  for (int i = width - 1; i >= 0; --i) s += ((value >> i) & 1) ? '1' : '0';
+  return s;
+}
+
+std::string fields_of(FormatId format, std::uint32_t code) {
+  const FormatSpec& f = spec_of(format);
+  std::string out;
+  if (f.is_signed) out = bits_string(code >> (f.bits - 1), 1) + "|";
+  out += bits_string((code >> f.man_bits) & f.exp_field_max(), f.exp_bits);
+  if (f.man_bits > 0) out += "|" + bits_string(code & f.man_mask(), f.man_bits);
+  return out;
+}
+
+std::string hex_code(FormatId format, std::uint32_t code) {
+  return fmt::format("0x{:0{}X}", code, (spec_of(format).bits + 3) / 4);
+}
+
+std::string value_of(FormatId format, std::uint32_t code) {
+  return oracle::to_string(oracle::exact_of(format, code));
+}
+
+Json code_json(FormatId format, std::uint32_t code) {
+  return Json{{"bits", hex_code(format, code)}, {"fields", fields_of(format, code)}, {"value", value_of(format, code)}};
+}
+
+std::string codes_label(const InputDomain& in) {
+  if (in.all) return "";
+  if (in.range) return fmt::format("[{}..{}]", in.range->lo, in.range->hi);
+  std::string out = "{";
+  for (std::size_t i = 0; i < in.codes.size() && i < 6; ++i) out += (i ? "," : "") + std::to_string(in.codes[i]);
+  return out + (in.codes.size() > 6 ? fmt::format(",… {} codes}}", in.codes.size()) : "}");
+}
+
+std::string recipe_labels(const Claim& claim, std::string_view joiner) {
+  std::string out;
+  for (std::size_t i = 0; i < claim.recipes.size(); ++i) {
+    out += (i ? std::string(joiner) : "") + std::string(claim.recipes[i]->card->label);
+  }
+  return out;
+}
+
+Json counterexample_json(const Spec& spec, const Counterexample& cx) {
+  Json inputs = Json::array();
+  for (std::size_t i = 0; i < cx.inputs.size(); ++i) {
+    Json in = code_json(spec.inputs[i].format, cx.inputs[i]);
+    in["input"] = spec.inputs[i].name;
+    inputs.push_back(in);
+  }
+  Json outputs = Json::array();
+  for (std::size_t r = 0; r < cx.recipes.size(); ++r) {
+    Json out = code_json(spec.output, cx.outputs[r]);
+    out["recipe"] = cx.recipes[r]->card->name;
+    out["correctly_rounded"] = static_cast<bool>(cx.correctly_rounded[r]);
+    outputs.push_back(out);
+  }
+  Json oracle{{"exact", oracle::to_string(cx.intent)}, {"inexact", cx.intent_inexact}};
+  oracle["rounded"] = cx.intent_code ? code_json(spec.output, *cx.intent_code) : Json(nullptr);
+  return Json{{"case", cx.case_index}, {"kind", cx.kind}, {"inputs", inputs}, {"outputs", outputs}, {"oracle", oracle}};
+}
+
+Json witness_json(const Spec& spec, const ProofResult& r) {
+  Json first = Json::array();
+  for (const WitnessDisagreement& w : r.witness_disagreements) {
+    Json inputs = Json::array();
+    for (std::size_t i = 0; i < w.inputs.size(); ++i) inputs.push_back(hex_code(spec.inputs[i].format, w.inputs[i]));
+    first.push_back({{"case", w.case_index},
+                     {"inputs", inputs},
+                     {"recipe", w.recipe->card->name},
+                     {"soft", code_json(spec.output, w.soft)},
+                     {"oracle_arithmetic", code_json(spec.output, w.oracle)}});
+  }
+  return Json{{"compared", "soft arithmetic vs oracle arithmetic, every recipe, every case"},
+              {"disagreements", r.witness_disagreement_count},
+              {"first", first}};
+}
+
+Json domain_json(const Spec& spec) {
+  Json inputs = Json::array();
+  for (const InputDomain& in : spec.inputs) {
+    inputs.push_back({{"name", in.name}, {"format", spec_of(in.format).name}, {"codes", in.codes.size()}});
+  }
+  return Json{{"label", domain_label(spec)},
+              {"inputs", inputs},
+              {"output", spec_of(spec.output).name},
+              {"cases", spec.case_count()},
+              {"order", "first input fastest"}};
+}
+
+Json claim_head(const Claim& claim) {
+  Json recipes = Json::array();
+  for (const RecipeEntry* r : claim.recipes) recipes.push_back(r->card->name);
+  Json j{{"claim", claim_name(claim.kind)}, {"recipes", recipes}};
+  if (claim.kind == ClaimKind::kCorrectlyRounded) j["rounding"] = rounding_name(claim.rounding);
+  return j;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string range_text(const std::optional<CodeRange>& r) {
+  return r ? fmt::format("{}..{}", r->lo, r->hi) : std::string("none");
+}
+
+}  // namespace
+
+std::string tool_version() { return BITPROOF_VERSION; }
+
+std::string domain_label(const Spec& spec) {
+  std::string out;
+  for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
+    out += (i ? "×" : "") + std::string(spec_of(spec.inputs[i].format).name) + codes_label(spec.inputs[i]);
+  }
+  return out + "→" + std::string(spec_of(spec.output).name);
+}
+
+std::string claim_summary(const Claim& claim, const ClaimResult& r) {
+  const std::string verdict = r.holds() ? "" : "REFUTED, ";
+  const std::string failing = r.holds() ? "" : fmt::format(" ({} fail)", r.cases - r.holding);
+  switch (claim.kind) {
+    case ClaimKind::kEqual:
+      return fmt::format("{}: {}{}/{} bit patterns equal{}", recipe_labels(claim, "≡"), verdict, r.holding, r.cases,
+                         failing);
+    case ClaimKind::kCorrectlyRounded:
+      return fmt::format("{} correctly rounded ({}): {}{}/{} cases{}", recipe_labels(claim, ", "),
+                         rounding_name(claim.rounding), verdict, r.holding, r.cases, failing);
+    case ClaimKind::kExact:
+      return fmt::format("{} exact: {}{}/{} cases without rounding{}", recipe_labels(claim, ", "), verdict, r.holding,
+                         r.cases, failing);
+  }
+  return "";
+}
+
+std::string describe_code(FormatId format, std::uint32_t code) {
+  return fmt::format("{} [{}] {}", hex_code(format, code), fields_of(format, code), value_of(format, code));
+}
+
+std::vector<std::string> counterexample_lines(const Spec& spec, const Counterexample& cx) {
+  std::vector<std::string> lines;
+  std::string head = fmt::format("  case {} ({}):", cx.case_index, cx.kind);
+  for (std::size_t i = 0; i < cx.inputs.size(); ++i) {
+    head += fmt::format(" {}={} {}", spec.inputs[i].name, spec_of(spec.inputs[i].format).name,
+                        describe_code(spec.inputs[i].format, cx.inputs[i]));
+    if (i + 1 < cx.inputs.size()) head += ",";
+  }
+  lines.push_back(head);
+  for (std::size_t r = 0; r < cx.recipes.size(); ++r) {
+    lines.push_back(fmt::format("    {:<16} {}  {}", cx.recipes[r]->card->label, describe_code(spec.output, cx.outputs[r]),
+                                cx.correctly_rounded[r] ? "= oracle" : "!= oracle"));
+  }
+  const std::string rounded = cx.intent_code ? describe_code(spec.output, *cx.intent_code) : "not representable";
+  lines.push_back(fmt::format("    {:<16} exact {} -> {}{}", "oracle", oracle::to_string(cx.intent), rounded,
+                              cx.intent_inexact ? " (inexact)" : ""));
+  return lines;
+}
+
+std::vector<std::string> witness_lines(const Spec& spec, const WitnessDisagreement& w) {
+  std::string inputs;
+  for (std::size_t i = 0; i < w.inputs.size(); ++i) {
+    inputs += fmt::format("{}{}={}", i ? ", " : "", spec.inputs[i].name, describe_code(spec.inputs[i].format, w.inputs[i]));
+  }
+  return {fmt::format("  case {}: {}", w.case_index, inputs),
+          fmt::format("    {} soft arithmetic   {}", w.recipe->card->label, describe_code(spec.output, w.soft)),
+          fmt::format("    {} oracle arithmetic {}", w.recipe->card->label, describe_code(spec.output, w.oracle))};
+}
+
+Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t keep) {
+  const Json spec_json = spec_to_json(spec);
+  Json claims = Json::array();
+  for (std::size_t c = 0; c < spec.claims.size(); ++c) {
+    const ClaimResult& r = result.claims[c];
+    Json claim = claim_head(spec.claims[c]);
+    claim["summary"] = domain_label(spec) + " " + claim_summary(spec.claims[c], r);
+    claim["holds"] = r.holds();
+    claim["cases"] = r.cases;
+    claim["holding"] = r.holding;
+    claim["failing"] = r.cases - r.holding;
+    claim["by_kind"] = Json::object();
+    for (const auto& [kind, n] : r.by_kind) claim["by_kind"][kind] = n;
+    claim["counterexamples"] = Json::array();
+    for (const Counterexample& cx : r.counterexamples) claim["counterexamples"].push_back(counterexample_json(spec, cx));
+    claims.push_back(claim);
+  }
+  return Json{{"spec", spec_json},
+              {"spec_sha256", sha256_hex(spec_json.dump())},
+              {"domain", domain_json(spec)},
+              {"keep", keep},
+              {"verdict", result.holds() ? "holds" : "refuted"},
+              {"claims", claims},
+              {"witness", witness_json(spec, result)},
+              {"case_digest", {{"algorithm", "bitproof-cases-v1 (sha256, 65536-case chunks)"}, {"sha256", result.case_digest}}}};
+}
+
+Json discovery_result_json(const Spec& spec, const Discovery& d) {
+  const Json spec_json = spec_to_json(spec);
+  const FormatId over_format = spec.inputs[d.over_index].format;
+  Json claims = Json::array();
+  for (std::size_t c = 0; c < spec.claims.size(); ++c) {
+    const ClaimDiscovery& cd = d.claims[c];
+    Json claim = claim_head(spec.claims[c]);
+    Json holding = Json::array();
+    for (const CodeRange& run : cd.holding) holding.push_back({run.lo, run.hi});
+    claim["spec_interval_holds"] = cd.spec_interval_holds;
+    claim["maximal"] = cd.maximal ? Json{cd.maximal->lo, cd.maximal->hi} : Json(nullptr);
+    claim["holding"] = holding;
+    for (const auto& [side, code] : {std::pair{"below", cd.below}, std::pair{"above", cd.above}}) {
+      claim[side] = code ? counterexample_json(spec, *cd.codes[*code].first) : Json(nullptr);
+    }
+    Json per_code = Json::array();
+    for (const CodeVerdict& v : cd.codes) {
+      per_code.push_back({{"code", v.code}, {"value", value_of(over_format, v.code)}, {"cases", v.cases},
+                          {"holding", v.holding}});
+    }
+    claim["codes"] = per_code;
+    claims.push_back(claim);
+  }
+  ProofResult witness_view;
+  witness_view.witness_disagreement_count = d.witness_disagreement_count;
+  witness_view.witness_disagreements = d.witness_disagreements;
+  return Json{{"spec", spec_json},
+              {"spec_sha256", sha256_hex(spec_json.dump())},
+              {"over", {{"input", d.over}, {"format", spec_of(over_format).name},
+                        {"spec_interval", {d.spec_interval.lo, d.spec_interval.hi}}}},
+              {"cases", d.cases},
+              {"claims", claims},
+              {"witness", witness_json(spec, witness_view)}};
+}
+
+Json environment_json() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return Json{{"tool", "bitproof"},
+              {"version", BITPROOF_VERSION},
+              {"git_commit", BITPROOF_GIT_COMMIT},
+              {"compiler", fmt::format("{} {}", "g++/clang", __VERSION__)},
+              {"host", host},
+              {"time_utc", utc_now()}};
+}
+
+Json proof_report(const Spec& spec, const std::vector<BackendRun>& runs, std::size_t keep) {
+  Json backends = Json::array();
+  for (const BackendRun& run : runs) {
+    Json claims = Json::array();
+    for (const ClaimResult& c : run.result.claims) claims.push_back({{"holding", c.holding}, {"cases", c.cases}});
+    backends.push_back({{"name", run.name}, {"detail", run.detail}, {"cases", run.result.cases},
+                        {"case_digest", run.result.case_digest}, {"claims", claims}});
+  }
+  return Json{{"bitproof_report", kReportVersion},
+              {"kind", "proof"},
+              {"result", proof_result_json(spec, runs.front().result, keep)},
+              {"backends", backends},
+              {"environment", environment_json()}};
+}
+
+Json discovery_report(const Spec& spec, const Discovery& discovery) {
+  return Json{{"bitproof_report", kReportVersion},
+              {"kind", "domain"},
+              {"result", discovery_result_json(spec, discovery)},
+              {"environment", environment_json()}};
+}
+
+namespace {
+
+void markdown_counterexample(std::string& md, const Json& cx) {
+  md += fmt::format("- case {} ({}):", cx["case"].get<std::uint64_t>(), cx["kind"].get<std::string>());
+  for (const Json& in : cx["inputs"]) {
+    md += fmt::format(" {} `{}` = {};", in["input"].get<std::string>(), in["bits"].get<std::string>(),
+                      in["value"].get<std::string>());
+  }
+  md += "\n";
+  for (const Json& out : cx["outputs"]) {
+    md += fmt::format("  - `{}` → `{}` `[{}]` = {} ({})\n", out["recipe"].get<std::string>(),
+                      out["bits"].get<std::string>(), out["fields"].get<std::string>(), out["value"].get<std::string>(),
+                      out["correctly_rounded"].get<bool>() ? "matches oracle" : "differs from oracle");
+  }
+  const Json& o = cx["oracle"];
+  md += fmt::format("  - oracle: exact {} → {}\n", o["exact"].get<std::string>(),
+                    o["rounded"].is_null() ? std::string("not representable") : o["rounded"]["bits"].get<std::string>());
+}
+
+}  // namespace
+
+std::string render_markdown(const Json& report) {
+  const Json& result = report["result"];
+  const Json& spec = result["spec"];
+  std::string md = fmt::format("## bitproof: {}\n\n", spec["name"].get<std::string>());
+  if (spec.contains("title")) md += spec["title"].get<std::string>() + "\n\n";
+  if (spec.contains("source")) md += "Source: " + spec["source"].get<std::string>() + "\n\n";
+  if (report["kind"] == "proof") {
+    md += fmt::format("**Verdict: {}** — {} cases, case digest `{}`\n\n", result["verdict"].get<std::string>(),
+                      result["domain"]["cases"].get<std::uint64_t>(), result["case_digest"]["sha256"].get<std::string>());
+    md += "| claim | recipes | holding | result |\n|---|---|---|---|\n";
+    for (const Json& c : result["claims"]) {
+      std::string recipes;
+      for (const Json& r : c["recipes"]) recipes += (recipes.empty() ? "" : ", ") + ("`" + r.get<std::string>() + "`");
+      md += fmt::format("| {} | {} | {}/{} | {} |\n", c["claim"].get<std::string>(), recipes,
+                        c["holding"].get<std::uint64_t>(), c["cases"].get<std::uint64_t>(),
+                        c["holds"].get<bool>() ? "holds" : "**refuted**");
+    }
+    md += "\n";
+    for (const Json& c : result["claims"]) md += "    " + c["summary"].get<std::string>() + "\n";
+    md += fmt::format("\nIndependent witness (soft vs oracle arithmetic): {} disagreements.\n",
+                      result["witness"]["disagreements"].get<std::uint64_t>());
+    for (const Json& c : result["claims"]) {
+      if (c["counterexamples"].empty()) continue;
+      md += fmt::format("\n<details><summary>Counterexamples: {}</summary>\n\n", c["summary"].get<std::string>());
+      for (const Json& cx : c["counterexamples"]) markdown_counterexample(md, cx);
+      md += "\n</details>\n";
+    }
+  } else {
+    md += fmt::format("Domain discovery over `{}` ({}), spec interval {}..{}\n\n",
+                      result["over"]["input"].get<std::string>(), result["over"]["format"].get<std::string>(),
+                      result["over"]["spec_interval"][0].get<std::uint32_t>(),
+                      result["over"]["spec_interval"][1].get<std::uint32_t>());
+    for (const Json& c : result["claims"]) {
+      const std::string maximal = c["maximal"].is_null() ? "none" : fmt::format("{}..{}", c["maximal"][0].get<std::uint32_t>(), c["maximal"][1].get<std::uint32_t>());
+      md += fmt::format("- `{}`: maximal interval {}\n", c["claim"].get<std::string>(), maximal);
+      for (const char* side : {"below", "above"}) {
+        if (!c[side].is_null()) {
+          md += fmt::format("  - first counterexample {}:\n", side);
+          std::string sub;
+          markdown_counterexample(sub, c[side]);
+          md += "    " + sub;
+        }
+      }
+    }
+  }
+  const Json& env = report["environment"];
+  md += fmt::format("\n---\nbitproof {} ({}), {}, {}\n", env["version"].get<std::string>(), env["git_commit"].get<std::string>(),
+                    env["host"].get<std::string>(), env["time_utc"].get<std::string>());
+  return md;
+}
+
+Expected<Ok> check_writable(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (path.empty()) return Error{fmt::format("{}: empty output path", flag)};
+  if (fs::is_directory(p, ec)) return Error{fmt::format("{}: {}: is a directory", flag, path)};
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return Error{fmt::format("{}: {}: directory {} does not exist", flag, path, dir.string())};
+  if (access(dir.c_str(), W_OK) != 0) return Error{fmt::format("{}: {}: directory is not writable", flag, path)};
+  if (fs::exists(p, ec) && access(p.c_str(), W_OK) != 0) return Error{fmt::format("{}: {}: file is not writable", flag, path)};
+  return Ok{};
+}
+
+Expected<Ok> write_file(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp-bitproof";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Error{fmt::format("{}: cannot write", path)};
+    out << content;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Error{fmt::format("{}: cannot write", path)};
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Error{fmt::format("{}: cannot write", path)};
+  }
+  return Ok{};
+}
+
+}  // namespace bitproof

@@ -1,0 +1,57 @@
+// Reports: the JSON a proof or a discovery produces, its Markdown rendering,
+// the one-line summaries the CLI prints, and safe file output.
+//
+// A report has three parts. `result` is deterministic: byte-identical on every
+// rerun, whatever the machine or the backends that ran (they must agree or the
+// run fails). `backends` lists what each backend computed. `environment` holds
+// the tool version, compiler, host and time, and is never compared.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "proof/discovery.hpp"
+#include "proof/engine.hpp"
+
+namespace bitproof {
+
+inline constexpr int kReportVersion = 1;
+
+using Json = nlohmann::ordered_json;
+
+// "e2m1×ue8m0[114..126]→fp16"
+[[nodiscard]] std::string domain_label(const Spec& spec);
+// "folded≡ordinary: 208/208 bit patterns equal" (without the domain label)
+[[nodiscard]] std::string claim_summary(const Claim& claim, const ClaimResult& result);
+// "0x3800 [0|01110|0000000000] 0.5"
+[[nodiscard]] std::string describe_code(FormatId format, std::uint32_t code);
+// A counterexample as indented text lines, every field shown.
+[[nodiscard]] std::vector<std::string> counterexample_lines(const Spec& spec, const Counterexample& cx);
+[[nodiscard]] std::vector<std::string> witness_lines(const Spec& spec, const WitnessDisagreement& w);
+
+struct BackendRun {
+  std::string name;  // "cpu"
+  std::string detail;
+  ProofResult result;
+};
+
+[[nodiscard]] Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t keep);
+[[nodiscard]] Json discovery_result_json(const Spec& spec, const Discovery& discovery);
+[[nodiscard]] Json environment_json();
+// The whole proof report: result (from the first backend; all must agree), backends, environment.
+[[nodiscard]] Json proof_report(const Spec& spec, const std::vector<BackendRun>& runs, std::size_t keep);
+[[nodiscard]] Json discovery_report(const Spec& spec, const Discovery& discovery);
+
+[[nodiscard]] std::string render_markdown(const Json& report);
+
+// Fails (exit 2) unless `path` can be created or replaced: checked before any
+// work so that a bad path never leaves half the outputs written.
+[[nodiscard]] Expected<Ok> check_writable(const std::string& path, const std::string& flag);
+// Writes through a temporary file and a rename: never a half-written file.
+[[nodiscard]] Expected<Ok> write_file(const std::string& path, const std::string& content);
+
+[[nodiscard]] std::string tool_version();
+
+}  // namespace bitproof
