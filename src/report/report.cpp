@@ -128,9 +128,6 @@ std::string utc_now() {
   return buf;
 }
 
-std::string range_text(const std::optional<CodeRange>& r) {
-  return r ? fmt::format("{}..{}", r->lo, r->hi) : std::string("none");
-}
 
 }  // namespace
 

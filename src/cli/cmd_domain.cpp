@@ -1,0 +1,94 @@
+// bitproof domain SPEC: where each claim holds over every code of one input.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/cli.hpp"
+#include "proof/discovery.hpp"
+#include "proof/spec.hpp"
+
+namespace bitproof::cli {
+namespace {
+
+struct DomainArgs {
+  std::string spec;
+  std::string over = "scale";
+  std::size_t keep = 8;
+  Outputs out;
+};
+
+std::string range_text(const CodeRange& r) { return fmt::format("{}..{}", r.lo, r.hi); }
+
+// The claim restricted to the spec's own interval, for its summary line.
+ClaimResult within_spec_interval(const ClaimDiscovery& cd, CodeRange interval) {
+  ClaimResult whole;
+  for (const auto& v : cd.codes) {
+    if (v.code < interval.lo || v.code > interval.hi) continue;
+    whole.cases += v.cases;
+    whole.holding += v.holding;
+  }
+  return whole;
+}
+
+void print_edges(const Spec& spec, const Discovery& d, const ClaimDiscovery& cd) {
+  const FormatId over_format = spec.inputs[d.over_index].format;
+  std::printf("  maximal interval around the spec's %s: %s (%u codes)\n", range_text(d.spec_interval).c_str(),
+              range_text(*cd.maximal).c_str(), cd.maximal->hi - cd.maximal->lo + 1);
+  for (const auto& [side, code] : {std::pair{"below", cd.below}, std::pair{"above", cd.above}}) {
+    if (!code) {
+      std::printf("  nothing %s: the interval reaches the end of the format\n", side);
+      continue;
+    }
+    std::printf("  first counterexample %s, %s %s:\n", side, d.over.c_str(), describe_code(over_format, *code).c_str());
+    for (const std::string& line : counterexample_lines(spec, *cd.codes[*code].first)) {
+      std::printf("  %s\n", line.c_str());
+    }
+  }
+}
+
+void print_discovery(const Spec& spec, const Discovery& d) {
+  const FormatId over_format = spec.inputs[d.over_index].format;
+  for (std::size_t c = 0; c < spec.claims.size(); ++c) {
+    const ClaimDiscovery& cd = d.claims[c];
+    const ClaimResult whole = within_spec_interval(cd, d.spec_interval);
+    std::printf("%s %s\n", domain_label(spec).c_str(), claim_summary(spec.claims[c], whole).c_str());
+    std::string runs;
+    for (const auto& run : cd.holding) runs += (runs.empty() ? "" : ", ") + range_text(run);
+    std::printf("  over %s (%s, %zu codes): holds on %s\n", d.over.c_str(),
+                std::string(spec_of(over_format).name).c_str(), cd.codes.size(),
+                runs.empty() ? "no code" : runs.c_str());
+    if (cd.maximal) {
+      print_edges(spec, d, cd);
+    } else {
+      std::printf("  the spec's interval %s does not hold throughout\n", range_text(d.spec_interval).c_str());
+    }
+  }
+  print_witness(spec, d.witness_disagreement_count, d.witness_disagreements);
+}
+
+int run_domain(const DomainArgs& a) {
+  auto spec = load_spec(a.spec);
+  if (!spec) return fail(spec.error());
+  if (auto e = a.out.check()) return fail(*e);
+  auto d = discover(*spec, a.over, {a.keep});
+  if (!d) return fail(d.error());
+  print_discovery(*spec, *d);
+  if (auto e = a.out.write(discovery_report(*spec, *d))) return fail(*e);
+  bool all_hold = d->witness_disagreement_count == 0;
+  for (const auto& cd : d->claims) all_hold = all_hold && cd.spec_interval_holds;
+  return all_hold ? kExitHolds : kExitRefuted;
+}
+
+}  // namespace
+
+void add_domain_command(CLI::App& app, Commands& commands) {
+  auto args = std::make_shared<DomainArgs>();
+  auto* d = app.add_subcommand("domain", "find, over every code of one input, where each claim holds");
+  d->add_option("spec", args->spec, "proof spec (JSON)")->required();
+  d->add_option("--over", args->over, "the input to sweep over all its codes (default: scale)");
+  args->out.add_flags(*d);
+  d->add_option("--keep", args->keep, "witness disagreements kept")->check(CLI::Range(0, 1000000));
+  commands.push_back({d, [args] { return run_domain(*args); }});
+}
+
+}  // namespace bitproof::cli
