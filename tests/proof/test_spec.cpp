@@ -1,0 +1,151 @@
+// Proof spec parsing: the DeepSeek V4 spec as committed, and every kind of bad
+// spec rejected with one message naming the file and the field.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "proof/spec.hpp"
+
+using namespace bitproof;
+
+namespace {
+
+const std::string kGood = R"({
+  "bitproof_spec": 1, "name": "t",
+  "inputs": [{"name": "element", "format": "e2m1", "codes": "all"},
+             {"name": "scale", "format": "ue8m0", "codes": {"range": [114, 126]}}],
+  "output": "fp16",
+  "claims": [{"claim": "equal", "recipes": ["turbomind.mxfp4_fp16.folded", "turbomind.mxfp4_fp16.ordinary"], "expected_cases": 208}]})";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  return text.replace(at, from.size(), to);
+}
+
+struct BadCase {
+  std::string what;
+  std::string text;
+  std::string message;  // expected substring, after "t.json: "
+};
+
+}  // namespace
+
+TEST_SUITE("proof") {
+  TEST_CASE("the committed DeepSeek V4 spec parses to 16 x 13 = 208 cases") {
+    auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json");
+    REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+    CHECK(spec->case_count() == 208);
+    CHECK(spec->inputs[1].codes.front() == 114);
+    CHECK(spec->inputs[1].codes.back() == 126);
+    CHECK(spec->claims.size() == 2);
+    CHECK(spec->recipes().size() == 2);
+  }
+
+  TEST_CASE("the canonical JSON of a spec parses back to the same spec") {
+    auto spec = parse_spec(kGood, "t.json");
+    REQUIRE(spec.ok());
+    auto again = parse_spec(spec_to_json(*spec).dump(), "t.json");
+    REQUIRE(again.ok());
+    CHECK(spec_to_json(*again) == spec_to_json(*spec));
+  }
+
+  TEST_CASE("lists and all") {
+    auto spec = parse_spec(replaced(replaced(kGood, R"({"range": [114, 126]})", R"({"list": [126, 114, 120]})"),
+                                    R"("expected_cases": 208)", R"("expected_cases": 48)"),
+                           "t.json");
+    REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+    CHECK(spec->inputs[1].codes == std::vector<std::uint32_t>{126, 114, 120});
+    CHECK(spec->case_count() == 48);
+  }
+
+  TEST_CASE("bad specs: one message naming file and field") {
+    const std::vector<BadCase> cases = {
+        {"invalid JSON", "{\"bitproof_spec\": 1,", "t.json: invalid JSON at byte"},
+        {"not an object", "[1, 2]", "t.json: (top level): expected a JSON object"},
+        {"not a spec", "{}", "t.json: bitproof_spec: missing"},
+        {"future version", replaced(kGood, "\"bitproof_spec\": 1", "\"bitproof_spec\": 2"), "bitproof_spec: version 2"},
+        {"unknown key", replaced(kGood, "\"name\": \"t\"", "\"name\": \"t\", \"nmae\": 1"), "t.json: nmae: unknown key"},
+        {"unknown nested key", replaced(kGood, "\"codes\": \"all\"", "\"codes\": \"all\", \"bits\": 4"),
+         "inputs[0].bits: unknown key"},
+        {"bad name", replaced(kGood, "\"name\": \"t\"", "\"name\": \"T T\""), "t.json: name: expected lower-case"},
+        {"unknown format", replaced(kGood, "\"e2m1\"", "\"e2m2\""), "inputs[0].format: unknown format \"e2m2\""},
+        {"unknown output format", replaced(kGood, "\"fp16\"", "\"fp15\""), "output: unknown format \"fp15\""},
+        {"unknown recipe", replaced(kGood, "turbomind.mxfp4_fp16.folded", "turbomind.folded"),
+         "claims[0].recipes[0]: unknown recipe \"turbomind.folded\""},
+        {"recipe inputs do not match", replaced(kGood, "\"ue8m0\"", "\"e4m3\""),
+         "claims[0].recipes[0]: recipe \"turbomind.mxfp4_fp16.folded\" takes (e2m1, ue8m0) but the spec's inputs are "
+         "(e2m1, e4m3)"},
+        {"recipe output does not match", replaced(kGood, "\"fp16\"", "\"bf16\""), "produces fp16 but the spec's output is bf16"},
+        {"reversed interval", replaced(kGood, "[114, 126]", "[126, 114]"), "inputs[1].codes.range: reversed interval [126, 114]"},
+        {"out of range", replaced(kGood, "[114, 126]", "[114, 256]"), "inputs[1].codes.range[1]: code 256 is outside ue8m0"},
+        {"negative code", replaced(kGood, "[114, 126]", "[-1, 126]"), "inputs[1].codes.range[0]: expected a non-negative integer"},
+        {"empty list", replaced(kGood, "{\"range\": [114, 126]}", "{\"list\": []}"), "inputs[1].codes.list: empty domain"},
+        {"duplicate code", replaced(kGood, "{\"range\": [114, 126]}", "{\"list\": [1, 1]}"), "inputs[1].codes.list[1]: code 1 listed twice"},
+        {"no inputs", R"({"bitproof_spec": 1, "name": "t", "inputs": [], "output": "fp16", "claims": []})",
+         "t.json: inputs: empty domain: no inputs"},
+        {"wrong type: inputs", R"({"bitproof_spec": 1, "name": "t", "inputs": {}, "output": "fp16", "claims": []})",
+         "t.json: inputs: expected an array, found object"},
+        {"wrong type: codes", replaced(kGood, "\"codes\": \"all\"", "\"codes\": 16"), "inputs[0].codes: expected \"all\""},
+        {"wrong type: recipes", replaced(kGood, "[\"turbomind.mxfp4_fp16.folded\", \"turbomind.mxfp4_fp16.ordinary\"]", "\"a\""),
+         "claims[0].recipes: expected an array of recipe names, found string"},
+        {"wrong type: expected_cases", replaced(kGood, "\"expected_cases\": 208", "\"expected_cases\": \"208\""),
+         "claims[0].expected_cases: expected a non-negative integer"},
+        {"wrong type: name", replaced(kGood, "\"name\": \"t\"", "\"name\": 7"), "t.json: name: expected a string, found number"},
+        {"expected count cannot match", replaced(kGood, "\"expected_cases\": 208", "\"expected_cases\": 200"),
+         "claims[0].expected_cases: 200 cannot match the domain, which has 208 cases"},
+        {"unknown claim", replaced(kGood, "\"claim\": \"equal\"", "\"claim\": \"same\""), "claims[0].claim: unknown claim \"same\""},
+        {"equal needs two", replaced(kGood, "\"turbomind.mxfp4_fp16.folded\", ", ""), "claims[0].recipes: claim \"equal\" needs at least 2"},
+        {"recipe twice", replaced(kGood, "\"turbomind.mxfp4_fp16.ordinary\"", "\"turbomind.mxfp4_fp16.folded\""),
+         "claims[0].recipes[1]: recipe listed twice"},
+        {"rounding on equal", replaced(kGood, "\"expected_cases\": 208", "\"rounding\": \"nearest_even\""),
+         "claims[0].rounding: only a correctly_rounded claim takes a rounding"},
+        {"input named twice", replaced(kGood, "\"name\": \"scale\"", "\"name\": \"element\""), "inputs[1].name: name used twice"},
+    };
+    for (const BadCase& c : cases) {
+      CAPTURE(c.what);
+      auto spec = parse_spec(c.text, "t.json");
+      REQUIRE_FALSE(spec.ok());
+      CHECK(spec.error().exit_code == 2);
+      CHECK(spec.error().message.rfind("t.json: ", 0) == 0);
+      CHECK(spec.error().message.find('\n') == std::string::npos);
+      CHECK_MESSAGE(spec.error().message.find(c.message) != std::string::npos, spec.error().message);
+    }
+  }
+
+  TEST_CASE("empty claims and empty inputs") {
+    auto no_claims = parse_spec(replaced(kGood, R"("claims": [{"claim": "equal", "recipes": ["turbomind.mxfp4_fp16.folded", "turbomind.mxfp4_fp16.ordinary"], "expected_cases": 208}])", R"("claims": [])"), "t.json");
+    REQUIRE_FALSE(no_claims.ok());
+    CHECK(no_claims.error().message == "t.json: claims: no claims");
+    auto missing = load_spec("/nonexistent/spec.json");
+    REQUIRE_FALSE(missing.ok());
+    CHECK(missing.error().message == "/nonexistent/spec.json: cannot read the spec file");
+  }
+
+  TEST_CASE("--scales overrides the scale input and re-checks expected_cases") {
+    auto spec = parse_spec(replaced(kGood, R"(, "expected_cases": 208)", ""), "t.json");
+    REQUIRE(spec.ok());
+    REQUIRE(override_range(*spec, "scale", {113, 128}, "--scales").ok());
+    CHECK(spec->case_count() == 256);
+    auto reversed = override_range(*spec, "scale", {128, 113}, "--scales");
+    REQUIRE_FALSE(reversed.ok());
+    CHECK(reversed.error().message == "--scales: scale: reversed interval 128:113");
+    auto outside = override_range(*spec, "scale", {0, 300}, "--scales");
+    REQUIRE_FALSE(outside.ok());
+    auto counted = parse_spec(kGood, "t.json");
+    auto mismatch = override_range(*counted, "scale", {0, 255}, "--scales");
+    REQUIRE_FALSE(mismatch.ok());
+    CHECK(mismatch.error().message.find("expected_cases: 208 cannot match the overridden domain, which has 4096") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("--scales flag syntax") {
+    CHECK(parse_range_flag("114:126", "--scales")->lo == 114);
+    CHECK(parse_range_flag("0x72:0x7E", "--scales")->hi == 126);
+    for (const char* bad : {"114", "a:b", "114:", ":126", "1:2:3", "-1:5", "114 :126"}) {
+      CAPTURE(bad);
+      CHECK_FALSE(parse_range_flag(bad, "--scales").ok());
+    }
+  }
+}

@@ -1,0 +1,143 @@
+// The registered recipes: well-formed cards, soft and oracle arithmetic agree
+// on every input, the TurboMind recipes match an independent rewrite with the
+// compiler's _Float16 arithmetic, and every negative control is refuted.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cstring>
+#include <set>
+
+#include "proof/engine.hpp"
+#include "proof/spec.hpp"
+#include "recipes/registry.hpp"
+
+using namespace bitproof;
+
+namespace {
+
+std::uint64_t input_space(const RecipeCard& card) {
+  std::uint64_t n = 1;
+  for (int i = 0; i < card.arity; ++i) n *= spec_of(card.inputs[i]).code_count();
+  return n;
+}
+
+// A spec sweeping every input code of a recipe pair, claim equal.
+Spec full_domain_equal(const RecipeCard& a, const RecipeCard& b) {
+  std::string inputs;
+  for (int i = 0; i < a.arity; ++i) {
+    inputs += fmt::format(R"({}{{"name": "in{}", "format": "{}", "codes": "all"}})", i ? "," : "", i,
+                          spec_of(a.inputs[i]).name);
+  }
+  const std::string text = fmt::format(
+      R"({{"bitproof_spec": 1, "name": "control", "inputs": [{}], "output": "{}",
+          "claims": [{{"claim": "equal", "recipes": ["{}", "{}"]}}]}})",
+      inputs, spec_of(a.output).name, a.name, b.name);
+  auto spec = parse_spec(text, "test");
+  REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+  return *spec;
+}
+
+// The DESIGN.md formulas again, written with the compiler's _Float16.
+_Float16 half_of(std::uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return h;
+}
+std::uint16_t bits_of(_Float16 h) {
+  std::uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+std::uint16_t compiler_turbomind(std::uint32_t x, std::uint32_t s, bool folded) {
+  int a = static_cast<int>(s) - 112;
+  a = a < 0 ? 0 : (a > 30 ? 30 : a);
+  const auto raw = static_cast<std::uint16_t>(((x & 8) << 12) | ((x & 7) << 9));
+  if (folded) return bits_of(static_cast<_Float16>(half_of(raw) * half_of(static_cast<std::uint16_t>((a + 14) << 10))));
+  const auto elem = static_cast<_Float16>(half_of(raw) * static_cast<_Float16>(16384.0f));
+  return bits_of(static_cast<_Float16>(elem * half_of(static_cast<std::uint16_t>(a << 10))));
+}
+
+bool is_nan_half(std::uint16_t b) { return (b & 0x7C00) == 0x7C00 && (b & 0x3FF) != 0; }
+
+}  // namespace
+
+TEST_SUITE("recipes") {
+  TEST_CASE("every card is well formed, names are unique, controls name a recipe of the same shape") {
+    std::set<std::string_view> names;
+    for (const RecipeEntry& r : all_recipes()) {
+      const RecipeCard& c = *r.card;
+      CHECK_MESSAGE(names.insert(c.name).second, c.name);
+      CHECK_FALSE(c.label.empty());
+      CHECK_FALSE(c.summary.empty());
+      CHECK_FALSE(c.source.empty());
+      CHECK(c.arity >= 1);
+      CHECK(c.arity <= kMaxArity);
+      if (c.role != Role::kControl) continue;
+      const RecipeEntry* target = recipe_by_name(c.control_of);
+      REQUIRE_MESSAGE(target != nullptr, c.name);
+      CHECK(target->card->role == Role::kRecipe);
+      CHECK(target->card->arity == c.arity);
+      CHECK(target->card->inputs == c.inputs);
+      CHECK(target->card->output == c.output);
+    }
+    CHECK(recipe_by_name("no.such.recipe") == nullptr);
+  }
+
+  TEST_CASE("soft and oracle arithmetic agree on every input of every recipe") {
+    for (const RecipeEntry& r : all_recipes()) {
+      if (input_space(*r.card) > (1u << 20)) continue;  // large spaces: covered by the engine's sampled witness
+      std::uint32_t codes[kMaxArity] = {};
+      int mismatches = 0;
+      for (std::uint64_t i = 0; i < input_space(*r.card); ++i) {
+        std::uint64_t rest = i;
+        for (int k = 0; k < r.card->arity; ++k) {
+          const std::uint64_t n = spec_of(r.card->inputs[k]).code_count();
+          codes[k] = static_cast<std::uint32_t>(rest % n);
+          rest /= n;
+        }
+        if (r.soft(codes) != r.oracle(codes) && ++mismatches <= 4) {
+          FAIL_CHECK(fmt::format("{} case {}: soft 0x{:X} oracle 0x{:X}", r.card->name, i, r.soft(codes), r.oracle(codes)));
+        }
+      }
+      CHECK_MESSAGE(mismatches == 0, r.card->name);
+    }
+  }
+
+  TEST_CASE("TurboMind ordinary and folded match a rewrite in compiler _Float16 arithmetic, all 16 x 256 inputs") {
+    const RecipeEntry* ordinary = recipe_by_name("turbomind.mxfp4_fp16.ordinary");
+    const RecipeEntry* folded = recipe_by_name("turbomind.mxfp4_fp16.folded");
+    REQUIRE(ordinary);
+    REQUIRE(folded);
+    int mismatches = 0;
+    for (std::uint32_t s = 0; s < 256; ++s) {
+      for (std::uint32_t x = 0; x < 16; ++x) {
+        const std::uint32_t codes[] = {x, s};
+        for (auto [entry, is_folded] : {std::pair{ordinary, false}, std::pair{folded, true}}) {
+          const auto want = compiler_turbomind(x, s, is_folded);
+          const auto got = static_cast<std::uint16_t>(entry->soft(codes));
+          if (got != want && !(is_nan_half(got) && is_nan_half(want)) && ++mismatches <= 8) {
+            FAIL_CHECK(fmt::format("{} x={} s={}: 0x{:04X} vs compiler 0x{:04X}", entry->card->name, x, s, got, want));
+          }
+        }
+      }
+    }
+    CHECK(mismatches == 0);
+  }
+
+  TEST_CASE("every negative control is refuted against its recipe, with a counterexample") {
+    int controls = 0;
+    for (const RecipeEntry& r : all_recipes()) {
+      if (r.card->role != Role::kControl) continue;
+      ++controls;
+      const Spec spec = full_domain_equal(*r.card, *recipe_by_name(r.card->control_of)->card);
+      const ProofResult result = run_proof(spec, {4});
+      CHECK_MESSAGE(!result.holds(), r.card->name);
+      CHECK_MESSAGE(result.claims[0].holding < result.claims[0].cases, r.card->name);
+      REQUIRE_FALSE(result.claims[0].counterexamples.empty());
+      CHECK(result.witness_disagreement_count == 0);
+      MESSAGE(fmt::format("{}: refuted on {} of {} cases", r.card->name,
+                          result.claims[0].cases - result.claims[0].holding, result.claims[0].cases));
+    }
+    CHECK(controls >= 5);
+  }
+}

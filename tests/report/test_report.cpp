@@ -1,0 +1,104 @@
+// Reports: the committed DeepSeek V4 report regenerates byte for byte, the
+// result part is deterministic and free of environment, digests are SHA-256,
+// and outputs are written whole or not at all.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "proof/engine.hpp"
+#include "report/digest.hpp"
+#include "report/report.hpp"
+
+using namespace bitproof;
+
+namespace {
+
+Spec dsv4() {
+  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json");
+  REQUIRE(spec.ok());
+  return *spec;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_SUITE("report") {
+  TEST_CASE("the committed report's result part regenerates byte for byte") {
+    const Spec spec = dsv4();
+    const Json committed = Json::parse(read_file(std::string(BITPROOF_SOURCE_DIR) + "/reports/dsv4-mxfp4-fp16-fold.json"));
+    const Json regenerated = proof_result_json(spec, run_proof(spec, {8}), 8);
+    CHECK(committed.at("result").dump(2) == regenerated.dump(2));
+    CHECK(committed.at("bitproof_report") == kReportVersion);
+  }
+
+  TEST_CASE("result is deterministic; environment lives apart from it") {
+    const Spec spec = dsv4();
+    const Json a = proof_report(spec, {{"cpu", "", run_proof(spec, {8})}}, 8);
+    const Json b = proof_report(spec, {{"cpu", "", run_proof(spec, {8})}}, 8);
+    CHECK(a["result"].dump() == b["result"].dump());
+    CHECK(a["result"].dump().find("time_utc") == std::string::npos);
+    CHECK(a["environment"].contains("time_utc"));
+    CHECK(a["result"]["verdict"] == "holds");
+    CHECK(a["result"]["spec_sha256"] == sha256_hex(a["result"]["spec"].dump()));
+  }
+
+  TEST_CASE("summary lines in the users' own style") {
+    const Spec spec = dsv4();
+    const ProofResult r = run_proof(spec, {8});
+    CHECK(domain_label(spec) + " " + claim_summary(spec.claims[0], r.claims[0]) ==
+          "e2m1×ue8m0[114..126]→fp16 folded≡ordinary: 208/208 bit patterns equal");
+    ClaimResult refuted = r.claims[0];
+    refuted.holding = 200;
+    CHECK(claim_summary(spec.claims[0], refuted) == "folded≡ordinary: REFUTED, 200/208 bit patterns equal (8 fail)");
+  }
+
+  TEST_CASE("codes described in hex with separated fields and value") {
+    CHECK(describe_code(FormatId::fp16, 0x3800) == "0x3800 [0|01110|0000000000] 0.5");
+    CHECK(describe_code(FormatId::e2m1, 0b1'11'1) == "0xF [1|11|1] -6");
+    CHECK(describe_code(FormatId::ue8m0, 0xFF) == "0xFF [11111111] nan");
+  }
+
+  TEST_CASE("SHA-256 known answers") {
+    CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  }
+
+  TEST_CASE("case digest: order and content matter, chunking is invisible to equal tables") {
+    auto digest = [](std::vector<std::uint32_t> outputs) {
+      CaseTableDigest d(outputs.size(), 1, 1);
+      for (std::uint32_t i = 0; i < outputs.size(); ++i) d.add(&i, &outputs[i]);
+      return d.finish_hex();
+    };
+    CHECK(digest({1, 2, 3}) == digest({1, 2, 3}));
+    CHECK(digest({1, 2, 3}) != digest({1, 3, 2}));
+    CHECK(digest({1, 2, 3}) != digest({1, 2}));
+  }
+
+  TEST_CASE("Markdown carries the summary lines and the verdict") {
+    const Spec spec = dsv4();
+    const std::string md = render_markdown(proof_report(spec, {{"cpu", "", run_proof(spec, {8})}}, 8));
+    CHECK(md.find("folded≡ordinary: 208/208 bit patterns equal") != std::string::npos);
+    CHECK(md.find("**Verdict: holds**") != std::string::npos);
+  }
+
+  TEST_CASE("outputs: unwritable paths refused up front; writes are whole") {
+    CHECK_FALSE(check_writable("/nonexistent-dir/r.json", "--report").ok());
+    CHECK(check_writable("/nonexistent-dir/r.json", "--report").error().message ==
+          "--report: /nonexistent-dir/r.json: directory /nonexistent-dir does not exist");
+    CHECK_FALSE(check_writable("/tmp", "--report").ok());
+    CHECK_FALSE(check_writable("", "--report").ok());
+    const std::string path = (std::filesystem::temp_directory_path() / "bitproof-test-write.json").string();
+    REQUIRE(write_file(path, "{\"a\": 1}\n").ok());
+    CHECK(read_file(path) == "{\"a\": 1}\n");
+    CHECK_FALSE(std::filesystem::exists(path + ".tmp-bitproof"));
+    std::filesystem::remove(path);
+  }
+}
