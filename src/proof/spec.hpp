@@ -76,6 +76,7 @@ struct Spec {
 [[nodiscard]] Expected<Spec> load_spec(const std::string& path);
 
 // Replaces the codes of input `input_name` by the range; checks it as parse does.
+// The claims' expected_cases, written for the spec's own domain, are dropped.
 [[nodiscard]] Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange range,
                                           const std::string& origin);
 // Parses "LO:HI" (decimal or 0x hex).
