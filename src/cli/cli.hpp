@@ -24,6 +24,7 @@ using Commands = std::vector<Command>;
 void add_prove_command(CLI::App& app, Commands& commands);
 void add_domain_command(CLI::App& app, Commands& commands);
 void add_catalogue_commands(CLI::App& app, Commands& commands);
+void add_audit_commands(CLI::App& app, Commands& commands);  // audit, admit, synth-checkpoint
 
 // Prints "bitproof: error: <message>" on stderr and returns its exit code.
 int fail(const Error& e);

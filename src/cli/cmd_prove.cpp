@@ -1,6 +1,7 @@
 // bitproof prove SPEC: every claim of a spec over its whole domain.
 #include <cstdio>
 
+#include "audit/admission.hpp"
 #include "cli/cli.hpp"
 #include "proof/spec.hpp"
 
@@ -13,12 +14,16 @@ struct ProveArgs {
   std::string spec;
   std::string backend = "all";
   std::string scales;
+  std::string scales_from;  // an audit report: its observed interval becomes the scale codes
   std::size_t keep = 8;
   Outputs out;
 };
 
-Expected<Spec> load_with_override(const std::string& path, const std::string& scales) {
+Expected<Spec> load_with_override(const std::string& path, const std::string& scales, const std::string& scales_from) {
   auto spec = load_spec(path);
+  if (spec && !scales_from.empty()) {
+    if (auto ok = audit::apply_scales_from(*spec, scales_from); !ok) return ok.error();
+  }
   if (!spec || scales.empty()) return spec;
   auto range = parse_range_flag(scales, "--scales");
   if (!range) return range.error();
@@ -27,7 +32,7 @@ Expected<Spec> load_with_override(const std::string& path, const std::string& sc
 }
 
 int run_prove(const ProveArgs& a) {
-  auto spec = load_with_override(a.spec, a.scales);
+  auto spec = load_with_override(a.spec, a.scales, a.scales_from);
   if (!spec) return fail(spec.error());
   if (a.backend == "cuda") {
     return fail({"--backend cuda: this bitproof was built without the CUDA backend", kExitNoBackend});
@@ -58,7 +63,9 @@ void add_prove_command(CLI::App& app, Commands& commands) {
   p->add_option("--backend", args->backend, "cpu, cuda or all that are available")
       ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   args->out.add_flags(*p);
-  p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
+  auto* scales = p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
+  p->add_option("--scales-from", args->scales_from, "replace them by the observed interval of an audit report")
+      ->excludes(scales);
   p->add_option("--keep", args->keep, "counterexamples kept per claim")->check(CLI::Range(0, 1000000));
   commands.push_back({p, [args] { return run_prove(*args); }});
 }

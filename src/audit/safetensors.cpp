@@ -1,0 +1,437 @@
+#include "audit/safetensors.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "audit/strict_json.hpp"
+
+namespace bitproof::audit {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Every dtype of the safetensors reference implementation, with its bit size.
+constexpr std::array kDTypes = {
+    DTypeInfo{DType::kBool, "BOOL", 8},          DTypeInfo{DType::kF4, "F4", 4},
+    DTypeInfo{DType::kF6E2M3, "F6_E2M3", 6},     DTypeInfo{DType::kF6E3M2, "F6_E3M2", 6},
+    DTypeInfo{DType::kU8, "U8", 8},              DTypeInfo{DType::kI8, "I8", 8},
+    DTypeInfo{DType::kF8E5M2, "F8_E5M2", 8},     DTypeInfo{DType::kF8E4M3, "F8_E4M3", 8},
+    DTypeInfo{DType::kF8E4M3Fnuz, "F8_E4M3FNUZ", 8}, DTypeInfo{DType::kF8E5M2Fnuz, "F8_E5M2FNUZ", 8},
+    DTypeInfo{DType::kF8E8M0, "F8_E8M0", 8},     DTypeInfo{DType::kI16, "I16", 16},
+    DTypeInfo{DType::kU16, "U16", 16},           DTypeInfo{DType::kF16, "F16", 16},
+    DTypeInfo{DType::kBF16, "BF16", 16},         DTypeInfo{DType::kI32, "I32", 32},
+    DTypeInfo{DType::kU32, "U32", 32},           DTypeInfo{DType::kF32, "F32", 32},
+    DTypeInfo{DType::kC64, "C64", 64},           DTypeInfo{DType::kF64, "F64", 64},
+    DTypeInfo{DType::kI64, "I64", 64},           DTypeInfo{DType::kU64, "U64", 64},
+};
+
+consteval bool dtypes_in_enum_order() {
+  for (std::size_t i = 0; i < kDTypes.size(); ++i) {
+    if (static_cast<std::size_t>(kDTypes[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(dtypes_in_enum_order());
+
+constexpr std::string_view kMetadataKey = "__metadata__";
+
+std::uint64_t read_le64(const unsigned char* p) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+struct Where {
+  const std::string& file;
+  [[nodiscard]] Error at(std::string_view field, const std::string& what) const {
+    return Error{fmt::format("{}: {}: {}", file, printable(field), what)};
+  }
+};
+
+Expected<std::uint64_t> header_length(std::span<const unsigned char> bytes, const Where& w) {
+  if (bytes.size() < 8) {
+    return w.at("header", fmt::format("truncated file: {} bytes, shorter than the 8-byte header length", bytes.size()));
+  }
+  const std::uint64_t n = read_le64(bytes.data());
+  if (n > kMaxHeaderBytes) {
+    return w.at("header", fmt::format("header length {} over the limit of {} bytes", n, kMaxHeaderBytes));
+  }
+  if (n > bytes.size() - 8) {
+    return w.at("header", fmt::format("header length {} past the end of the file ({} bytes)", n, bytes.size()));
+  }
+  return n;
+}
+
+Expected<std::uint64_t> unsigned_number(const json& j, const Where& w, const std::string& tensor, std::string_view what) {
+  if (!j.is_number_unsigned()) {
+    return w.at(tensor, fmt::format("{} must hold non-negative integers, found {}", what, printable(j.dump())));
+  }
+  return j.get<std::uint64_t>();
+}
+
+Expected<std::vector<std::uint64_t>> parse_shape(const json& j, const Where& w, const std::string& tensor) {
+  if (!j.is_array()) return w.at(tensor, fmt::format("shape must be an array, found {}", j.type_name()));
+  std::vector<std::uint64_t> shape;
+  for (const json& d : j) {
+    auto v = unsigned_number(d, w, tensor, "shape");
+    if (!v) return v.error();
+    shape.push_back(*v);
+  }
+  return shape;
+}
+
+// Bytes of product(shape) elements of `bits` bits each, or an error on overflow or a partial byte.
+Expected<std::uint64_t> byte_size(const std::vector<std::uint64_t>& shape, int bits, const Where& w,
+                                  const std::string& tensor) {
+  unsigned __int128 total_bits = static_cast<unsigned>(bits);
+  for (const std::uint64_t d : shape) {
+    total_bits *= d;
+    if (total_bits > (static_cast<unsigned __int128>(UINT64_MAX) << 3)) {
+      return w.at(tensor, "shape overflows: more than 2^64 bytes");
+    }
+  }
+  if (total_bits % 8 != 0) return w.at(tensor, "shape x dtype bits is not a whole number of bytes");
+  return static_cast<std::uint64_t>(total_bits / 8);
+}
+
+Expected<TensorInfo> parse_tensor(const std::string& name, const json& j, const Where& w) {
+  if (!j.is_object()) return w.at(name, fmt::format("tensor entry must be an object, found {}", j.type_name()));
+  for (const auto& [key, value] : j.items()) {
+    if (key != "dtype" && key != "shape" && key != "data_offsets") {
+      return w.at(name, fmt::format("unknown key \"{}\"", printable(key)));
+    }
+  }
+  for (const char* key : {"dtype", "shape", "data_offsets"}) {
+    if (!j.contains(key)) return w.at(name, fmt::format("missing \"{}\"", key));
+  }
+  TensorInfo t;
+  t.name = name;
+  const json& dtype = j["dtype"];
+  if (!dtype.is_string()) return w.at(name, fmt::format("dtype must be a string, found {}", dtype.type_name()));
+  const auto id = dtype_from_name(dtype.get<std::string>());
+  if (!id) return w.at(name, fmt::format("unknown dtype \"{}\"", printable(dtype.get<std::string>())));
+  t.dtype = *id;
+  auto shape = parse_shape(j["shape"], w, name);
+  if (!shape) return shape.error();
+  t.shape = std::move(*shape);
+  const json& offsets = j["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2) return w.at(name, "data_offsets must be [begin, end]");
+  auto begin = unsigned_number(offsets[0], w, name, "data_offsets");
+  if (!begin) return begin.error();
+  auto end = unsigned_number(offsets[1], w, name, "data_offsets");
+  if (!end) return end.error();
+  if (*end < *begin) return w.at(name, fmt::format("data_offsets [{}, {}] end before they begin", *begin, *end));
+  t.begin = *begin;
+  t.end = *end;
+  auto expected = byte_size(t.shape, dtype_bits(t.dtype), w, name);
+  if (!expected) return expected.error();
+  if (*expected != t.bytes()) {
+    return w.at(name, fmt::format("data_offsets [{}, {}] hold {} bytes, but shape and dtype {} need {}", t.begin,
+                                  t.end, t.bytes(), dtype_name(t.dtype), *expected));
+  }
+  return t;
+}
+
+Expected<std::vector<std::pair<std::string, std::string>>> parse_metadata(const json& j, const Where& w) {
+  if (!j.is_object()) return w.at(kMetadataKey, fmt::format("must be an object, found {}", j.type_name()));
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, value] : j.items()) {
+    if (!value.is_string()) {
+      return w.at(kMetadataKey, fmt::format("\"{}\" must be a string, found {}", printable(key), value.type_name()));
+    }
+    out.emplace_back(key, value.get<std::string>());
+  }
+  return out;
+}
+
+// The tensors, sorted by offsets, must tile [0, buffer) exactly.
+Expected<Ok> check_tiling(std::vector<TensorInfo>& tensors, std::uint64_t buffer, const Where& w) {
+  for (const TensorInfo& t : tensors) {
+    if (t.end > buffer) {
+      return w.at(t.name, fmt::format("data_offsets [{}, {}] out of bounds: the data buffer has {} bytes", t.begin,
+                                      t.end, buffer));
+    }
+  }
+  std::sort(tensors.begin(), tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
+    return a.begin != b.begin ? a.begin < b.begin : (a.end != b.end ? a.end < b.end : a.name < b.name);
+  });
+  std::uint64_t covered = 0;
+  const TensorInfo* previous = nullptr;
+  for (const TensorInfo& t : tensors) {
+    if (t.begin < covered) {
+      return w.at(t.name, fmt::format("data_offsets [{}, {}] overlap tensor {} ending at {}", t.begin, t.end,
+                                      printable(previous->name), covered));
+    }
+    if (t.begin > covered) {
+      const std::string after = previous ? "after tensor " + printable(previous->name) : "at the start of the buffer";
+      return w.at(t.name, fmt::format("data_offsets [{}, {}] leave a hole of {} bytes {}", t.begin, t.end,
+                                      t.begin - covered, after));
+    }
+    covered = t.end;
+    previous = &t;
+  }
+  if (covered != buffer) {
+    const std::string field = previous ? previous->name : std::string("data buffer");
+    return w.at(field, fmt::format("the tensors end at {} but the data buffer has {} bytes ({} trailing bytes)",
+                                   covered, buffer, buffer - covered));
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+std::span<const DTypeInfo> all_dtypes() { return kDTypes; }
+
+std::optional<DType> dtype_from_name(std::string_view name) {
+  for (const DTypeInfo& d : kDTypes) {
+    if (d.name == name) return d.id;
+  }
+  return std::nullopt;
+}
+
+std::string_view dtype_name(DType dtype) { return kDTypes[static_cast<std::size_t>(dtype)].name; }
+int dtype_bits(DType dtype) { return kDTypes[static_cast<std::size_t>(dtype)].bits; }
+
+Expected<Header> parse_safetensors(std::span<const unsigned char> file_bytes, const std::string& file) {
+  const Where w{file};
+  auto n = header_length(file_bytes, w);
+  if (!n) return n.error();
+  const std::string_view text(reinterpret_cast<const char*>(file_bytes.data() + 8), *n);
+  auto parsed = parse_json_strict(text, file, "header");
+  if (!parsed) return parsed.error();
+  if (!parsed->is_object()) return w.at("header", fmt::format("must be a JSON object, found {}", parsed->type_name()));
+  Header header;
+  header.header_bytes = *n;
+  for (const auto& [key, value] : parsed->items()) {
+    if (key == kMetadataKey) {
+      auto metadata = parse_metadata(value, w);
+      if (!metadata) return metadata.error();
+      header.metadata = std::move(*metadata);
+      continue;
+    }
+    auto tensor = parse_tensor(key, value, w);
+    if (!tensor) return tensor.error();
+    header.tensors.push_back(std::move(*tensor));
+  }
+  if (auto ok = check_tiling(header.tensors, file_bytes.size() - header.data_start(), w); !ok) return ok.error();
+  return header;
+}
+
+// ---- MappedFile ----
+
+Expected<MappedFile> MappedFile::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{fmt::format("{}: file: cannot open: {}", path, std::strerror(errno))};
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error{fmt::format("{}: file: not a regular file", path)};
+  }
+  MappedFile m;
+  m.size_ = static_cast<std::size_t>(st.st_size);
+  if (m.size_ > 0) {
+    void* p = mmap(nullptr, m.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      return Error{fmt::format("{}: file: cannot map: {}", path, std::strerror(err))};
+    }
+    m.data_ = static_cast<const unsigned char*>(p);
+  }
+  ::close(fd);
+  return m;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (data_) munmap(const_cast<unsigned char*>(data_), size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (data_) munmap(const_cast<unsigned char*>(data_), size_);
+}
+
+// ---- checkpoints ----
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Expected<CheckpointFile> open_file(const fs::path& path, const std::string& name) {
+  CheckpointFile f;
+  f.path = path.string();
+  f.name = name;
+  auto map = MappedFile::open(f.path);
+  if (!map) return map.error();
+  f.map = std::move(*map);
+  auto header = parse_safetensors(f.map.bytes(), f.path);
+  if (!header) return header.error();
+  f.header = std::move(*header);
+  return f;
+}
+
+// Shard name -> the tensors the weight map puts there, in index order.
+using WeightMap = std::map<std::string, std::vector<std::string>>;
+
+Expected<WeightMap> parse_index(const std::string& index_path) {
+  auto parsed = load_json_strict(index_path, "index");
+  if (!parsed) return parsed.error();
+  const Where w{index_path};
+  if (!parsed->is_object()) return w.at("index", fmt::format("must be a JSON object, found {}", parsed->type_name()));
+  if (!parsed->contains("weight_map")) return w.at("weight_map", "missing");
+  const json& map = (*parsed)["weight_map"];
+  if (!map.is_object()) return w.at("weight_map", fmt::format("must be an object, found {}", map.type_name()));
+  WeightMap shards;
+  for (const auto& [tensor, shard] : map.items()) {
+    if (!shard.is_string()) return w.at(tensor, fmt::format("shard must be a file name, found {}", shard.type_name()));
+    const std::string name = shard.get<std::string>();
+    const fs::path p(name);
+    if (name.empty() || p.is_absolute() || std::find(p.begin(), p.end(), "..") != p.end()) {
+      return w.at(tensor, fmt::format("shard \"{}\" must be a relative path inside the checkpoint", printable(name)));
+    }
+    shards[name].push_back(tensor);
+  }
+  return shards;
+}
+
+// Every tensor must be where the weight map says, and nowhere else.
+Expected<Ok> check_against_index(const CheckpointFile& f, const std::vector<std::string>& listed,
+                                 const std::map<std::string, std::string>& shard_of, const std::string& index_path) {
+  const Where w{index_path};
+  std::map<std::string_view, bool> present;
+  for (const TensorInfo& t : f.header.tensors) {
+    const auto it = shard_of.find(t.name);
+    if (it == shard_of.end()) {
+      return Where{f.path}.at(t.name, fmt::format("tensor not in the weight map of {}", index_path));
+    }
+    if (it->second != f.name) {
+      return Where{f.path}.at(t.name, fmt::format("the weight map of {} puts this tensor in {}", index_path,
+                                                  printable(it->second)));
+    }
+    present[t.name] = true;
+  }
+  for (const std::string& tensor : listed) {
+    if (!present.contains(tensor)) return w.at(tensor, fmt::format("tensor missing from shard {}", printable(f.name)));
+  }
+  return Ok{};
+}
+
+Expected<Checkpoint> open_indexed(const fs::path& index_path, const std::string& root) {
+  auto shards = parse_index(index_path.string());
+  if (!shards) return shards.error();
+  std::map<std::string, std::string> shard_of;
+  for (const auto& [shard, tensors] : *shards) {
+    for (const std::string& t : tensors) shard_of[t] = shard;
+  }
+  Checkpoint ck;
+  ck.root = root;
+  ck.index = index_path.filename().string();
+  const fs::path dir = index_path.parent_path();
+  for (const auto& [shard, tensors] : *shards) {
+    const fs::path p = dir / shard;
+    std::error_code ec;
+    if (!fs::exists(p, ec)) {
+      return Where{index_path.string()}.at(tensors.front(), fmt::format("shard {} is missing", printable(p.string())));
+    }
+    auto f = open_file(p, shard);
+    if (!f) return f.error();
+    if (auto ok = check_against_index(*f, tensors, shard_of, index_path.string()); !ok) return ok.error();
+    ck.files.push_back(std::move(*f));
+  }
+  return ck;
+}
+
+Expected<Ok> check_unique_names(const Checkpoint& ck) {
+  std::map<std::string_view, const CheckpointFile*> seen;
+  for (const CheckpointFile& f : ck.files) {
+    for (const TensorInfo& t : f.header.tensors) {
+      const auto [it, inserted] = seen.emplace(t.name, &f);
+      if (!inserted) {
+        return Where{f.path}.at(t.name, fmt::format("duplicate tensor name: also in {}", it->second->path));
+      }
+    }
+  }
+  return Ok{};
+}
+
+Expected<fs::path> index_in_directory(const fs::path& dir) {
+  std::vector<fs::path> indexes;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == kIndexName) return entry.path();
+    if (name.ends_with(".safetensors.index.json")) indexes.push_back(entry.path());
+  }
+  if (ec) return Error{fmt::format("{}: directory: cannot list: {}", dir.string(), ec.message())};
+  if (indexes.size() == 1) return indexes.front();
+  if (indexes.size() > 1) {
+    return Error{fmt::format("{}: index: several *.safetensors.index.json and no {}; name one", dir.string(), kIndexName)};
+  }
+  return fs::path();
+}
+
+Expected<Checkpoint> open_directory(const fs::path& dir, const std::string& root) {
+  auto index = index_in_directory(dir);
+  if (!index) return index.error();
+  if (!index->empty()) return open_indexed(*index, root);
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".safetensors") files.push_back(entry.path());
+  }
+  if (files.empty()) return Error{fmt::format("{}: directory: no .safetensors files", dir.string())};
+  std::sort(files.begin(), files.end());
+  Checkpoint ck;
+  ck.root = root;
+  for (const fs::path& p : files) {
+    auto f = open_file(p, p.filename().string());
+    if (!f) return f.error();
+    ck.files.push_back(std::move(*f));
+  }
+  return ck;
+}
+
+}  // namespace
+
+Expected<Checkpoint> open_checkpoint(const std::string& path) {
+  std::error_code ec;
+  const fs::path p(path);
+  if (!fs::exists(p, ec)) return Error{fmt::format("{}: checkpoint: no such file or directory", path)};
+  Expected<Checkpoint> ck = Error{};
+  if (fs::is_directory(p, ec)) {
+    ck = open_directory(p, path);
+  } else if (p.extension() == ".json") {
+    ck = open_indexed(p, path);
+  } else {
+    auto f = open_file(p, p.filename().string());
+    if (!f) return f.error();
+    Checkpoint single;
+    single.root = path;
+    single.files.push_back(std::move(*f));
+    ck = std::move(single);
+  }
+  if (!ck) return ck;
+  if (auto ok = check_unique_names(*ck); !ok) return ok.error();
+  return ck;
+}
+
+}  // namespace bitproof::audit

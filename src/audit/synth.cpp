@@ -1,0 +1,246 @@
+#include "audit/synth.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "audit/safetensors.hpp"
+
+namespace bitproof::audit {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Fill : std::uint8_t { kRandom, kScale, kOneBf16, kOneF16 };
+
+struct Planned {
+  std::string name;
+  DType dtype;
+  std::vector<std::uint64_t> shape;
+  std::uint64_t bytes;
+  Fill fill;
+  std::uint64_t nan_count = 0;  // kScale: 0xFF bytes at positions [2, 2 + nan_count)
+};
+
+struct ShardPlan {
+  std::string name;
+  std::vector<Planned> tensors;
+};
+
+// splitmix64: a fixed, fully specified stream.
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
+Expected<Ok> check_options(const SynthOptions& o) {
+  if (o.layers == 0 || o.experts == 0 || o.rows == 0) return Error{"synth-checkpoint: --layers, --experts and --rows must be positive"};
+  if (o.cols == 0 || o.cols % 32 != 0) return Error{fmt::format("synth-checkpoint: --cols: {} is not a positive multiple of 32", o.cols)};
+  if (o.scale_lo > o.scale_hi || o.scale_hi > 255) {
+    return Error{fmt::format("synth-checkpoint: --scale-range: {}:{} is not an interval of bytes", o.scale_lo, o.scale_hi)};
+  }
+  if (o.shards == 0 || o.shards > o.layers) {
+    return Error{fmt::format("synth-checkpoint: --shards: {} must be between 1 and the number of layers", o.shards)};
+  }
+  const std::uint64_t scale_tensors = std::uint64_t{o.layers} * o.experts * 3;
+  const std::uint64_t scale_size = o.rows * (o.cols / 32);
+  if (o.nan_bytes > 0 && (scale_size < 3 || o.nan_bytes > scale_tensors * (scale_size - 2))) {
+    return Error{fmt::format("synth-checkpoint: --nan-bytes: {} do not fit after the first two bytes of {} scale tensors of {} bytes",
+                             o.nan_bytes, scale_tensors, scale_size)};
+  }
+  return Ok{};
+}
+
+std::string shard_name(std::uint32_t i, std::uint32_t n) {
+  return n == 1 ? "model.safetensors" : fmt::format("model-{:05}-of-{:05}.safetensors", i + 1, n);
+}
+
+std::vector<ShardPlan> plan(const SynthOptions& o) {
+  std::vector<ShardPlan> shards(o.shards);
+  for (std::uint32_t s = 0; s < o.shards; ++s) shards[s].name = shard_name(s, o.shards);
+  const std::uint64_t scale_tensors = std::uint64_t{o.layers} * o.experts * 3;
+  std::uint64_t scale_index = 0;
+  for (std::uint32_t l = 0; l < o.layers; ++l) {
+    auto& tensors = shards[std::uint64_t{l} * o.shards / o.layers].tensors;
+    const std::string layer = fmt::format("layers.{}.", l);
+    tensors.push_back({layer + "attn_norm.weight", DType::kBF16, {o.cols}, o.cols * 2, Fill::kOneBf16});
+    tensors.push_back({layer + "ffn_norm.weight", DType::kF16, {o.cols}, o.cols * 2, Fill::kOneF16});
+    for (std::uint32_t e = 0; e < o.experts; ++e) {
+      for (const char* w : {"w1", "w2", "w3"}) {
+        const std::string base = fmt::format("{}ffn.experts.{}.{}.", layer, e, w);
+        if (o.weights) {
+          tensors.push_back({base + "weight", DType::kI8, {o.rows, o.cols / 2}, o.rows * o.cols / 2, Fill::kRandom});
+        }
+        Planned scale{base + "scale", DType::kF8E8M0, {o.rows, o.cols / 32}, o.rows * o.cols / 32, Fill::kScale};
+        // NaN k goes to scale tensor k % T: this one gets the k = scale_index, scale_index + T, ...
+        scale.nan_count = o.nan_bytes > scale_index ? (o.nan_bytes - scale_index + scale_tensors - 1) / scale_tensors : 0;
+        tensors.push_back(std::move(scale));
+        ++scale_index;
+      }
+    }
+  }
+  shards.back().tensors.push_back({"norm.weight", DType::kBF16, {o.cols}, o.cols * 2, Fill::kOneBf16});
+  return shards;
+}
+
+std::string header_text(const ShardPlan& shard, const SynthOptions& o) {
+  nlohmann::ordered_json h;
+  h["__metadata__"] = {{"format", "pt"}, {"generator", "bitproof synth-checkpoint"}, {"seed", std::to_string(o.seed)}};
+  std::uint64_t offset = 0;
+  for (const Planned& t : shard.tensors) {
+    h[t.name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes}}};
+    offset += t.bytes;
+  }
+  std::string text = h.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  return text;
+}
+
+class Writer {
+ public:
+  explicit Writer(std::FILE* f) : f_(f) {}
+  bool write(const void* p, std::size_t n) { return std::fwrite(p, 1, n, f_) == n; }
+
+ private:
+  std::FILE* f_;
+};
+
+constexpr std::size_t kBuffer = std::size_t{1} << 20;
+
+// Fills `buf` with bytes [pos, pos + n) of tensor t; scale bytes are counted into `h`.
+void fill(const Planned& t, const SynthOptions& o, SplitMix64& rng, std::uint64_t pos, unsigned char* buf,
+          std::size_t n, Histogram* h) {
+  switch (t.fill) {
+    case Fill::kOneBf16:
+    case Fill::kOneF16: {
+      const unsigned char one[2] = {t.fill == Fill::kOneBf16 ? std::uint8_t{0x80} : std::uint8_t{0x00},
+                                    t.fill == Fill::kOneBf16 ? std::uint8_t{0x3F} : std::uint8_t{0x3C}};
+      for (std::size_t i = 0; i < n; ++i) buf[i] = one[(pos + i) & 1];
+      return;
+    }
+    case Fill::kRandom:
+      for (std::size_t i = 0; i < n; i += 8) {
+        const std::uint64_t r = rng.next();
+        for (std::size_t b = 0; b < 8 && i + b < n; ++b) buf[i + b] = static_cast<unsigned char>(r >> (8 * b));
+      }
+      return;
+    case Fill::kScale: {
+      const std::uint64_t span = o.scale_hi - o.scale_lo + 1;
+      for (std::size_t i = 0; i < n; i += 4) {
+        const std::uint64_t r = rng.next();
+        for (std::size_t b = 0; b < 4 && i + b < n; ++b) {
+          buf[i + b] = static_cast<unsigned char>(o.scale_lo + ((((r >> (16 * b)) & 0xFFFF) * span) >> 16));
+        }
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t p = pos + i;
+        if (p == 0 && t.bytes >= 2) buf[i] = static_cast<unsigned char>(o.scale_lo);
+        if (p == 1) buf[i] = static_cast<unsigned char>(o.scale_hi);
+        if (p >= 2 && p < 2 + t.nan_count) buf[i] = 0xFF;
+        ++(*h)[buf[i]];
+      }
+      return;
+    }
+  }
+}
+
+Expected<std::uint64_t> write_shard(const ShardPlan& shard, const SynthOptions& o, SplitMix64& rng,
+                                    const fs::path& path, SynthResult& result) {
+  const std::string tmp = path.string() + ".tmp-bitproof";
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
+  if (!f) return Error{fmt::format("{}: file: cannot write", path.string())};
+  Writer out(f.get());
+  const std::string header = header_text(shard, o);
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
+  bool ok = out.write(len, 8) && out.write(header.data(), header.size());
+  std::uint64_t total = 8 + header.size();
+  std::vector<unsigned char> buf(kBuffer);
+  for (const Planned& t : shard.tensors) {
+    Histogram h{};
+    for (std::uint64_t pos = 0; ok && pos < t.bytes; pos += kBuffer) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kBuffer, t.bytes - pos));
+      fill(t, o, rng, pos, buf.data(), n, &h);
+      ok = out.write(buf.data(), n);
+    }
+    total += t.bytes;
+    if (t.fill == Fill::kScale) {
+      result.scale_bytes += t.bytes;
+      result.scales.emplace_back(t.name, h);
+    }
+  }
+  ok = ok && std::fflush(f.get()) == 0;
+  f.reset();
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Error{fmt::format("{}: file: cannot write", path.string())};
+  }
+  return total;
+}
+
+Expected<Ok> write_index(const std::vector<ShardPlan>& shards, const fs::path& path, std::uint64_t tensor_bytes) {
+  nlohmann::json index;
+  index["metadata"] = {{"total_size", tensor_bytes}};
+  index["weight_map"] = nlohmann::json::object();
+  for (const ShardPlan& s : shards) {
+    for (const Planned& t : s.tensors) index["weight_map"][t.name] = s.name;
+  }
+  const std::string tmp = path.string() + ".tmp-bitproof";
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
+  const std::string text = index.dump(2) + "\n";
+  const bool ok = f && std::fwrite(text.data(), 1, text.size(), f.get()) == text.size() && std::fflush(f.get()) == 0;
+  f.reset();
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Error{fmt::format("{}: file: cannot write", path.string())};
+  }
+  return Ok{};
+}
+
+Expected<Ok> prepare_directory(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) return Error{fmt::format("{}: OUT_DIR: not a directory", dir.string())};
+    if (!fs::is_empty(dir, ec)) return Error{fmt::format("{}: OUT_DIR: not empty; give a new or empty directory", dir.string())};
+    return Ok{};
+  }
+  if (!fs::create_directories(dir, ec)) return Error{fmt::format("{}: OUT_DIR: cannot create: {}", dir.string(), ec.message())};
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<SynthResult> synthesize_checkpoint(const SynthOptions& o) {
+  if (auto ok = check_options(o); !ok) return ok.error();
+  const fs::path dir(o.out_dir);
+  if (auto ok = prepare_directory(dir); !ok) return ok.error();
+  const std::vector<ShardPlan> shards = plan(o);
+  SynthResult result;
+  SplitMix64 rng{o.seed};
+  std::uint64_t tensor_bytes = 0;
+  for (const ShardPlan& s : shards) {
+    const fs::path path = dir / s.name;
+    auto written = write_shard(s, o, rng, path, result);
+    if (!written) return written.error();
+    result.total_bytes += *written;
+    for (const Planned& t : s.tensors) tensor_bytes += t.bytes;
+    result.files.push_back(path.string());
+  }
+  if (shards.size() > 1) {
+    const fs::path index = dir / std::string(kIndexName);
+    if (auto ok = write_index(shards, index, tensor_bytes); !ok) return ok.error();
+    result.files.push_back(index.string());
+  }
+  return result;
+}
+
+}  // namespace bitproof::audit
