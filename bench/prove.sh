@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Whole-process wall time of the DeepSeek V4 fold proof and its domain
+# discovery, against the peer users write today (bench/peer_fold.py), measured
+# in the same run with hyperfine (no shell in between, warm-up runs first).
+# Usage: bench/prove.sh [runs]   (needs: scripts/setup.sh; apt-get install hyperfine)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-300}
+command -v hyperfine >/dev/null || { apt-get install -y -qq hyperfine >/dev/null; }
+[ -x build/bitproof ] || scripts/setup.sh >/dev/null
+out=$(mktemp -d)
+hyperfine -N --warmup 20 --runs "$runs" --export-json "$out/prove.json" \
+  -n "bitproof prove" "build/bitproof prove proofs/dsv4-mxfp4-fp16-fold.json" \
+  -n "bitproof prove --report" "build/bitproof prove proofs/dsv4-mxfp4-fp16-fold.json --report $out/r.json" \
+  -n "bitproof domain" "build/bitproof domain proofs/dsv4-mxfp4-fp16-fold.json" \
+  -n "python3 peer (208 cases)" "python3 bench/peer_fold.py" >/dev/null
+python3 - "$out/prove.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+peer = next(r for r in results if r["command"].startswith("python3"))["median"]
+print("| command | median ms | min ms | runs | peer / this |")
+print("|---|---|---|---|---|")
+for r in results:
+    print(f"| {r['command']} | {r['median']*1e3:.2f} | {r['min']*1e3:.2f} | {len(r['times'])} | {peer / r['median']:.1f}x |")
+PY
+rm -rf "$out"
