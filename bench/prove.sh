@@ -9,15 +9,17 @@ runs=${1:-300}
 command -v hyperfine >/dev/null || { apt-get install -y -qq hyperfine >/dev/null; }
 [ -x build/bitproof ] || scripts/setup.sh >/dev/null
 out=$(mktemp -d)
+py=/usr/bin/python3  # Debian's interpreter: the one a fresh machine has
+[ -x "$py" ] || py=python3
 hyperfine -N --warmup 20 --runs "$runs" --export-json "$out/prove.json" \
   -n "bitproof prove" "build/bitproof prove proofs/dsv4-mxfp4-fp16-fold.json" \
   -n "bitproof prove --report" "build/bitproof prove proofs/dsv4-mxfp4-fp16-fold.json --report $out/r.json" \
   -n "bitproof domain" "build/bitproof domain proofs/dsv4-mxfp4-fp16-fold.json" \
-  -n "python3 peer (208 cases)" "python3 bench/peer_fold.py" >/dev/null
+  -n "python3 peer (208 cases)" "$py bench/peer_fold.py" >/dev/null
 python3 - "$out/prove.json" <<'PY'
 import json, sys
 results = json.load(open(sys.argv[1]))["results"]
-peer = next(r for r in results if r["command"].startswith("python3"))["median"]
+peer = next(r for r in results if r["command"].startswith("python3 peer"))["median"]
 print("| command | median ms | min ms | runs | peer / this |")
 print("|---|---|---|---|---|")
 for r in results:
