@@ -63,6 +63,7 @@ Expected<Discovery> discover(const Spec& spec, const std::string& over, const En
   std::vector<std::uint32_t> soft(n);
   std::vector<std::uint32_t> witness(n);
   out.cases = eval.case_count();
+  const bool keep_map = out.cases / code_count <= kDiscoveryMapLimit;
   for (std::uint64_t i = 0; i < out.cases; ++i) {
     eval.codes_of(i, codes.data());
     eval.outputs(codes.data(), soft.data(), witness.data());
@@ -78,6 +79,7 @@ Expected<Discovery> discover(const Spec& spec, const std::string& over, const En
       CodeVerdict& v = out.claims[c].codes[codes[*over_index]];
       ++v.cases;
       std::string kind = eval.check(widened.claims[c], codes.data(), soft.data());
+      if (keep_map) v.failing.push_back(!kind.empty());
       if (kind.empty()) {
         ++v.holding;
       } else if (!v.first) {

@@ -13,11 +13,16 @@
 
 namespace bitproof {
 
+// Discovery keeps a per-case map (for the SVG case map) when the other inputs
+// span at most this many cases.
+inline constexpr std::uint64_t kDiscoveryMapLimit = 4096;
+
 struct CodeVerdict {
   std::uint32_t code = 0;
   std::uint64_t cases = 0;
   std::uint64_t holding = 0;
   std::optional<Counterexample> first;  // first counterexample at this code
+  std::vector<bool> failing;            // per case at this code, in case order (see kDiscoveryMapLimit)
   [[nodiscard]] bool holds() const { return holding == cases; }
 };
 
