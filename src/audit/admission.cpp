@@ -45,7 +45,7 @@ Expected<Ok> check_report_kind(const json& j, const std::string& kind, const Whe
   }
   if (!j.contains("kind") || j["kind"] != kind) {
     const std::string found = j.contains("kind") ? printable(j["kind"].dump()) : "nothing";
-    return w.at("kind", fmt::format("a {} report is needed ({}), found {}", kind, hint, found));
+    return w.at("kind", fmt::format("a report of kind \"{}\" is needed ({}), found {}", kind, hint, found));
   }
   if (!j.contains("result") || !j["result"].is_object()) return w.at("result", "missing");
   return Ok{};

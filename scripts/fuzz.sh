@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Fuzzes the safetensors header parser (src/audit/safetensors.cpp, strict_json.cpp)
+# with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer, for a
+# bounded time, starting from a seed corpus written by the checkpoint generator.
+#
+#   scripts/fuzz.sh [SECONDS]      default 60 (or $FUZZ_SECONDS)
+#   FUZZ_BUILD_DIR=DIR             build directory (default build-fuzz in the repository)
+#
+# Self-contained: installs clang-14 and libclang-rt-14-dev (Debian 12) with
+# apt-get when clang or the libFuzzer runtime is missing. Exit 0 when the run
+# found nothing; non-zero on a crash, leak, sanitizer report or timeout (the
+# reproducing input is left in $FUZZ_BUILD_DIR/fuzz-crashes/) or a failed build.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+seconds=${1:-${FUZZ_SECONDS:-60}}
+build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+
+fuzzer_runtime() { compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; }
+pick_clang() { command -v clang++-14 || command -v clang++ || true; }
+
+cxx=$(pick_clang)
+if [ -z "$cxx" ] || ! fuzzer_runtime; then
+  echo "fuzz.sh: installing clang-14 and libclang-rt-14-dev" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq clang-14 libclang-rt-14-dev >/dev/null
+  cxx=$(pick_clang)
+fi
+[ -n "$cxx" ] || { echo "fuzz.sh: no clang++ after install" >&2; exit 1; }
+
+cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DBITPROOF_FUZZ=ON -DBITPROOF_CUDA=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds -j2 >/dev/null
+
+seeds=$build/fuzz-seeds corpus=$build/fuzz-corpus crashes=$build/fuzz-crashes
+rm -rf "$seeds"
+mkdir -p "$corpus" "$crashes"
+"$build/tests/audit/fuzz_safetensors_seeds" "$seeds"
+echo "fuzz.sh: fuzzing the safetensors reader for ${seconds}s ($(ls "$seeds" | wc -l) seeds)"
+"$build/tests/audit/fuzz_safetensors" "$corpus" "$seeds" -max_total_time="$seconds" -max_len=16384 -timeout=10 \
+  -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
+echo "fuzz.sh: no crash in ${seconds}s"

@@ -1,0 +1,46 @@
+// libFuzzer target: the safetensors reader on arbitrary bytes. The first byte
+// picks the parser: even -> a whole .safetensors file (length prefix, header
+// JSON, tiling rules); odd -> the rest as strict JSON (index files, reports).
+// Either must return a value or an error, never crash, hang or leak; an error
+// must be one line naming the file.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "audit/safetensors.hpp"
+#include "audit/strict_json.hpp"
+
+namespace {
+
+void require_one_line(const bitproof::Error& e) {
+  if (e.message.find('\n') != std::string::npos || e.message.rfind("fuzz.safetensors: ", 0) != 0) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::span<const unsigned char> rest(data + 1, size - 1);
+  if ((data[0] & 1) == 0) {
+    auto header = bitproof::audit::parse_safetensors(rest, "fuzz.safetensors");
+    if (!header) {
+      require_one_line(header.error());
+      return 0;
+    }
+    // A parsed header's tensors must tile the buffer inside the input.
+    std::uint64_t covered = 0;
+    for (const auto& t : header->tensors) {
+      if (t.begin != covered || t.end < t.begin) std::abort();
+      covered = t.end;
+    }
+    if (header->data_start() + covered != rest.size()) std::abort();
+  } else {
+    const std::string_view text(reinterpret_cast<const char*>(rest.data()), rest.size());
+    auto json = bitproof::audit::parse_json_strict(text, "fuzz.safetensors", "index");
+    if (!json) require_one_line(json.error());
+  }
+  return 0;
+}
