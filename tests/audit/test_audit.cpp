@@ -96,6 +96,33 @@ TEST_SUITE("audit") {
     CHECK(before != plain_count(bytes, 0, bytes.size()));
   }
 
+  TEST_CASE("narrow spans (the vector path), windows at the top of the byte range, long runs: exact counts") {
+    MESSAGE("AVX2 narrow-span path available: " << detail::narrow_path_available());
+    std::uint64_t x = 0x9E3779B97F4A7C15ull;
+    std::vector<unsigned char> bytes(140000);
+    int compared = 0;
+    for (unsigned span : {1u, 2u, 8u, 9u, 13u, 16u, 17u, 31u, 32u, 33u, 200u}) {
+      for (unsigned lo : {0u, 114u, 224u, 240u, 250u, 256u - span}) {
+        if (lo + span > 256) continue;
+        for (auto& b : bytes) {
+          x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+          b = static_cast<unsigned char>(lo + x % span);
+        }
+        for (std::size_t len : {0, 31, 32, 33, 8159, 8160, 8161, 131072 + 77}) {
+          Histogram fast{};
+          Histogram portable{};
+          add_histogram(std::span(bytes).first(len), fast);
+          detail::add_histogram_portable(std::span(bytes).first(len), portable);
+          const Histogram plain = plain_count(bytes, 0, len);
+          CHECK(fast == plain);
+          CHECK(portable == plain);
+          ++compared;
+        }
+      }
+    }
+    CHECK(compared == 392);  // 49 (span, lo) pairs x 8 lengths
+  }
+
   TEST_CASE("layer numbers come from layers.L. in the name") {
     CHECK(layer_of("layers.12.ffn.experts.3.w1.scale") == 12u);
     CHECK(layer_of("model.layers.0.mlp.down_proj.weight_scale") == 0u);

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Benchmark: bitproof audit against two peers, in the same run, on synthetic
+# DeepSeek V4 layout checkpoints written by `bitproof synth-checkpoint`:
+#   cat FILES > /dev/null       the read bandwidth (warm page cache)
+#   bitproof audit DIR          memory maps, 8-lane byte histograms, all cores
+#   bench/audit_peer.py DIR     python3 + numpy: parse headers, np.bincount each scale tensor
+# Two checkpoints (shapes as DeepSeek V4-Flash's experts, hidden 4096, expert
+# inter 2048: weight I8 [2048, 2048] + scale F8_E8M0 [2048, 128] = 256 KiB):
+#   realistic    4 layers x 84 experts x w1,w2,w3, weights included: 4.3 GB, of
+#                which 0.25 GB scale bytes (the layout fixes scales at 1/16 of weights)
+#   scales-only  16 layers x 86 experts, --no-weights: 1.08 GB, all scale bytes
+#                (cat and audit then read the same bytes)
+# Each command runs REPEAT times (interleaved) after two warming reads; the
+# median wall time is reported, with CPU time (user + sys) / wall time = cores used.
+# Both tools' overall histograms are compared (they must be equal).
+#
+#   bench/audit.sh [WORKDIR]      default out/bench-audit (needs ~6 GB; deleted afterwards unless KEEP=1)
+#   BITPROOF=path REPEAT=5 KEEP=1 bench/audit.sh
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+work=${1:-$root/out/bench-audit}
+repeat=${REPEAT:-5}
+bp=${BITPROOF:-$root/build-bench/bitproof}
+py=/usr/bin/python3
+
+if [ ! -x "$bp" ]; then
+  cmake -S "$root" -B "$root/build-bench" -DBITPROOF_CUDA=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$root/build-bench" --target bitproof -j2 >/dev/null
+  bp=$root/build-bench/bitproof
+fi
+if ! "$py" -c "import numpy" 2>/dev/null || [ ! -x /usr/bin/time ]; then
+  apt-get install -y -qq python3-numpy time >/dev/null
+fi
+
+rm -rf "$work" && mkdir -p "$work"
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+
+# timed LABEL CMD...: appends "LABEL wall cpu" to $work/times.
+timed() {
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %U %S" -o "$work/t" "$@" >/dev/null
+  awk -v l="$label" '{ printf "%s %s %.2f\n", l, $1, $2 + $3 }' "$work/t" >>"$work/times"
+}
+median() { grep "^$1 " "$work/times" | awk '{ print $2 }' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+cpu_of() { grep "^$1 " "$work/times" | awk -v m="$2" '$2 == m { print $3; exit }'; }
+
+run_config() {
+  local name=$1
+  shift
+  local ck=$work/$name
+  "$bp" synth-checkpoint "$ck" --rows 2048 --cols 4096 --shards 4 --seed 1 "$@" >/dev/null
+  local files=("$ck"/*.safetensors)
+  local total scale
+  total=$(cat "${files[@]}" | wc -c)
+  "$bp" audit "$ck" --report "$work/$name.audit.json" >/dev/null
+  scale=$("$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['result']['overall']['bytes'])" "$work/$name.audit.json")
+  # Same histogram from both tools.
+  "$py" "$root/bench/audit_peer.py" "$ck" --histogram "$work/$name.peer.json" >/dev/null
+  "$py" - "$work/$name.audit.json" "$work/$name.peer.json" <<'EOF'
+import json, sys
+a = json.load(open(sys.argv[1]))["result"]["overall"]["histogram"]
+dense = [0] * 256
+for code, count in a:
+    dense[code] = count
+assert dense == json.load(open(sys.argv[2])), "bitproof and numpy histograms differ"
+EOF
+  cat "${files[@]}" >/dev/null
+  cat "${files[@]}" >/dev/null
+  : >"$work/times"
+  for _ in $(seq "$repeat"); do
+    timed cat cat "${files[@]}"
+    timed audit "$bp" audit "$ck"
+    timed peer "$py" "$root/bench/audit_peer.py" "$ck"
+  done
+  local c a p
+  c=$(median cat) a=$(median audit) p=$(median peer)
+  "$py" - "$name" "$total" "$scale" "$c" "$a" "$p" "$(cpu_of cat "$c")" "$(cpu_of audit "$a")" "$(cpu_of peer "$p")" <<'EOF'
+import sys
+name, total, scale = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+c, a, p, cc, ac, pc = map(float, sys.argv[4:10])
+gb = 1e9
+print(f"| {name} | {total / gb:.2f} GB | {scale / gb:.3f} GB | cat {c:.2f} s ({total / c / gb:.2f} GB/s, {cc / c:.1f} cores) "
+      f"| audit {a:.2f} s ({scale / a / gb:.2f} GB/s scale, {ac / a:.1f} cores) "
+      f"| numpy {p:.2f} s ({scale / p / gb:.2f} GB/s scale, {pc / p:.1f} cores) "
+      f"| audit scale B/s ÷ cat B/s = {scale / a / (total / c):.2f} | audit time ÷ cat time = {a / c:.2f} "
+      f"| numpy time ÷ audit time = {p / a:.2f} |")
+EOF
+  rm -rf "$ck"
+}
+
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -m), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# bitproof: $("$bp" --version); numpy $("$py" -c 'import numpy; print(numpy.__version__)'); repeat $repeat, medians"
+run_config realistic --layers 4 --experts 84
+run_config scales-only --layers 16 --experts 86 --no-weights
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
