@@ -12,17 +12,18 @@ namespace {
 std::string value_text(FormatId id, std::uint32_t code) { return oracle::to_string(oracle::exact_of(id, code)); }
 
 int run_formats() {
-  std::printf("%-6s %4s %3s %3s %5s %-6s %-8s %-24s %-24s %s\n", "format", "bits", "E", "M", "bias", "signed",
+  std::printf("%-8s %4s %3s %3s %5s %-6s %-8s %-24s %-24s %s\n", "format", "bits", "E", "M", "bias", "signed",
               "specials", "max", "min normal", "min subnormal");
-  static constexpr const char* kSpecials[] = {"ieee", "fn", "finite", "e8m0"};
+  static constexpr const char* kSpecials[] = {"ieee", "fn", "finite", "e8m0", "fnuz", "int"};
   for (std::size_t i = 0; i < kFormats.size(); ++i) {
     const auto id = static_cast<FormatId>(i);
     const FormatSpec& f = kFormats[i];
     const std::uint32_t min_normal = f.has_subnormals() ? (1u << f.man_bits) : 0u;
-    const std::string min_sub = f.has_subnormals() ? value_text(id, 1) : "-";
-    std::printf("%-6s %4d %3d %3d %5d %-6s %-8s %-24s %-24s %s\n", std::string(f.name).c_str(), f.bits, f.exp_bits,
+    const std::string min_sub = f.has_subnormals() && !f.is_integer() ? value_text(id, 1) : "-";
+    const std::string min_norm = f.is_integer() ? "-" : value_text(id, min_normal);
+    std::printf("%-8s %4d %3d %3d %5d %-6s %-8s %-24s %-24s %s\n", std::string(f.name).c_str(), f.bits, f.exp_bits,
                 f.man_bits, f.bias, f.is_signed ? "yes" : "no", kSpecials[static_cast<int>(f.specials)],
-                value_text(id, f.max_finite_code()).c_str(), value_text(id, min_normal).c_str(), min_sub.c_str());
+                value_text(id, f.max_finite_code()).c_str(), min_norm.c_str(), min_sub.c_str());
   }
   return 0;
 }

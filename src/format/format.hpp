@@ -12,7 +12,9 @@
 
 namespace bitproof {
 
-enum class Specials : std::uint8_t { kIeee, kFn, kFinite, kE8m0 };
+// kFnuz and kInt are appended, so the integer values of the first four (which
+// backends pass around as plain integers) stay as they were.
+enum class Specials : std::uint8_t { kIeee, kFn, kFinite, kE8m0, kFnuz, kInt };
 
 enum class FormatId : std::uint8_t {
 #define BITPROOF_FORMAT(id, ...) id,
@@ -37,7 +39,12 @@ struct FormatSpec {
     return is_signed ? std::uint32_t{1} << (bits - 1) : 0;
   }
   [[nodiscard]] constexpr bool has_inf() const { return specials == Specials::kIeee; }
-  [[nodiscard]] constexpr bool has_nan() const { return specials != Specials::kFinite; }
+  [[nodiscard]] constexpr bool has_nan() const { return specials != Specials::kFinite && specials != Specials::kInt; }
+  // Sign-magnitude formats with a negative zero (FNUZ: 0x80 is NaN; integers: two's complement).
+  [[nodiscard]] constexpr bool has_negative_zero() const {
+    return is_signed && specials != Specials::kFnuz && specials != Specials::kInt;
+  }
+  [[nodiscard]] constexpr bool is_integer() const { return specials == Specials::kInt; }
   [[nodiscard]] constexpr bool has_zero() const { return specials != Specials::kE8m0; }
   [[nodiscard]] constexpr bool has_subnormals() const { return specials != Specials::kE8m0; }
   // Unbiased exponent of the smallest normal binade.
@@ -50,6 +57,8 @@ struct FormatSpec {
       case Specials::kFn: return all_ones - 1;
       case Specials::kE8m0: return all_ones - 1;
       case Specials::kFinite: return all_ones;
+      case Specials::kFnuz: return all_ones;  // every exponent is finite; only -0 is NaN
+      case Specials::kInt: return man_mask();  // 2^(bits-1) - 1 signed, 2^bits - 1 unsigned
     }
     return all_ones;
   }
@@ -70,7 +79,9 @@ inline constexpr std::array kFormats = {
 consteval bool formats_are_consistent() {
   for (const FormatSpec& f : kFormats) {
     if (f.bits != (f.is_signed ? 1 : 0) + f.exp_bits + f.man_bits) return false;
-    if (f.bits > 32 || f.exp_bits < 1) return false;
+    if (f.bits > 32) return false;
+    // Integers have no exponent field; every floating-point format has one.
+    if ((f.specials == Specials::kInt) != (f.exp_bits == 0)) return false;
   }
   return true;
 }
@@ -94,6 +105,13 @@ struct Decoded {
 
 [[nodiscard]] BP_HD constexpr Decoded decode(const FormatSpec& f, std::uint32_t code) {
   const bool negative = (code & f.sign_mask()) != 0;
+  if (f.specials == Specials::kInt) {  // two's complement when signed, then minus the bias
+    const std::int64_t stored = negative ? std::int64_t{code} - static_cast<std::int64_t>(f.code_count()) : code;
+    const std::int64_t value = stored - f.bias;
+    if (value == 0) return {Kind::kZero, false, 0, 0};
+    return {Kind::kFinite, value < 0, static_cast<std::uint64_t>(value < 0 ? -value : value), 0};
+  }
+  if (f.specials == Specials::kFnuz && code == f.sign_mask()) return {Kind::kNaN, true, 0, 0};
   const std::uint32_t exp_field = (code >> f.man_bits) & f.exp_field_max();
   const std::uint32_t man = code & f.man_mask();
   const bool exp_all_ones = exp_field == f.exp_field_max();

@@ -24,14 +24,38 @@ Exact finite(bool negative, Int mag, int exp2) {
 int bit_length(const Int& v) { return v == 0 ? 0 : static_cast<int>(boost::multiprecision::msb(v)) + 1; }
 
 std::uint32_t canonical_nan(const FormatSpec& f) {
+  if (f.specials == Specials::kFnuz) return f.sign_mask();  // the only NaN: the -0 pattern
   return (f.exp_field_max() << f.man_bits) | f.man_mask();
+}
+
+// Zero of a sign; formats without a negative zero (FNUZ, integers, unsigned) give +0.
+std::uint32_t zero_code(const FormatSpec& f, bool negative) {
+  return negative && f.has_negative_zero() ? f.sign_mask() : 0;
 }
 
 std::uint32_t with_sign(const FormatSpec& f, bool negative, std::uint32_t magnitude_code) {
   return negative ? (magnitude_code | f.sign_mask()) : magnitude_code;
 }
 
+// Integers: the code of the value ±n (stored as value + bias, two's complement when
+// signed), or of the saturated end of the range.
+Rounded integer_code(const FormatSpec& f, bool negative, const Int& n, bool inexact, Overflow overflow) {
+  const Int lo = f.is_signed ? -Int{f.sign_mask()} : Int{0};
+  const Int hi{f.max_finite_code()};
+  Int stored = (negative ? Int{-n} : n) + f.bias;
+  if (stored < lo || stored > hi) {
+    if (overflow != Overflow::kSaturate) return {std::nullopt, true};
+    stored = stored < lo ? lo : hi;
+    inexact = true;
+  }
+  if (stored < 0) stored += Int{f.code_count()};
+  return {stored.convert_to<std::uint32_t>(), inexact};
+}
+
 Rounded overflowed(const FormatSpec& f, bool negative, Rounding mode, Overflow overflow) {
+  if (f.is_integer()) {
+    return integer_code(f, negative, (Int{1} << f.bits) + std::abs(f.bias), true, overflow);
+  }
   const std::uint32_t max_code = with_sign(f, negative, f.max_finite_code());
   if (overflow == Overflow::kSaturate || mode == Rounding::kTowardZero) return {max_code, true};
   if (f.has_inf()) return {with_sign(f, negative, f.exp_field_max() << f.man_bits), true};
@@ -66,6 +90,11 @@ Int round_to_quantum(const Int& mag, int exp2, int quantum_exp, Rounding mode, b
 
 Rounded round_finite(FormatId format, const Exact& v, Rounding mode, Overflow overflow) {
   const FormatSpec& f = spec_of(format);
+  if (f.is_integer()) {
+    bool inexact = false;
+    const Int n = round_to_quantum(v.mag, v.exp2, 0, mode, inexact);
+    return integer_code(f, v.negative, n, inexact, overflow);
+  }
   if (v.negative && !f.is_signed) return {std::nullopt, true};
   const int top_exp = bit_length(v.mag) - 1 + v.exp2;  // 2^top_exp <= |v| < 2^(top_exp+1)
   const int binade = std::max(top_exp, f.min_normal_exp());
@@ -74,7 +103,7 @@ Rounded round_finite(FormatId format, const Exact& v, Rounding mode, Overflow ov
   Int n = round_to_quantum(v.mag, v.exp2, quantum_exp, mode, inexact);
   if (n == 0) {
     if (!f.has_zero()) return {std::nullopt, true};
-    return {with_sign(f, v.negative, 0), true};
+    return {zero_code(f, v.negative), true};
   }
   if (bit_length(n) > f.man_bits + 1) {  // rounding carried into the next binade
     n >>= 1;
@@ -160,7 +189,7 @@ Rounded round_to(FormatId format, const Exact& value, Rounding mode, Overflow ov
       return overflowed(f, value.negative, Rounding::kNearestEven, overflow);
     case Kind::kZero:
       if (!f.has_zero()) return {std::nullopt, true};
-      return {with_sign(f, value.negative && f.is_signed, 0), false};
+      return {zero_code(f, value.negative), false};
     case Kind::kFinite: break;
   }
   return round_finite(format, value, mode, overflow);
