@@ -1,0 +1,97 @@
+// Recipe family: UE8M0 scale -> FP16 on Volta, two ways, and the MXFP4 decode built on each.
+//
+//   cvt_rn       float2half_rn(float bits s << 23)
+//                the SM70 Marlin path of 1CatAI/1Cat-vLLM as issue 6 describes it: bit-cast
+//                the byte into an FP32 exponent, one round-to-nearest conversion; keeps
+//                FP16 subnormals (2^-24 .. 2^-15, s = 103..112) and rounds 2^-25 (s = 102)
+//                to 0; s = 0 casts to +0 (2^-127 rounds to 0 anyway); s = 255 is +Inf,
+//                not NaN; s >= 143 overflows to +Inf.
+//   clamp_shift  half bits clamp(s + 15 - 127, 0, 30) << 10
+//                the TurboMind SM70 path (turbomind_mxfp4.hpp): no subnormals (s <= 112 -> +0),
+//                saturates at 2^15 (s >= 142), 255 -> 2^15.
+//   mxfp4 (e2m1 × ue8m0 -> fp16): hmul(hmul(raw, 2^14), cvt_rn(s)), the ordinary TurboMind
+//                decode with the SM70 Marlin scale; compare turbomind.mxfp4_fp16.ordinary.
+#pragma once
+
+#include <cstdint>
+
+#include "hd.hpp"
+#include "recipes/recipe.hpp"
+#include "recipes/turbomind_mxfp4.hpp"
+
+namespace bitproof::sm70 {
+
+inline constexpr std::string_view kSource =
+    "1CatAI/1Cat-vLLM SM70 Marlin MXFP4 scale path (E8M0 -> FP32 bit cast -> __float2half_rn), as issue 6 "
+    "describes it; TurboMind clamp-and-shift from PR #312";
+
+BP_HD constexpr std::uint32_t e8m0_float_bits(std::uint32_t s) { return (s & 0xFF) << 23; }
+
+constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, int arity,
+                          Role role = Role::kRecipe, std::string_view control_of = {}) {
+  return RecipeCard{.name = name,
+                    .label = label,
+                    .summary = summary,
+                    .source = kSource,
+                    .arity = arity,
+                    .inputs = arity == 1 ? std::array{FormatId::ue8m0, FormatId::ue8m0}
+                                         : std::array{FormatId::e2m1, FormatId::ue8m0},
+                    .output = FormatId::fp16,
+                    .intent = arity == 1 ? Intent::kValue : Intent::kProduct,
+                    .role = role,
+                    .control_of = control_of};
+}
+
+struct ScaleCvtRn {
+  static constexpr RecipeCard kCard =
+      card("sm70_marlin.e8m0_fp16.cvt_rn", "cvt-rn", "float2half_rn(float bits s << 23)", 1);
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t s) {
+    return Ar::float2half_rn(e8m0_float_bits(s));
+  }
+};
+
+struct ScaleClampShift {
+  static constexpr RecipeCard kCard =
+      card("turbomind.e8m0_fp16.clamp_shift", "clamp-shift", "half bits clamp(s - 112, 0, 30) << 10", 1);
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t s) {
+    return turbomind::half_from_exponent_field(turbomind::adjust_scale(s));
+  }
+};
+
+struct Mxfp4CvtRn {
+  static constexpr RecipeCard kCard = card("sm70_marlin.mxfp4_fp16.cvt_rn", "cvt-rn-scale",
+                                           "hmul(hmul(raw, 2^14), float2half_rn(float bits s << 23))", 2);
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t s) {
+    const std::uint16_t element = Ar::hmul(turbomind::raw_bits(x), turbomind::kTwoPow14);
+    return Ar::hmul(element, Ar::float2half_rn(e8m0_float_bits(s)));
+  }
+};
+
+// ---- negative controls ----
+
+struct ScaleCvtRz {
+  static constexpr RecipeCard kCard =
+      card("sm70_marlin.e8m0_fp16.control.cvt_rz", "cvt-rz",
+           "float2half_rz: truncation, wrong where the conversion rounds (2^16 and up saturate at 65504)", 1,
+           Role::kControl, "sm70_marlin.e8m0_fp16.cvt_rn");
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t s) {
+    return Ar::float2half_rz(e8m0_float_bits(s));
+  }
+};
+
+struct ScaleBiasOff {
+  static constexpr RecipeCard kCard =
+      card("sm70_marlin.e8m0_fp16.control.exponent_plus1", "cvt-rn+1",
+           "the byte placed one exponent too high: every scale doubled", 1, Role::kControl,
+           "sm70_marlin.e8m0_fp16.cvt_rn");
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t s) {
+    return Ar::float2half_rn(e8m0_float_bits(s + 1));
+  }
+};
+
+}  // namespace bitproof::sm70
