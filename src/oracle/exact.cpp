@@ -189,6 +189,7 @@ Rounded round_to(FormatId format, const Exact& value, Rounding mode, Overflow ov
       return overflowed(f, value.negative, Rounding::kNearestEven, overflow);
     case Kind::kZero:
       if (!f.has_zero()) return {std::nullopt, true};
+      if (f.is_integer()) return integer_code(f, false, Int{0}, false, overflow);  // stored as the bias
       return {zero_code(f, value.negative), false};
     case Kind::kFinite: break;
   }
