@@ -10,7 +10,7 @@
 #                which 0.25 GB scale bytes (the layout fixes scales at 1/16 of weights)
 #   scales-only  16 layers x 86 experts, --no-weights: 1.08 GB, all scale bytes
 #                (cat and audit then read the same bytes)
-# Each command runs REPEAT times (interleaved) after two warming reads; the
+# Each command (and audit --threads 1) runs REPEAT times, interleaved, after two warming reads; the
 # median wall time is reported, with CPU time (user + sys) / wall time = cores used.
 # Both tools' overall histograms are compared (they must be equal).
 #
@@ -71,17 +71,19 @@ EOF
   for _ in $(seq "$repeat"); do
     timed cat cat "${files[@]}"
     timed audit "$bp" audit "$ck"
+    timed audit1 "$bp" audit "$ck" --threads 1
     timed peer "$py" "$root/bench/audit_peer.py" "$ck"
   done
-  local c a p
-  c=$(median cat) a=$(median audit) p=$(median peer)
-  "$py" - "$name" "$total" "$scale" "$c" "$a" "$p" "$(cpu_of cat "$c")" "$(cpu_of audit "$a")" "$(cpu_of peer "$p")" <<'EOF'
+  local c a a1 p
+  c=$(median cat) a=$(median audit) a1=$(median audit1) p=$(median peer)
+  "$py" - "$name" "$total" "$scale" "$c" "$a" "$p" "$(cpu_of cat "$c")" "$(cpu_of audit "$a")" "$(cpu_of peer "$p")" \
+    "$a1" <<'EOF'
 import sys
 name, total, scale = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-c, a, p, cc, ac, pc = map(float, sys.argv[4:10])
+c, a, p, cc, ac, pc, a1 = map(float, sys.argv[4:11])
 gb = 1e9
 print(f"| {name} | {total / gb:.2f} GB | {scale / gb:.3f} GB | cat {c:.2f} s ({total / c / gb:.2f} GB/s, {cc / c:.1f} cores) "
-      f"| audit {a:.2f} s ({scale / a / gb:.2f} GB/s scale, {ac / a:.1f} cores) "
+      f"| audit {a:.2f} s ({scale / a / gb:.2f} GB/s scale, {ac / a:.1f} cores; --threads 1: {a1:.2f} s) "
       f"| numpy {p:.2f} s ({scale / p / gb:.2f} GB/s scale, {pc / p:.1f} cores) "
       f"| audit scale B/s ÷ cat B/s = {scale / a / (total / c):.2f} | audit time ÷ cat time = {a / c:.2f} "
       f"| numpy time ÷ audit time = {p / a:.2f} |")
