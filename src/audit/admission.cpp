@@ -134,7 +134,8 @@ Expected<AuditReport> load_audit_report(const std::string& path) {
 }
 
 Expected<CodeRange> observed_interval(const AuditReport& audit) {
-  if (!audit.min || !audit.max) return Error{fmt::format("{}: result.overall: the audit saw no scale byte", audit.path)};
+  if (!audit.min || !audit.max)
+    return Error{fmt::format("{}: result.overall: the audit saw no scale byte", audit.path)};
   return CodeRange{*audit.min, *audit.max};
 }
 
@@ -177,7 +178,8 @@ Expected<Ok> check_maximal_holds(const json& claim, CodeRange maximal, const Whe
   }
   for (std::uint32_t code = maximal.lo; code <= maximal.hi; ++code) {
     if (!holds.contains(code) || !holds[code]) {
-      return w.at(at + ".maximal", fmt::format("code {} is in the interval but does not hold per the report's codes", code));
+      return w.at(at + ".maximal",
+                  fmt::format("code {} is in the interval but does not hold per the report's codes", code));
     }
   }
   return Ok{};
@@ -247,9 +249,9 @@ Expected<Ok> check_domain_over(const json& result, const Where& w, std::string& 
   auto format = field(**over_obj, "format", json::value_t::string, w, "result.over.format");
   if (!format) return format.error();
   if (**format != "ue8m0") {
-    return w.at("result.over.format", fmt::format("the swept input {} is {}, but audited bytes are ue8m0 codes",
-                                                  printable((*input)->get<std::string>()),
-                                                  printable((*format)->get<std::string>())));
+    return w.at("result.over.format",
+                fmt::format("the swept input {} is {}, but audited bytes are ue8m0 codes",
+                            printable((*input)->get<std::string>()), printable((*format)->get<std::string>())));
   }
   over = (*input)->get<std::string>();
   return check_other_inputs_all(result, over, w);
@@ -361,13 +363,13 @@ std::string claims_text(const ProvenInterval& p) {
 
 }  // namespace
 
-std::vector<std::string> admission_lines(const AuditReport& audit, const ProvenInterval& proven,
-                                         const Admission& a, std::size_t max_listed) {
+std::vector<std::string> admission_lines(const AuditReport& audit, const ProvenInterval& proven, const Admission& a,
+                                         std::size_t max_listed) {
   std::size_t layers_out = 0;
   for (const LayerAdmission& l : a.layers) layers_out += l.outside != 0;
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("proven interval {} of {} ({})", interval_text(proven.range), proven.spec_name,
-                              claims_text(proven)));
+  lines.push_back(
+      fmt::format("proven interval {} of {} ({})", interval_text(proven.range), proven.spec_name, claims_text(proven)));
   lines.push_back(fmt::format("{}: {}/{} selected tensors inside, {} outside; {}/{} layers inside",
                               a.admitted() ? "ADMITTED" : "REFUSED", a.tensors.size() - a.outside, a.tensors.size(),
                               a.outside, a.layers.size() - layers_out, a.layers.size()));
@@ -389,34 +391,50 @@ std::vector<std::string> admission_lines(const AuditReport& audit, const ProvenI
 Json admission_report(const AuditReport& audit, const ProvenInterval& proven, const Admission& a) {
   Json claims = Json::array();
   for (const DomainClaim& c : proven.claims) {
-    claims.push_back({{"index", c.index}, {"claim", c.claim}, {"recipes", c.recipes},
+    claims.push_back({{"index", c.index},
+                      {"claim", c.claim},
+                      {"recipes", c.recipes},
                       {"maximal", c.maximal ? Json::array({c.maximal->lo, c.maximal->hi}) : Json(nullptr)}});
   }
   Json tensors = Json::array();
   for (const TensorAdmission& t : a.tensors) {
-    tensors.push_back({{"name", t.tensor->name}, {"file", t.tensor->file}, {"layer", optional_json(t.tensor->layer)},
-                       {"min", optional_json(t.tensor->min)}, {"max", optional_json(t.tensor->max)},
-                       {"nan_bytes", t.tensor->nan_bytes}, {"inside", t.inside}});
+    tensors.push_back({{"name", t.tensor->name},
+                       {"file", t.tensor->file},
+                       {"layer", optional_json(t.tensor->layer)},
+                       {"min", optional_json(t.tensor->min)},
+                       {"max", optional_json(t.tensor->max)},
+                       {"nan_bytes", t.tensor->nan_bytes},
+                       {"inside", t.inside}});
   }
   Json layers = Json::array();
   std::size_t layers_out = 0;
   for (const LayerAdmission& l : a.layers) {
     layers_out += l.outside != 0;
-    layers.push_back({{"layer", optional_json(l.layer)}, {"tensors", l.tensors}, {"outside", l.outside},
-                      {"min", optional_json(l.min)}, {"max", optional_json(l.max)}, {"inside", l.outside == 0}});
+    layers.push_back({{"layer", optional_json(l.layer)},
+                      {"tensors", l.tensors},
+                      {"outside", l.outside},
+                      {"min", optional_json(l.min)},
+                      {"max", optional_json(l.max)},
+                      {"inside", l.outside == 0}});
   }
   Json result{
       {"audit", {{"file", audit.path}, {"checkpoint", audit.checkpoint}, {"summary", audit.summary}}},
-      {"domain", {{"file", proven.path}, {"spec", proven.spec_name}, {"spec_sha256", proven.spec_sha256}, {"claims", claims}}},
+      {"domain",
+       {{"file", proven.path}, {"spec", proven.spec_name}, {"spec_sha256", proven.spec_sha256}, {"claims", claims}}},
       {"proven", proven.range ? Json::array({proven.range->lo, proven.range->hi}) : Json(nullptr)},
       {"select", a.select.empty() ? Json(nullptr) : Json(a.select)},
       {"verdict", a.admitted() ? "admitted" : "refused"},
       {"counts",
-       {{"tensors", a.tensors.size()}, {"inside", a.tensors.size() - a.outside}, {"outside", a.outside},
-        {"layers", a.layers.size()}, {"layers_outside", layers_out}}},
+       {{"tensors", a.tensors.size()},
+        {"inside", a.tensors.size() - a.outside},
+        {"outside", a.outside},
+        {"layers", a.layers.size()},
+        {"layers_outside", layers_out}}},
       {"layers", layers},
       {"tensors", tensors}};
-  return Json{{"bitproof_report", kReportVersion}, {"kind", "admission"}, {"result", result},
+  return Json{{"bitproof_report", kReportVersion},
+              {"kind", "admission"},
+              {"result", result},
               {"environment", environment_json()}};
 }
 

@@ -75,14 +75,19 @@ Json optional_json(const std::optional<std::uint32_t>& v) { return v ? Json(*v) 
 
 Json stats_json(const Histogram& h) {
   const ByteStats s = stats_of(h);
-  return Json{{"bytes", s.bytes},           {"min", optional_json(s.min)},
-              {"max", optional_json(s.max)}, {"nan_bytes", s.nan_bytes},
+  return Json{{"bytes", s.bytes},
+              {"min", optional_json(s.min)},
+              {"max", optional_json(s.max)},
+              {"nan_bytes", s.nan_bytes},
               {"histogram", histogram_json(h)}};
 }
 
 Json tensor_json(const TensorAudit& t) {
-  Json j{{"name", t.name},   {"file", t.file}, {"dtype", dtype_name(t.dtype)},
-         {"shape", t.shape}, {"layer", optional_json(t.layer)}};
+  Json j{{"name", t.name},
+         {"file", t.file},
+         {"dtype", dtype_name(t.dtype)},
+         {"shape", t.shape},
+         {"layer", optional_json(t.layer)}};
   j.update(stats_json(t.histogram));
   return j;
 }
@@ -142,7 +147,8 @@ Json selection_json(const Selection& s) {
 
 Json checkpoint_json(const AuditResult& audit) {
   Json files = Json::array();
-  for (const FileSummary& f : audit.files) files.push_back({{"file", f.name}, {"bytes", f.bytes}, {"tensors", f.tensors}});
+  for (const FileSummary& f : audit.files)
+    files.push_back({{"file", f.name}, {"bytes", f.bytes}, {"tensors", f.tensors}});
   return Json{{"path", audit.root},
               {"index", audit.index ? Json(*audit.index) : Json(nullptr)},
               {"files", files},
@@ -233,8 +239,9 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
     }
   }
   if (audit.tensors.empty()) {
-    return Error{fmt::format("{}: selection: no scale tensor among {} tensors (dtypes listed, F8_E8M0 or named *scale{})",
-                             checkpoint.root, audit.tensors_seen, options.selection.select.empty() ? "" : ", --select")};
+    return Error{
+        fmt::format("{}: selection: no scale tensor among {} tensors (dtypes listed, F8_E8M0 or named *scale{})",
+                    checkpoint.root, audit.tensors_seen, options.selection.select.empty() ? "" : ", --select")};
   }
   std::vector<Chunk> chunks;
   for (std::size_t i = 0; i < data.size(); ++i) {
@@ -244,7 +251,8 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
   }
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = options.threads ? options.threads : hw;
-  histogram_chunks(chunks, audit.tensors, static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, chunks.size()))));
+  histogram_chunks(chunks, audit.tensors,
+                   static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, chunks.size()))));
   std::sort(audit.tensors.begin(), audit.tensors.end(),
             [](const TensorAudit& a, const TensorAudit& b) { return a.name < b.name; });
   return audit;
@@ -280,15 +288,20 @@ Json audit_result_json(const AuditResult& audit) {
   }
   Json tensors = Json::array();
   for (const TensorAudit& t : audit.tensors) tensors.push_back(tensor_json(t));
-  return Json{{"checkpoint", checkpoint_json(audit)}, {"selection", selection_json(audit.selection)},
-              {"interpretation", interpretation_json()}, {"overall", summary},
-              {"layers", layers},                        {"tensors", tensors}};
+  return Json{{"checkpoint", checkpoint_json(audit)},
+              {"selection", selection_json(audit.selection)},
+              {"interpretation", interpretation_json()},
+              {"overall", summary},
+              {"layers", layers},
+              {"tensors", tensors}};
 }
 
 Json audit_report(const AuditResult& audit, const Json& run) {
   Json env = environment_json();
   env["run"] = run;
-  return Json{{"bitproof_report", kReportVersion}, {"kind", "audit"}, {"result", audit_result_json(audit)},
+  return Json{{"bitproof_report", kReportVersion},
+              {"kind", "audit"},
+              {"result", audit_result_json(audit)},
               {"environment", env}};
 }
 

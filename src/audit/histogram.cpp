@@ -73,8 +73,10 @@ __attribute__((target("avx2"))) void byte_range(const unsigned char* p, std::siz
 
 __attribute__((target("avx2"))) std::uint64_t sum_bytes(__m256i counts) {
   const __m256i s = _mm256_sad_epu8(counts, _mm256_setzero_si256());
-  return static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0)) + static_cast<std::uint64_t>(_mm256_extract_epi64(s, 1)) +
-         static_cast<std::uint64_t>(_mm256_extract_epi64(s, 2)) + static_cast<std::uint64_t>(_mm256_extract_epi64(s, 3));
+  return static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0)) +
+         static_cast<std::uint64_t>(_mm256_extract_epi64(s, 1)) +
+         static_cast<std::uint64_t>(_mm256_extract_epi64(s, 2)) +
+         static_cast<std::uint64_t>(_mm256_extract_epi64(s, 3));
 }
 
 // Counts the values first .. first+7 over the n (a multiple of 32) bytes at p.

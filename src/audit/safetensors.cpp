@@ -24,17 +24,28 @@ namespace {
 
 // Every dtype of the safetensors reference implementation, with its bit size.
 constexpr std::array kDTypes = {
-    DTypeInfo{DType::kBool, "BOOL", 8},          DTypeInfo{DType::kF4, "F4", 4},
-    DTypeInfo{DType::kF6E2M3, "F6_E2M3", 6},     DTypeInfo{DType::kF6E3M2, "F6_E3M2", 6},
-    DTypeInfo{DType::kU8, "U8", 8},              DTypeInfo{DType::kI8, "I8", 8},
-    DTypeInfo{DType::kF8E5M2, "F8_E5M2", 8},     DTypeInfo{DType::kF8E4M3, "F8_E4M3", 8},
-    DTypeInfo{DType::kF8E4M3Fnuz, "F8_E4M3FNUZ", 8}, DTypeInfo{DType::kF8E5M2Fnuz, "F8_E5M2FNUZ", 8},
-    DTypeInfo{DType::kF8E8M0, "F8_E8M0", 8},     DTypeInfo{DType::kI16, "I16", 16},
-    DTypeInfo{DType::kU16, "U16", 16},           DTypeInfo{DType::kF16, "F16", 16},
-    DTypeInfo{DType::kBF16, "BF16", 16},         DTypeInfo{DType::kI32, "I32", 32},
-    DTypeInfo{DType::kU32, "U32", 32},           DTypeInfo{DType::kF32, "F32", 32},
-    DTypeInfo{DType::kC64, "C64", 64},           DTypeInfo{DType::kF64, "F64", 64},
-    DTypeInfo{DType::kI64, "I64", 64},           DTypeInfo{DType::kU64, "U64", 64},
+    DTypeInfo{DType::kBool, "BOOL", 8},
+    DTypeInfo{DType::kF4, "F4", 4},
+    DTypeInfo{DType::kF6E2M3, "F6_E2M3", 6},
+    DTypeInfo{DType::kF6E3M2, "F6_E3M2", 6},
+    DTypeInfo{DType::kU8, "U8", 8},
+    DTypeInfo{DType::kI8, "I8", 8},
+    DTypeInfo{DType::kF8E5M2, "F8_E5M2", 8},
+    DTypeInfo{DType::kF8E4M3, "F8_E4M3", 8},
+    DTypeInfo{DType::kF8E4M3Fnuz, "F8_E4M3FNUZ", 8},
+    DTypeInfo{DType::kF8E5M2Fnuz, "F8_E5M2FNUZ", 8},
+    DTypeInfo{DType::kF8E8M0, "F8_E8M0", 8},
+    DTypeInfo{DType::kI16, "I16", 16},
+    DTypeInfo{DType::kU16, "U16", 16},
+    DTypeInfo{DType::kF16, "F16", 16},
+    DTypeInfo{DType::kBF16, "BF16", 16},
+    DTypeInfo{DType::kI32, "I32", 32},
+    DTypeInfo{DType::kU32, "U32", 32},
+    DTypeInfo{DType::kF32, "F32", 32},
+    DTypeInfo{DType::kC64, "C64", 64},
+    DTypeInfo{DType::kF64, "F64", 64},
+    DTypeInfo{DType::kI64, "I64", 64},
+    DTypeInfo{DType::kU64, "U64", 64},
 };
 
 consteval bool dtypes_in_enum_order() {
@@ -74,7 +85,8 @@ Expected<std::uint64_t> header_length(std::span<const unsigned char> bytes, cons
   return n;
 }
 
-Expected<std::uint64_t> unsigned_number(const json& j, const Where& w, const std::string& tensor, std::string_view what) {
+Expected<std::uint64_t> unsigned_number(const json& j, const Where& w, const std::string& tensor,
+                                        std::string_view what) {
   if (!j.is_number_unsigned()) {
     return w.at(tensor, fmt::format("{} must hold non-negative integers, found {}", what, printable(j.dump())));
   }
@@ -138,8 +150,8 @@ Expected<TensorInfo> parse_tensor(const std::string& name, const json& j, const 
   auto expected = byte_size(t.shape, dtype_bits(t.dtype), w, name);
   if (!expected) return expected.error();
   if (*expected != t.bytes()) {
-    return w.at(name, fmt::format("data_offsets [{}, {}] hold {} bytes, but shape and dtype {} need {}", t.begin,
-                                  t.end, t.bytes(), dtype_name(t.dtype), *expected));
+    return w.at(name, fmt::format("data_offsets [{}, {}] hold {} bytes, but shape and dtype {} need {}", t.begin, t.end,
+                                  t.bytes(), dtype_name(t.dtype), *expected));
   }
   return t;
 }
@@ -324,8 +336,8 @@ Expected<Ok> check_against_index(const CheckpointFile& f, const std::vector<std:
       return Where{f.path}.at(t.name, fmt::format("tensor not in the weight map of {}", index_path));
     }
     if (it->second != f.name) {
-      return Where{f.path}.at(t.name, fmt::format("the weight map of {} puts this tensor in {}", index_path,
-                                                  printable(it->second)));
+      return Where{f.path}.at(
+          t.name, fmt::format("the weight map of {} puts this tensor in {}", index_path, printable(it->second)));
     }
     present[t.name] = true;
   }
@@ -384,7 +396,8 @@ Expected<fs::path> index_in_directory(const fs::path& dir) {
   if (ec) return Error{fmt::format("{}: directory: cannot list: {}", dir.string(), ec.message())};
   if (indexes.size() == 1) return indexes.front();
   if (indexes.size() > 1) {
-    return Error{fmt::format("{}: index: several *.safetensors.index.json and no {}; name one", dir.string(), kIndexName)};
+    return Error{
+        fmt::format("{}: index: several *.safetensors.index.json and no {}; name one", dir.string(), kIndexName)};
   }
   return fs::path();
 }

@@ -27,8 +27,28 @@ namespace bitproof::audit {
 inline constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
 enum class DType : std::uint8_t {
-  kBool, kF4, kF6E2M3, kF6E3M2, kU8, kI8, kF8E5M2, kF8E4M3, kF8E4M3Fnuz, kF8E5M2Fnuz, kF8E8M0,
-  kI16, kU16, kF16, kBF16, kI32, kU32, kF32, kC64, kF64, kI64, kU64,
+  kBool,
+  kF4,
+  kF6E2M3,
+  kF6E3M2,
+  kU8,
+  kI8,
+  kF8E5M2,
+  kF8E4M3,
+  kF8E4M3Fnuz,
+  kF8E5M2Fnuz,
+  kF8E8M0,
+  kI16,
+  kU16,
+  kF16,
+  kBF16,
+  kI32,
+  kU32,
+  kF32,
+  kC64,
+  kF64,
+  kI64,
+  kU64,
 };
 
 struct DTypeInfo {
@@ -52,8 +72,8 @@ struct TensorInfo {
 };
 
 struct Header {
-  std::uint64_t header_bytes = 0;                              // N
-  std::vector<TensorInfo> tensors;                             // sorted by data_offsets
+  std::uint64_t header_bytes = 0;                             // N
+  std::vector<TensorInfo> tensors;                            // sorted by data_offsets
   std::vector<std::pair<std::string, std::string>> metadata;  // "__metadata__", in file order
   [[nodiscard]] std::uint64_t data_start() const { return 8 + header_bytes; }
 };

@@ -33,17 +33,12 @@ class DuplicateKeyDetector {
  public:
   bool on_event(json::parse_event_t event, const json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start:
-        open_.emplace_back();
-        break;
+      case json::parse_event_t::object_start: open_.emplace_back(); break;
       case json::parse_event_t::object_end:
         if (!open_.empty()) open_.pop_back();
         break;
-      case json::parse_event_t::key:
-        on_key(parsed.get<std::string>());
-        break;
-      default:
-        break;
+      case json::parse_event_t::key: on_key(parsed.get<std::string>()); break;
+      default: break;
     }
     return true;
   }
@@ -78,9 +73,9 @@ Expected<json> parse_json_strict(std::string_view text, const std::string& file,
   DuplicateKeyDetector detector;
   json value;
   try {
-    value = json::parse(
-        text.begin(), text.end(),
-        [&detector](int /*depth*/, json::parse_event_t event, json& parsed) { return detector.on_event(event, parsed); });
+    value = json::parse(text.begin(), text.end(), [&detector](int /*depth*/, json::parse_event_t event, json& parsed) {
+      return detector.on_event(event, parsed);
+    });
   } catch (const json::parse_error& e) {
     return Error{fmt::format("{}: {}: invalid JSON: {}", file, what_field, syntax_message(e))};
   }

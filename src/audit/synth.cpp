@@ -43,10 +43,13 @@ struct SplitMix64 {
 };
 
 Expected<Ok> check_options(const SynthOptions& o) {
-  if (o.layers == 0 || o.experts == 0 || o.rows == 0) return Error{"synth-checkpoint: --layers, --experts and --rows must be positive"};
-  if (o.cols == 0 || o.cols % 32 != 0) return Error{fmt::format("synth-checkpoint: --cols: {} is not a positive multiple of 32", o.cols)};
+  if (o.layers == 0 || o.experts == 0 || o.rows == 0)
+    return Error{"synth-checkpoint: --layers, --experts and --rows must be positive"};
+  if (o.cols == 0 || o.cols % 32 != 0)
+    return Error{fmt::format("synth-checkpoint: --cols: {} is not a positive multiple of 32", o.cols)};
   if (o.scale_lo > o.scale_hi || o.scale_hi > 255) {
-    return Error{fmt::format("synth-checkpoint: --scale-range: {}:{} is not an interval of bytes", o.scale_lo, o.scale_hi)};
+    return Error{
+        fmt::format("synth-checkpoint: --scale-range: {}:{} is not an interval of bytes", o.scale_lo, o.scale_hi)};
   }
   if (o.shards == 0 || o.shards > o.layers) {
     return Error{fmt::format("synth-checkpoint: --shards: {} must be between 1 and the number of layers", o.shards)};
@@ -54,8 +57,9 @@ Expected<Ok> check_options(const SynthOptions& o) {
   const std::uint64_t scale_tensors = std::uint64_t{o.layers} * o.experts * 3;
   const std::uint64_t scale_size = o.rows * (o.cols / 32);
   if (o.nan_bytes > 0 && (scale_size < 3 || o.nan_bytes > scale_tensors * (scale_size - 2))) {
-    return Error{fmt::format("synth-checkpoint: --nan-bytes: {} do not fit after the first two bytes of {} scale tensors of {} bytes",
-                             o.nan_bytes, scale_tensors, scale_size)};
+    return Error{fmt::format(
+        "synth-checkpoint: --nan-bytes: {} do not fit after the first two bytes of {} scale tensors of {} bytes",
+        o.nan_bytes, scale_tensors, scale_size)};
   }
   return Ok{};
 }
@@ -82,7 +86,8 @@ std::vector<ShardPlan> plan(const SynthOptions& o) {
         }
         Planned scale{base + "scale", DType::kF8E8M0, {o.rows, o.cols / 32}, o.rows * o.cols / 32, Fill::kScale};
         // NaN k goes to scale tensor k % T: this one gets the k = scale_index, scale_index + T, ...
-        scale.nan_count = o.nan_bytes > scale_index ? (o.nan_bytes - scale_index + scale_tensors - 1) / scale_tensors : 0;
+        scale.nan_count =
+            o.nan_bytes > scale_index ? (o.nan_bytes - scale_index + scale_tensors - 1) / scale_tensors : 0;
         tensors.push_back(std::move(scale));
         ++scale_index;
       }
@@ -210,10 +215,12 @@ Expected<Ok> prepare_directory(const fs::path& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) return Error{fmt::format("{}: OUT_DIR: not a directory", dir.string())};
-    if (!fs::is_empty(dir, ec)) return Error{fmt::format("{}: OUT_DIR: not empty; give a new or empty directory", dir.string())};
+    if (!fs::is_empty(dir, ec))
+      return Error{fmt::format("{}: OUT_DIR: not empty; give a new or empty directory", dir.string())};
     return Ok{};
   }
-  if (!fs::create_directories(dir, ec)) return Error{fmt::format("{}: OUT_DIR: cannot create: {}", dir.string(), ec.message())};
+  if (!fs::create_directories(dir, ec))
+    return Error{fmt::format("{}: OUT_DIR: cannot create: {}", dir.string(), ec.message())};
   return Ok{};
 }
 

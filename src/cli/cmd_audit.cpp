@@ -100,14 +100,17 @@ void add_audit(CLI::App& app, Commands& commands) {
   c->add_option("path", args->path, "a .safetensors file, an index .json, or a checkpoint directory")->required();
   c->add_option("--report", args->report, "write the JSON audit report here");
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression");
-  c->add_option("--dtype", args->dtypes, "comma-separated one-byte dtypes (default F8_E8M0,U8; non-E8M0 need *scale names)");
-  c->add_option("--threads", args->threads, "worker threads (default: one per hardware thread)")->check(CLI::Range(1, 1024));
+  c->add_option("--dtype", args->dtypes,
+                "comma-separated one-byte dtypes (default F8_E8M0,U8; non-E8M0 need *scale names)");
+  c->add_option("--threads", args->threads, "worker threads (default: one per hardware thread)")
+      ->check(CLI::Range(1, 1024));
   commands.push_back({c, [args] { return run_audit_command(*args); }});
 }
 
 void add_admit(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<AdmitArgs>();
-  auto* c = app.add_subcommand("admit", "which audited tensors lie inside a proven-exact interval (exit 1 if any lies outside)");
+  auto* c = app.add_subcommand("admit",
+                               "which audited tensors lie inside a proven-exact interval (exit 1 if any lies outside)");
   c->add_option("--audit", args->audit, "audit report (bitproof audit --report)")->required();
   c->add_option("--domain", args->domain, "domain report (bitproof domain SPEC --report)")->required();
   c->add_option("--claim", args->claim, "use this claim's maximal interval (default: all claims' intersection)");

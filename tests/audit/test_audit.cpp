@@ -140,7 +140,8 @@ TEST_SUITE("audit") {
     for (std::uint32_t s = 0; s < 256; ++s) {
       CHECK(adjusted_exponent(s) == turbomind::adjust_scale(s));
       for (std::uint32_t x = 0; x < 16; ++x) {
-        const auto via_audit = SoftArith::hmul(turbomind::raw_bits(x), turbomind::half_from_exponent_field(folded_exponent(s)));
+        const auto via_audit =
+            SoftArith::hmul(turbomind::raw_bits(x), turbomind::half_from_exponent_field(folded_exponent(s)));
         CHECK(turbomind::Folded::eval<SoftArith>(x, s) == via_audit);
         ++compared;
       }
@@ -197,7 +198,8 @@ TEST_SUITE("audit") {
     // The same seed writes the same bytes; another seed does not.
     SynthOptions again = small(dir / "again");
     REQUIRE(synthesize_checkpoint(again).ok());
-    CHECK(testing::read_bytes(dir.path() / "one/model.safetensors") == testing::read_bytes(dir.path() / "again/model.safetensors"));
+    CHECK(testing::read_bytes(dir.path() / "one/model.safetensors") ==
+          testing::read_bytes(dir.path() / "again/model.safetensors"));
     SynthOptions other = small(dir / "other");
     other.seed = 43;
     REQUIRE(synthesize_checkpoint(other).ok());

@@ -68,7 +68,8 @@ TEST_SUITE("audit") {
     for (const DTypeInfo& d : all_dtypes()) CHECK(dtype_from_name(d.name) == d.id);
     CHECK(parse(st_bytes("{" + t("x", "F4", "[4]", 0, 2) + "}", zeros(2))).ok());
     CHECK(parse(st_bytes("{" + t("x", "F6_E3M2", "[4]", 0, 3) + "}", zeros(3))).ok());
-    CHECK(contains(error_of(st_bytes("{" + t("x", "F4", "[3]", 0, 2) + "}", zeros(2))), "x: shape x dtype bits is not a whole number of bytes"));
+    CHECK(contains(error_of(st_bytes("{" + t("x", "F4", "[3]", 0, 2) + "}", zeros(2))),
+                   "x: shape x dtype bits is not a whole number of bytes"));
   }
 
   TEST_CASE("truncated file") {
@@ -77,12 +78,14 @@ TEST_SUITE("audit") {
   }
 
   TEST_CASE("header length past the end of the file") {
-    CHECK(contains(error_of(st_bytes("{}", {}, 1000)), "header: header length 1000 past the end of the file (10 bytes)"));
+    CHECK(
+        contains(error_of(st_bytes("{}", {}, 1000)), "header: header length 1000 past the end of the file (10 bytes)"));
     CHECK(contains(error_of(st_bytes("{}", {}, kMaxHeaderBytes)), "past the end"));
   }
 
   TEST_CASE("header over the limit") {
-    CHECK(contains(error_of(st_bytes("{}", {}, kMaxHeaderBytes + 1)), "header: header length 100000001 over the limit"));
+    CHECK(
+        contains(error_of(st_bytes("{}", {}, kMaxHeaderBytes + 1)), "header: header length 100000001 over the limit"));
     CHECK(contains(error_of(st_bytes("{}", {}, UINT64_MAX - 1)), "over the limit"));
   }
 
@@ -99,15 +102,20 @@ TEST_SUITE("audit") {
   }
 
   TEST_CASE("malformed tensor entries name the tensor") {
-    CHECK(contains(error_of(st_bytes("{\"x\":{\"dtype\":\"U8\",\"shape\":[1]}}", zeros(1))), "x: missing \"data_offsets\""));
-    CHECK(contains(error_of(st_bytes("{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"extra\":1}}", zeros(1))),
-                   "x: unknown key \"extra\""));
-    CHECK(contains(error_of(st_bytes("{" + t("x", "U8", "[-1]", 0, 1) + "}", zeros(1))), "x: shape must hold non-negative integers"));
-    CHECK(contains(error_of(st_bytes("{" + t("x", "U8", "[1.5]", 0, 1) + "}", zeros(1))), "x: shape must hold non-negative integers"));
+    CHECK(contains(error_of(st_bytes("{\"x\":{\"dtype\":\"U8\",\"shape\":[1]}}", zeros(1))),
+                   "x: missing \"data_offsets\""));
+    CHECK(contains(
+        error_of(st_bytes("{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"extra\":1}}", zeros(1))),
+        "x: unknown key \"extra\""));
+    CHECK(contains(error_of(st_bytes("{" + t("x", "U8", "[-1]", 0, 1) + "}", zeros(1))),
+                   "x: shape must hold non-negative integers"));
+    CHECK(contains(error_of(st_bytes("{" + t("x", "U8", "[1.5]", 0, 1) + "}", zeros(1))),
+                   "x: shape must hold non-negative integers"));
     CHECK(contains(error_of(st_bytes("{" + t("x", "U8", "3", 0, 1) + "}", zeros(1))), "x: shape must be an array"));
     CHECK(contains(error_of(st_bytes("{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0]}}", zeros(1))),
                    "x: data_offsets must be [begin, end]"));
-    CHECK(contains(error_of(st_bytes("{" + t("x", "U8", "[0]", 4, 2) + "}", zeros(4))), "x: data_offsets [4, 2] end before they begin"));
+    CHECK(contains(error_of(st_bytes("{" + t("x", "U8", "[0]", 4, 2) + "}", zeros(4))),
+                   "x: data_offsets [4, 2] end before they begin"));
     CHECK(contains(error_of(st_bytes("{\"x\":{\"dtype\":7,\"shape\":[1],\"data_offsets\":[0,1]}}", zeros(1))),
                    "x: dtype must be a string"));
   }
@@ -115,21 +123,25 @@ TEST_SUITE("audit") {
   TEST_CASE("offsets out of bounds") {
     CHECK(contains(error_of(st_bytes("{" + t("w", "U8", "[8]", 0, 8) + "}", zeros(4))),
                    "f.safetensors: w: data_offsets [0, 8] out of bounds: the data buffer has 4 bytes"));
-    CHECK(contains(error_of(st_bytes("{" + t("w", "U8", "[1]", UINT64_MAX - 1, UINT64_MAX) + "}", zeros(4))), "w: data_offsets"));
+    CHECK(contains(error_of(st_bytes("{" + t("w", "U8", "[1]", UINT64_MAX - 1, UINT64_MAX) + "}", zeros(4))),
+                   "w: data_offsets"));
   }
 
   TEST_CASE("overlapping tensors, holes, a first tensor not at 0, trailing bytes") {
-    CHECK(contains(error_of(st_bytes("{" + t("a", "U8", "[8]", 0, 8) + "," + t("b", "U8", "[8]", 4, 12) + "}", zeros(12))),
-                   "b: data_offsets [4, 12] overlap tensor a ending at 8"));
-    CHECK(contains(error_of(st_bytes("{" + t("a", "U8", "[4]", 0, 4) + "," + t("b", "U8", "[4]", 8, 12) + "}", zeros(12))),
-                   "b: data_offsets [8, 12] leave a hole of 4 bytes after tensor a"));
+    CHECK(contains(
+        error_of(st_bytes("{" + t("a", "U8", "[8]", 0, 8) + "," + t("b", "U8", "[8]", 4, 12) + "}", zeros(12))),
+        "b: data_offsets [4, 12] overlap tensor a ending at 8"));
+    CHECK(contains(
+        error_of(st_bytes("{" + t("a", "U8", "[4]", 0, 4) + "," + t("b", "U8", "[4]", 8, 12) + "}", zeros(12))),
+        "b: data_offsets [8, 12] leave a hole of 4 bytes after tensor a"));
     CHECK(contains(error_of(st_bytes("{" + t("a", "U8", "[4]", 4, 8) + "}", zeros(8))),
                    "a: data_offsets [4, 8] leave a hole of 4 bytes at the start of the buffer"));
     CHECK(contains(error_of(st_bytes("{" + t("a", "U8", "[4]", 0, 4) + "}", zeros(8))),
                    "a: the tensors end at 4 but the data buffer has 8 bytes (4 trailing bytes)"));
     // Two tensors on the same bytes overlap even when they are the same size.
-    CHECK(contains(error_of(st_bytes("{" + t("a", "U8", "[4]", 0, 4) + "," + t("b", "U8", "[4]", 0, 4) + "}", zeros(4))),
-                   "overlap tensor"));
+    CHECK(
+        contains(error_of(st_bytes("{" + t("a", "U8", "[4]", 0, 4) + "," + t("b", "U8", "[4]", 0, 4) + "}", zeros(4))),
+                 "overlap tensor"));
   }
 
   TEST_CASE("size not matching dtype x shape") {
@@ -147,13 +159,16 @@ TEST_SUITE("audit") {
   TEST_CASE("duplicate tensor names and duplicate keys") {
     const std::string a = t("dup", "U8", "[2]", 0, 2);
     CHECK(contains(error_of(st_bytes("{" + a + "," + a + "}", zeros(2))), "f.safetensors: dup: duplicate name"));
-    CHECK(contains(error_of(st_bytes("{\"x\":{\"dtype\":\"U8\",\"dtype\":\"I8\",\"shape\":[1],\"data_offsets\":[0,1]}}", zeros(1))),
+    CHECK(contains(error_of(st_bytes("{\"x\":{\"dtype\":\"U8\",\"dtype\":\"I8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+                                     zeros(1))),
                    "x: duplicate key \"dtype\""));
-    CHECK(contains(error_of(st_bytes("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}", {})), "__metadata__: duplicate key \"k\""));
+    CHECK(contains(error_of(st_bytes("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}", {})),
+                   "__metadata__: duplicate key \"k\""));
   }
 
   TEST_CASE("names in messages are made printable: one line, no control bytes") {
-    const std::string m = error_of(st_bytes("{\"bad\\nname\":{\"dtype\":\"Q\",\"shape\":[1],\"data_offsets\":[0,1]}}", zeros(1)));
+    const std::string m =
+        error_of(st_bytes("{\"bad\\nname\":{\"dtype\":\"Q\",\"shape\":[1],\"data_offsets\":[0,1]}}", zeros(1)));
     CHECK(contains(m, "bad\\x0Aname: unknown dtype"));
     CHECK(printable("a\x01\xff") == "a\\x01\\xFF");
   }
