@@ -62,7 +62,9 @@ Expected<AuditedTensor> parse_audited(const json& j, const Where& w, const std::
   if (!file) return file.error();
   t.file = (*file)->get<std::string>();
   if (!j.contains("layer")) return w.at(at + ".layer", "missing");
-  if (!j["layer"].is_null() && !j["layer"].is_number_unsigned()) return w.at(at + ".layer", "must be null or a layer");
+  if (!j["layer"].is_null() && (!j["layer"].is_number_unsigned() || j["layer"].get<std::uint64_t>() > UINT32_MAX)) {
+    return w.at(at + ".layer", "must be null or a layer");
+  }
   if (!j["layer"].is_null()) t.layer = j["layer"].get<std::uint32_t>();
   for (auto [key, out] : {std::pair{"bytes", &t.bytes}, std::pair{"nan_bytes", &t.nan_bytes}}) {
     auto v = field(j, key, json::value_t::number_unsigned, w, at + "." + key);
@@ -318,7 +320,12 @@ Expected<Admission> admit(const AuditReport& audit, const ProvenInterval& proven
   a.select = select;
   std::map<std::optional<std::uint32_t>, LayerAdmission> layers;
   for (const AuditedTensor& t : audit.tensors) {
-    if (re && !std::regex_search(t.name, *re)) continue;
+    try {
+      if (re && !std::regex_search(t.name, *re)) continue;
+    } catch (const std::regex_error& e) {
+      return Error{fmt::format("--select: {}: cannot be matched against {}: {}", printable(select), printable(t.name),
+                               e.what())};
+    }
     const bool inside = !t.min || (proven.range && proven.range->lo <= *t.min && *t.max <= proven.range->hi);
     a.tensors.push_back({&t, inside});
     a.outside += !inside;

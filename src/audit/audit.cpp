@@ -25,10 +25,16 @@ bool ends_with_scale(std::string_view name) { return name.ends_with("scale"); }
 
 bool is_listed(const Selection& s, DType d) { return std::find(s.dtypes.begin(), s.dtypes.end(), d) != s.dtypes.end(); }
 
-bool is_scale_tensor(const TensorInfo& t, const Selection& s, const std::optional<std::regex>& re) {
+// std::regex_search throws regex_error when a pattern is too complex for a name.
+Expected<bool> is_scale_tensor(const TensorInfo& t, const Selection& s, const std::optional<std::regex>& re) {
   if (!is_listed(s, t.dtype)) return false;
   if (t.dtype != DType::kF8E8M0 && !ends_with_scale(t.name)) return false;
-  return !re || std::regex_search(t.name, *re);
+  try {
+    return !re || std::regex_search(t.name, *re);
+  } catch (const std::regex_error& e) {
+    return Error{fmt::format("--select: {}: cannot be matched against {}: {}", printable(s.select), printable(t.name),
+                             e.what())};
+  }
 }
 
 std::string with_commas(std::uint64_t v) {
@@ -233,7 +239,9 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
     audit.files.push_back({f.name, f.map.bytes().size(), f.header.tensors.size()});
     audit.tensors_seen += f.header.tensors.size();
     for (const TensorInfo& t : f.header.tensors) {
-      if (!is_scale_tensor(t, options.selection, re)) continue;
+      auto selected = is_scale_tensor(t, options.selection, re);
+      if (!selected) return selected.error();
+      if (!*selected) continue;
       audit.tensors.push_back({t.name, f.name, t.dtype, t.shape, t.bytes(), layer_of(t.name), {}});
       data.push_back(f.tensor_bytes(t));
     }

@@ -61,7 +61,7 @@ class DuplicateKeyDetector {
 };
 
 // nlohmann's messages are one line; keep only the part after the exception id.
-std::string syntax_message(const json::parse_error& e) {
+std::string syntax_message(const json::exception& e) {
   std::string_view what = e.what();
   if (const auto close = what.find("] "); close != std::string_view::npos) what.remove_prefix(close + 2);
   return printable(what);
@@ -76,7 +76,7 @@ Expected<json> parse_json_strict(std::string_view text, const std::string& file,
     value = json::parse(text.begin(), text.end(), [&detector](int /*depth*/, json::parse_event_t event, json& parsed) {
       return detector.on_event(event, parsed);
     });
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1E999
     return Error{fmt::format("{}: {}: invalid JSON: {}", file, what_field, syntax_message(e))};
   }
   if (const auto& dup = detector.duplicate()) {

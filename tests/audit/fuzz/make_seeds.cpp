@@ -65,5 +65,9 @@ int main(int argc, char** argv) {
   write_seed(dir, "f4.safetensors", '\x00',
              with_length("{\"x\":{\"dtype\":\"F4\",\"shape\":[2,2],\"data_offsets\":[0,2]}}") + std::string(2, '\x11'));
   write_seed(dir, "duplicate.json", '\x01', "{\"a\":{\"b\":1,\"b\":2}}");
+  // Regressions found by fuzzing: numbers past double's range (nlohmann's out_of_range).
+  write_seed(dir, "overflow.json", '\x01', "[326E666666]");
+  write_seed(dir, "overflow.safetensors", '\x00',
+             with_length("{\"x\":{\"dtype\":\"U8\",\"shape\":[1E999],\"data_offsets\":[0,1]}}"));
   return 0;
 }
