@@ -74,6 +74,10 @@ EOF
     timed audit1 "$bp" audit "$ck" --threads 1
     timed peer "$py" "$root/bench/audit_peer.py" "$ck"
   done
+  # Cores free for us: one single-thread audit alone vs two at once (2 free cores: same wall time).
+  /usr/bin/time -f "%e" -o "$work/one" "$bp" audit "$ck" --threads 1 >/dev/null
+  /usr/bin/time -f "%e" -o "$work/two" bash -c "\"$bp\" audit \"$ck\" --threads 1 >/dev/null & \"$bp\" audit \"$ck\" --threads 1 >/dev/null; wait"
+  echo "# $name: probe: one single-thread audit $(cat "$work/one") s, two at once $(cat "$work/two") s"
   local c a a1 p
   c=$(median cat) a=$(median audit) a1=$(median audit1) p=$(median peer)
   "$py" - "$name" "$total" "$scale" "$c" "$a" "$p" "$(cpu_of cat "$c")" "$(cpu_of audit "$a")" "$(cpu_of peer "$p")" \
