@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "audit/admission.hpp"
+#include "backend/backend.hpp"
 #include "cli/cli.hpp"
 #include "proof/spec.hpp"
 
@@ -16,6 +17,7 @@ struct ProveArgs {
   std::string scales;
   std::string scales_from;  // an audit report: its observed interval becomes the scale codes
   std::size_t keep = 8;
+  unsigned threads = 0;  // CPU threads, 0: every core
   Outputs out;
 };
 
@@ -31,27 +33,97 @@ Expected<Spec> load_with_override(const std::string& path, const std::string& sc
   return spec;
 }
 
+// The backends --backend names: "all" takes the CUDA backend only where it can
+// run; "cuda" without a driver or device fails (exit 3, one line).
+Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::string& which) {
+  std::vector<std::unique_ptr<Backend>> backends;
+  if (which != "cuda") backends.push_back(make_cpu_backend());
+  if (which == "cpu") return backends;
+  auto cuda = make_cuda_backend();
+  if (cuda) {
+    backends.push_back(std::move(*cuda));
+  } else if (which == "cuda") {
+    return cuda.error();
+  }
+  return backends;
+}
+
+std::string backend_labels(const std::vector<BackendRun>& runs) {
+  std::string out;
+  for (const BackendRun& run : runs) out += (out.empty() ? "" : ", ") + (run.label.empty() ? run.name : run.label);
+  return out;
+}
+
+void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const Agreement& agree) {
+  const std::string label = domain_label(spec);
+  for (std::size_t c = 0; c < spec.claims.size(); ++c) {
+    if (agree.results_identical) {
+      std::printf("%s %s (%s)\n", label.c_str(), claim_summary(spec.claims[c], runs.front().result.claims[c]).c_str(),
+                  backend_labels(runs).c_str());
+    } else {
+      for (const BackendRun& run : runs) {
+        std::printf("%s %s (%s only)\n", label.c_str(), claim_summary(spec.claims[c], run.result.claims[c]).c_str(),
+                    (run.label.empty() ? run.name : run.label).c_str());
+      }
+    }
+    const auto& cxs = runs.front().result.claims[c].counterexamples;
+    for (std::size_t i = 0; i < cxs.size() && i < kPrintedCounterexamples; ++i) {
+      print_lines(counterexample_lines(spec, cxs[i]));
+    }
+  }
+}
+
+// Hardware backends: the three-way check and the --use_fast_math build.
+void print_hardware(const Spec& spec, const BackendRun& run) {
+  const ProofResult& r = run.result;
+  if (r.model_compared == 0) return;
+  if (r.model_disagreement_count == 0) {
+    std::printf("%s hardware ≡ soft model on all %llu recipe evaluations; soft ≡ oracle witness on %llu cases (%s)\n",
+                run.label.c_str(), static_cast<unsigned long long>(r.model_compared),
+                static_cast<unsigned long long>(r.witnessed_cases), std::string(witness_mode_name(r.witness_mode)).c_str());
+  } else {
+    std::printf("MODEL DISAGREEMENT: %s hardware and the soft model differ on %llu recipe evaluations\n",
+                run.label.c_str(), static_cast<unsigned long long>(r.model_disagreement_count));
+    for (const ModelDisagreement& m : r.model_disagreements) print_lines(model_lines(spec, run.label, m));
+  }
+  if (!run.info.contains("fast_math")) return;
+  const Json& claims = run.info["fast_math"]["claims"];
+  for (std::size_t c = 0; c < spec.claims.size() && c < claims.size(); ++c) {
+    const Json& fm = claims[c];
+    std::printf("  %s --use_fast_math: claims[%zu] %s (%llu/%llu)\n", run.label.c_str(), c,
+                fm["holds"].get<bool>() ? "survives" : "DOES NOT SURVIVE",
+                static_cast<unsigned long long>(fm["holding"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(r.claims[c].cases));
+  }
+}
+
 int run_prove(const ProveArgs& a) {
   auto spec = load_with_override(a.spec, a.scales, a.scales_from);
   if (!spec) return fail(spec.error());
-  if (a.backend == "cuda") {
-    return fail({"--backend cuda: this bitproof was built without the CUDA backend", kExitNoBackend});
-  }
+  auto backends = select_backends(a.backend);
+  if (!backends) return fail(backends.error());
   if (auto e = a.out.check()) return fail(*e);
+  BackendOptions options;
+  options.engine.keep = a.keep;
+  options.engine.threads = a.threads;
   std::vector<BackendRun> runs;
-  runs.push_back({"cpu", "soft arithmetic + oracle arithmetic witness", run_proof(*spec, {a.keep})});
-  const ProofResult& r = runs.front().result;
-  const std::string label = domain_label(*spec);
-  for (std::size_t c = 0; c < spec->claims.size(); ++c) {
-    std::printf("%s %s (cpu)\n", label.c_str(), claim_summary(spec->claims[c], r.claims[c]).c_str());
-    const auto& cxs = r.claims[c].counterexamples;
-    for (std::size_t i = 0; i < cxs.size() && i < kPrintedCounterexamples; ++i) {
-      print_lines(counterexample_lines(*spec, cxs[i]));
-    }
+  for (const auto& backend : *backends) {
+    auto run = backend->prove(*spec, options);
+    if (!run) return fail(run.error());
+    runs.push_back(std::move(*run));
   }
+  const Agreement agree = agreement(*spec, runs, a.keep);
+  print_claims(*spec, runs, agree);
+  const ProofResult& r = runs.front().result;
   print_witness(*spec, r.witness_disagreement_count, r.witness_disagreements);
+  for (const BackendRun& run : runs) print_hardware(*spec, run);
+  if (!agree.results_identical) {
+    std::string names;
+    for (const std::string& n : agree.differing) names += " " + n;
+    std::printf("BACKENDS DISAGREE: the result of%s differs from %s's\n", names.c_str(), runs.front().name.c_str());
+  }
   if (auto e = a.out.write(proof_report(*spec, runs, a.keep))) return fail(*e);
-  return r.holds() ? kExitHolds : kExitRefuted;
+  return r.holds() && agree.holds() ? kExitHolds : kExitRefuted;
 }
 
 }  // namespace
@@ -67,6 +139,7 @@ void add_prove_command(CLI::App& app, Commands& commands) {
   p->add_option("--scales-from", args->scales_from, "replace them by the observed interval of an audit report")
       ->excludes(scales);
   p->add_option("--keep", args->keep, "counterexamples kept per claim")->check(CLI::Range(0, 1000000));
+  p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(CLI::Range(0, 4096));
   commands.push_back({p, [args] { return run_prove(*args); }});
 }
 

@@ -20,6 +20,26 @@ Exact flushed(const Exact& v) {
   return top_exp < -14 ? Exact::zero(v.negative) : v;
 }
 
+// |v| rounded to binary16's 11 significant bits (nearest even) with no
+// exponent limit is below 2^-14: IEEE 754 tininess "after rounding", the test
+// the H200's mul.rn.ftz.f16 applies (see SoftArith::hmul_ftz).
+bool tiny_after_rounding(const Exact& v) {
+  if (v.kind != Kind::kFinite) return false;
+  oracle::Int n = v.mag;
+  int exp2 = v.exp2;
+  const int bits = static_cast<int>(boost::multiprecision::msb(n)) + 1;
+  if (bits > 11) {
+    const int drop = bits - 11;
+    oracle::Int q = n >> drop;
+    const oracle::Int rest = n - (q << drop);
+    const oracle::Int half = oracle::Int{1} << (drop - 1);
+    if (rest > half || (rest == half && (q & 1) != 0)) q += 1;
+    n = q;
+    exp2 += drop;
+  }
+  return static_cast<int>(boost::multiprecision::msb(n)) + exp2 < -14;
+}
+
 std::uint16_t to_half(const Exact& v, Rounding mode) {
   return static_cast<std::uint16_t>(rounded(FormatId::fp16, v, mode));
 }
@@ -33,8 +53,9 @@ std::uint16_t OracleArith::hmul_rz(std::uint16_t a, std::uint16_t b) {
   return to_half(oracle::mul(half(a), half(b)), Rounding::kTowardZero);
 }
 std::uint16_t OracleArith::hmul_ftz(std::uint16_t a, std::uint16_t b) {
-  const std::uint16_t product = to_half(oracle::mul(flushed(half(a)), flushed(half(b))), Rounding::kNearestEven);
-  return to_half(flushed(half(product)), Rounding::kNearestEven);
+  const Exact product = oracle::mul(flushed(half(a)), flushed(half(b)));
+  if (tiny_after_rounding(product)) return to_half(Exact::zero(product.negative), Rounding::kNearestEven);
+  return to_half(product, Rounding::kNearestEven);
 }
 std::uint16_t OracleArith::hadd(std::uint16_t a, std::uint16_t b) {
   return to_half(oracle::add(half(a), half(b)), Rounding::kNearestEven);
@@ -50,6 +71,11 @@ std::uint16_t OracleArith::float2half_rz(std::uint32_t f) {
 }
 std::uint32_t OracleArith::half2float(std::uint16_t h) {
   return rounded(FormatId::fp32, half(h), Rounding::kNearestEven);
+}
+std::uint32_t OracleArith::fmul(std::uint32_t a, std::uint32_t b) {
+  return rounded(FormatId::fp32,
+                 oracle::mul(oracle::exact_of(FormatId::fp32, a), oracle::exact_of(FormatId::fp32, b)),
+                 Rounding::kNearestEven);
 }
 
 }  // namespace bitproof

@@ -1,8 +1,16 @@
 #include "proof/engine.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 
+#include "backend/cpu_simd.hpp"
+#include "backend/diff_kind.hpp"
 #include "report/digest.hpp"
 
 namespace bitproof {
@@ -18,24 +26,92 @@ std::string against_oracle(FormatId f, const std::optional<std::uint32_t>& oracl
   return difference_kind(f, *oracle_code, code);
 }
 
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+
+// Chunk-sum accumulation for one part (see engine.hpp): A, B per recipe, then
+// one failing count per claim, flushed at each chunk's last case.
+class ChunkSummer {
+ public:
+  ChunkSummer(std::uint64_t cases, std::size_t recipes, std::size_t claims)
+      : cases_(cases), recipes_(recipes), current_(2 * recipes + claims, 0) {}
+
+  void add(std::uint64_t index, const std::uint32_t* outputs, const std::vector<bool>& failing) {
+    const std::uint64_t offset = index % kChunkCases;
+    const std::uint64_t length = std::min(kChunkCases, cases_ - (index - offset));
+    const auto weight = static_cast<std::uint32_t>((length + 15) / 16 - (offset >> 4));
+    for (std::size_t r = 0; r < recipes_; ++r) {
+      current_[2 * r] += outputs[r];
+      current_[2 * r + 1] += weight * outputs[r];
+    }
+    for (std::size_t c = 0; c < failing.size(); ++c) current_[2 * recipes_ + c] += failing[c] ? 1 : 0;
+    if (offset + 1 == length) {
+      words_.insert(words_.end(), current_.begin(), current_.end());
+      std::fill(current_.begin(), current_.end(), 0);
+    }
+  }
+  std::vector<std::uint32_t> take() { return std::move(words_); }
+
+ private:
+  std::uint64_t cases_;
+  std::size_t recipes_;
+  std::vector<std::uint32_t> current_;
+  std::vector<std::uint32_t> words_;
+};
+
+// Runs body(i) for i in [0, n) on `threads` threads, taking indices in order;
+// the first exception is rethrown on the calling thread.
+void parallel_for(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& body) {
+  const unsigned workers = static_cast<unsigned>(std::min<std::size_t>(threads, n));
+  if (workers <= 1) {
+    for (std::size_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        body(i);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < workers; ++t) pool.emplace_back(work);
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+template <class T>
+void append_kept(std::vector<T>& into, std::vector<T>&& from, std::size_t keep) {
+  for (T& item : from) {
+    if (into.size() >= keep) break;
+    into.push_back(std::move(item));
+  }
+}
+
 }  // namespace
 
 bool ProofResult::holds() const {
-  return witness_disagreement_count == 0 &&
+  return witness_disagreement_count == 0 && model_disagreement_count == 0 &&
          std::all_of(claims.begin(), claims.end(), [](const ClaimResult& c) { return c.holds(); });
 }
 
 std::string difference_kind(FormatId format, std::uint32_t a, std::uint32_t b) {
-  if (a == b) return "";
-  const FormatSpec& f = spec_of(format);
-  const Decoded x = decode(f, a);
-  const Decoded y = decode(f, b);
-  if (x.kind == Kind::kNaN && y.kind == Kind::kNaN) return "nan-bits";
-  if (x.kind == Kind::kNaN || y.kind == Kind::kNaN) return "nan";
-  if ((a & ~f.sign_mask()) == (b & ~f.sign_mask())) return "sign";
-  if (x.kind == Kind::kInf || y.kind == Kind::kInf) return "inf";
-  if (x.kind == Kind::kZero || y.kind == Kind::kZero) return "zero";
-  return "value";
+  return std::string(diff_kind_name(classify_difference(kind_format(spec_of(format)), a, b)));
 }
 
 oracle::Exact intent_value(const RecipeCard& card, const std::uint32_t* codes) {
@@ -58,10 +134,16 @@ void CaseEvaluator::codes_of(std::uint64_t index, std::uint32_t* codes) const {
 }
 
 void CaseEvaluator::outputs(const std::uint32_t* codes, std::uint32_t* soft, std::uint32_t* witness) const {
-  for (std::size_t r = 0; r < recipes_.size(); ++r) {
-    soft[r] = recipes_[r]->soft(codes);
-    witness[r] = recipes_[r]->oracle(codes);
-  }
+  soft_outputs(codes, soft);
+  witness_outputs(codes, witness);
+}
+
+void CaseEvaluator::soft_outputs(const std::uint32_t* codes, std::uint32_t* soft) const {
+  for (std::size_t r = 0; r < recipes_.size(); ++r) soft[r] = recipes_[r]->soft(codes);
+}
+
+void CaseEvaluator::witness_outputs(const std::uint32_t* codes, std::uint32_t* witness) const {
+  for (std::size_t r = 0; r < recipes_.size(); ++r) witness[r] = recipes_[r]->oracle(codes);
 }
 
 std::size_t CaseEvaluator::slot(const RecipeEntry* r) const {
@@ -106,45 +188,278 @@ Counterexample CaseEvaluator::counterexample(const Claim& claim, std::uint64_t i
   return cx;
 }
 
-ProofResult run_proof(const Spec& spec, const EngineOptions& options) {
-  const CaseEvaluator eval(spec);
-  const auto& recipes = eval.recipes();
-  ProofResult result;
-  result.cases = eval.case_count();
-  result.claims.resize(spec.claims.size());
-  CaseTableDigest digest(result.cases, static_cast<std::uint32_t>(spec.inputs.size()),
-                         static_cast<std::uint32_t>(recipes.size()));
+// ---- policy ----
+
+WitnessMode witness_mode_for(std::uint64_t cases) {
+  return cases <= kFullWitnessLimit ? WitnessMode::kFull : WitnessMode::kSampled;
+}
+
+DigestMode digest_mode_for(std::uint64_t cases) {
+  return cases <= kFullDigestLimit ? DigestMode::kFull : DigestMode::kChunkSums;
+}
+
+std::string_view witness_mode_name(WitnessMode mode) { return mode == WitnessMode::kFull ? "full" : "sampled"; }
+
+std::string_view digest_mode_name(DigestMode mode) { return mode == DigestMode::kFull ? "full" : "chunk-sums"; }
+
+std::string digest_algorithm(DigestMode mode) {
+  if (mode == DigestMode::kFull) return "bitproof-cases-v1 (sha256, 65536-case chunks)";
+  return "bitproof-chunksums-v1 (sha256 over per-chunk output sums A, B per recipe and failing counts per claim)";
+}
+
+std::string witness_rule(WitnessMode mode) {
+  if (mode == WitnessMode::kFull) return "every case";
+  return fmt::format("first chunk, one case per stratum of {} strata (splitmix64 offset), every kept counterexample",
+                     kWitnessStrata);
+}
+
+Expected<Ok> check_sweepable(const Spec& spec) {
+  const std::uint64_t cases = spec.case_count();
+  if (cases <= kFullDigestLimit) return Ok{};
+  for (std::size_t i = 0; i < spec.claims.size(); ++i) {
+    if (spec.claims[i].kind == ClaimKind::kEqual) continue;
+    return Error{fmt::format("{}: claims[{}]: a {} claim consults the oracle on every case; domains above {} cases "
+                             "take `equal` claims only (this one has {})",
+                             spec.path, i, claim_name(spec.claims[i].kind), kFullDigestLimit, cases)};
+  }
+  return Ok{};
+}
+
+std::size_t chunk_sum_words(const Spec& spec) { return 2 * spec.recipes().size() + spec.claims.size(); }
+
+unsigned resolve_threads(unsigned threads) {
+  if (threads != 0) return threads;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// ---- one range ----
+
+namespace {
+
+struct RangeState {
+  const CaseEvaluator& eval;
+  const Spec& spec;
+  const EngineOptions& options;
+  SweepPart& part;
+  std::size_t recipes;
+};
+
+void witness_case(RangeState& s, std::uint64_t i, const std::uint32_t* codes, const std::uint32_t* soft,
+                  std::uint32_t* witness) {
+  s.eval.witness_outputs(codes, witness);
+  ++s.part.witnessed_cases;
+  for (std::size_t r = 0; r < s.recipes; ++r) {
+    if (soft[r] == witness[r]) continue;
+    if (s.part.witness_disagreements.size() < s.options.keep) {
+      s.part.witness_disagreements.push_back(
+          {i, {codes, codes + s.spec.inputs.size()}, s.eval.recipes()[r], soft[r], witness[r]});
+    }
+    ++s.part.witness_disagreement_count;
+  }
+}
+
+void compare_hardware(RangeState& s, std::uint64_t i, const std::uint32_t* codes, const std::uint32_t* soft,
+                      const std::uint32_t* hw) {
+  s.part.model_compared += s.recipes;
+  for (std::size_t r = 0; r < s.recipes; ++r) {
+    if (hw[r] == soft[r]) continue;
+    if (s.part.model_disagreements.size() < s.options.keep) {
+      const RecipeEntry* recipe = s.eval.recipes()[r];
+      s.part.model_disagreements.push_back(
+          {i, {codes, codes + s.spec.inputs.size()}, recipe, soft[r], recipe->oracle(codes), hw[r]});
+    }
+    ++s.part.model_disagreement_count;
+  }
+}
+
+}  // namespace
+
+SweepPart sweep_range(const CaseEvaluator& eval, const Spec& spec, const EngineOptions& options, std::uint64_t begin,
+                      std::uint64_t end, const std::uint32_t* hardware) {
+  const std::uint64_t cases = spec.case_count();
+  const std::size_t recipes = eval.recipes().size();
+  const bool full_witness = witness_mode_for(cases) == WitnessMode::kFull;
+  const bool full_digest = digest_mode_for(cases) == DigestMode::kFull;
+  SweepPart part;
+  part.begin = begin;
+  part.end = end;
+  part.claims.resize(spec.claims.size());
+  RangeState state{eval, spec, options, part, recipes};
+  std::optional<CaseTableDigest> digest;
+  if (full_digest) digest.emplace(cases, static_cast<std::uint32_t>(spec.inputs.size()), static_cast<std::uint32_t>(recipes));
+  ChunkSummer summer(cases, recipes, spec.claims.size());
   std::array<std::uint32_t, kMaxArity> codes{};
-  std::vector<std::uint32_t> soft(recipes.size());
-  std::vector<std::uint32_t> witness(recipes.size());
-  for (std::uint64_t i = 0; i < result.cases; ++i) {
+  std::vector<std::uint32_t> soft(recipes);
+  std::vector<std::uint32_t> witness(recipes);
+  std::vector<bool> failing(spec.claims.size());
+  for (std::uint64_t i = begin; i < end; ++i) {
     eval.codes_of(i, codes.data());
-    eval.outputs(codes.data(), soft.data(), witness.data());
-    digest.add(codes.data(), soft.data());
-    for (std::size_t r = 0; r < recipes.size(); ++r) {
-      if (soft[r] == witness[r]) continue;
-      if (result.witness_disagreements.size() < options.keep) {
-        result.witness_disagreements.push_back(
-            {i, {codes.begin(), codes.begin() + spec.inputs.size()}, recipes[r], soft[r], witness[r]});
-      }
-      ++result.witness_disagreement_count;
+    eval.soft_outputs(codes.data(), soft.data());
+    if (full_witness) witness_case(state, i, codes.data(), soft.data(), witness.data());
+    const std::uint32_t* outs = soft.data();
+    if (hardware != nullptr) {
+      outs = hardware + (i - begin) * recipes;
+      compare_hardware(state, i, codes.data(), soft.data(), outs);
     }
     for (std::size_t c = 0; c < spec.claims.size(); ++c) {
-      ClaimResult& cr = result.claims[c];
+      ClaimResult& cr = part.claims[c];
       ++cr.cases;
-      std::string kind = eval.check(spec.claims[c], codes.data(), soft.data());
+      std::string kind = eval.check(spec.claims[c], codes.data(), outs);
+      failing[c] = !kind.empty();
       if (kind.empty()) {
         ++cr.holding;
         continue;
       }
       ++cr.by_kind[kind];
       if (cr.counterexamples.size() < options.keep) {
-        cr.counterexamples.push_back(eval.counterexample(spec.claims[c], i, codes.data(), soft.data(), std::move(kind)));
+        cr.counterexamples.push_back(eval.counterexample(spec.claims[c], i, codes.data(), outs, std::move(kind)));
       }
     }
+    if (digest) {
+      digest->add(codes.data(), outs);
+    } else {
+      summer.add(i, outs, failing);
+    }
   }
-  result.case_digest = digest.finish_hex();
+  if (digest) {
+    part.chunk_digests = digest->take_chunk_hashes();
+  } else {
+    part.chunk_sums = summer.take();
+  }
+  return part;
+}
+
+// ---- parts ----
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t cases, std::size_t pieces) {
+  const std::uint64_t chunks = (cases + kChunkCases - 1) / kChunkCases;
+  const std::uint64_t per = std::max<std::uint64_t>(1, (chunks + std::max<std::size_t>(pieces, 1) - 1) /
+                                                           std::max<std::size_t>(pieces, 1));
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  for (std::uint64_t chunk = 0; chunk < chunks; chunk += per) {
+    ranges.emplace_back(chunk * kChunkCases, std::min(cases, (chunk + per) * kChunkCases));
+  }
+  return ranges;
+}
+
+std::string chunk_sums_digest(const Spec& spec, const std::vector<std::uint32_t>& words) {
+  std::vector<std::uint8_t> head;
+  const std::string tag = "bitproof-chunksums-v1";
+  head.assign(tag.begin(), tag.end());
+  put_le(head, spec.case_count(), 8);
+  put_le(head, spec.inputs.size(), 4);
+  put_le(head, spec.recipes().size(), 4);
+  put_le(head, spec.claims.size(), 4);
+  Sha256 h;
+  h.update(head.data(), head.size());
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(words.size() * 4);
+  for (std::uint32_t w : words) put_le(bytes, w, 4);
+  h.update(bytes.data(), bytes.size());
+  return to_hex(h.finish());
+}
+
+ProofResult merge_parts(const Spec& spec, const EngineOptions& options, std::vector<SweepPart> parts) {
+  std::sort(parts.begin(), parts.end(), [](const SweepPart& a, const SweepPart& b) { return a.begin < b.begin; });
+  ProofResult result;
+  result.cases = spec.case_count();
+  result.claims.resize(spec.claims.size());
+  result.witness_mode = witness_mode_for(result.cases);
+  result.digest_mode = digest_mode_for(result.cases);
+  const std::size_t recipes = spec.recipes().size();
+  CaseTableDigest digest(result.cases, static_cast<std::uint32_t>(spec.inputs.size()),
+                         static_cast<std::uint32_t>(recipes));
+  std::vector<std::uint32_t> sums;
+  for (SweepPart& part : parts) {
+    for (std::size_t c = 0; c < result.claims.size(); ++c) {
+      ClaimResult& into = result.claims[c];
+      ClaimResult& from = part.claims[c];
+      into.cases += from.cases;
+      into.holding += from.holding;
+      for (const auto& [kind, n] : from.by_kind) into.by_kind[kind] += n;
+      append_kept(into.counterexamples, std::move(from.counterexamples), options.keep);
+    }
+    result.witness_disagreement_count += part.witness_disagreement_count;
+    append_kept(result.witness_disagreements, std::move(part.witness_disagreements), options.keep);
+    result.witnessed_cases += part.witnessed_cases;
+    result.model_compared += part.model_compared;
+    result.model_disagreement_count += part.model_disagreement_count;
+    append_kept(result.model_disagreements, std::move(part.model_disagreements), options.keep);
+    digest.add_chunk_hashes(part.chunk_digests);
+    sums.insert(sums.end(), part.chunk_sums.begin(), part.chunk_sums.end());
+  }
+  result.case_digest =
+      result.digest_mode == DigestMode::kFull ? digest.finish_hex() : chunk_sums_digest(spec, sums);
   return result;
+}
+
+std::vector<std::uint64_t> witness_sample(std::uint64_t cases) {
+  std::vector<std::uint64_t> sample;
+  for (std::uint64_t i = 0; i < std::min(cases, kChunkCases); ++i) sample.push_back(i);
+  const std::uint64_t stride = cases / kWitnessStrata;
+  if (stride > 0) {
+    for (std::uint64_t k = 0; k < kWitnessStrata; ++k) sample.push_back(k * stride + splitmix64(k) % stride);
+  }
+  std::sort(sample.begin(), sample.end());
+  sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
+  return sample;
+}
+
+void add_sampled_witness(const Spec& spec, const EngineOptions& options, ProofResult& result) {
+  std::vector<std::uint64_t> sample = witness_sample(result.cases);
+  for (const ClaimResult& c : result.claims) {
+    for (const Counterexample& cx : c.counterexamples) sample.push_back(cx.case_index);
+  }
+  std::sort(sample.begin(), sample.end());
+  sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
+  const CaseEvaluator eval(spec);
+  const std::size_t slices = std::max<std::size_t>(1, resolve_threads(options.threads) * 4);
+  const std::size_t per = (sample.size() + slices - 1) / slices;
+  std::vector<SweepPart> parts(slices);
+  parallel_for(slices, resolve_threads(options.threads), [&](std::size_t k) {
+    SweepPart& part = parts[k];
+    RangeState state{eval, spec, options, part, eval.recipes().size()};
+    std::array<std::uint32_t, kMaxArity> codes{};
+    std::vector<std::uint32_t> soft(eval.recipes().size());
+    std::vector<std::uint32_t> witness(eval.recipes().size());
+    for (std::size_t j = k * per; j < std::min(sample.size(), (k + 1) * per); ++j) {
+      eval.codes_of(sample[j], codes.data());
+      eval.soft_outputs(codes.data(), soft.data());
+      witness_case(state, sample[j], codes.data(), soft.data(), witness.data());
+    }
+  });
+  result.witness_mode = WitnessMode::kSampled;
+  result.witnessed_cases = 0;
+  for (SweepPart& part : parts) {
+    result.witnessed_cases += part.witnessed_cases;
+    result.witness_disagreement_count += part.witness_disagreement_count;
+    append_kept(result.witness_disagreements, std::move(part.witness_disagreements), options.keep);
+  }
+}
+
+ProofResult run_sweep(const Spec& spec, const EngineOptions& options, const RangeSweeper& sweep, std::size_t pieces) {
+  const unsigned threads = resolve_threads(options.threads);
+  const auto ranges = split_ranges(spec.case_count(), pieces != 0 ? pieces : std::size_t{threads} * 4);
+  std::vector<SweepPart> parts(ranges.size());
+  parallel_for(ranges.size(), threads, [&](std::size_t k) { parts[k] = sweep(ranges[k].first, ranges[k].second); });
+  ProofResult result = merge_parts(spec, options, std::move(parts));
+  if (result.witness_mode == WitnessMode::kSampled) add_sampled_witness(spec, options, result);
+  return result;
+}
+
+ProofResult run_proof(const Spec& spec, const EngineOptions& options) {
+  const CaseEvaluator eval(spec);
+  // Large domains of vector-capable recipes take the CPU vector sweep (same
+  // result, tested bit for bit against this scalar one).
+  const simd::SimdImpl* impl = nullptr;
+  if (digest_mode_for(spec.case_count()) == DigestMode::kChunkSums) {
+    impl = simd::best_impl();
+    if (impl != nullptr && simd::unsupported_reason(*impl, spec)) impl = nullptr;
+  }
+  return run_sweep(spec, options, [&](std::uint64_t begin, std::uint64_t end) {
+    if (impl != nullptr) return simd::sweep_range_simd(*impl, eval, spec, options, begin, end);
+    return sweep_range(eval, spec, options, begin, end);
+  });
 }
 
 }  // namespace bitproof

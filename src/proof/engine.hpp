@@ -1,19 +1,56 @@
-// The CPU proof engine: sweeps every case of a spec's domain, evaluates each
-// recipe with the soft arithmetic and, as an independent witness, with the
-// oracle arithmetic, and checks every claim. A case where the two witnesses
-// disagree is a failure in its own right.
+// The proof engine: sweeps every case of a spec's domain, evaluates each recipe
+// with the soft arithmetic and, as an independent witness, with the oracle
+// arithmetic, and checks every claim. A case where the two witnesses disagree
+// is a failure in its own right; so is a case where a hardware backend's bits
+// differ from the soft model's.
+//
+// Sweeps are split into contiguous case ranges that start on a chunk boundary
+// (kChunkCases, report/digest.hpp). Each range is checked on its own
+// (sweep_range, or a backend's own RangeSweeper) and the parts are merged in
+// case order, so the result is the same whatever the split, the thread count or
+// the backend (`--shard I/N` builds on this).
+//
+// Size policy. The result records which modes were used: in sampled mode the
+// witness part carries "mode", "rule" and "cases" (in full mode it reads
+// "every case", as always); the case digest's "algorithm" names its mode.
+//   witness  cases <= kFullWitnessLimit (2^20): "full", every recipe on every
+//            case also runs with the oracle arithmetic.
+//            above: "sampled", a deterministic sample: every case of the first
+//            chunk; one case in each of kWitnessStrata equal strata of the
+//            domain (stratum k = [k·s, (k+1)·s), s = ⌊cases / kWitnessStrata⌋,
+//            offset splitmix64(k) mod s); and every kept counterexample's case.
+//   digest   cases <= kFullDigestLimit (2^24): "full", bitproof-cases-v1, the
+//            SHA-256 of the whole case table (report/digest.hpp).
+//            above: "chunk-sums", bitproof-chunksums-v1: for every chunk, each
+//            recipe's output sums A = Σ out_k and B = Σ (G - ⌊k/16⌋)·out_k
+//            (mod 2^32; k the case's offset in the chunk, G = ⌈chunk length / 16⌉)
+//            followed by each claim's failing count in the chunk, as u32 LE
+//            words; the digest is SHA-256 over "bitproof-chunksums-v1", the case
+//            count (u64 LE), the input, recipe and claim counts (u32 LE) and
+//            those words in chunk order. It covers every output bit of every case
+//            (a sum, not a cryptographic hash, inside a chunk) and costs two adds
+//            a recipe a case, on the CPU and on the GPU alike.
+//   claims   `correctly_rounded` and `exact` consult the oracle on every case:
+//            allowed up to kFullDigestLimit cases (check_sweepable); larger
+//            domains take `equal` claims only.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "error.hpp"
 #include "oracle/exact.hpp"
 #include "proof/spec.hpp"
 
 namespace bitproof {
+
+inline constexpr std::uint64_t kFullWitnessLimit = std::uint64_t{1} << 20;
+inline constexpr std::uint64_t kFullDigestLimit = std::uint64_t{1} << 24;
+inline constexpr std::uint64_t kWitnessStrata = 65536;
 
 // One case where a claim fails, with everything a reader needs to see why.
 struct Counterexample {
@@ -45,17 +82,39 @@ struct WitnessDisagreement {
   std::uint32_t oracle;
 };
 
+// A hardware backend's bits differ from the soft model's for one recipe: the
+// three-way record (soft model, oracle arithmetic, hardware).
+struct ModelDisagreement {
+  std::uint64_t case_index;
+  std::vector<std::uint32_t> inputs;
+  const RecipeEntry* recipe;
+  std::uint32_t soft;
+  std::uint32_t oracle;
+  std::uint32_t hardware;
+};
+
+enum class WitnessMode : std::uint8_t { kFull, kSampled };
+enum class DigestMode : std::uint8_t { kFull, kChunkSums };
+
 struct ProofResult {
   std::uint64_t cases = 0;
   std::vector<ClaimResult> claims;  // per spec claim
   std::uint64_t witness_disagreement_count = 0;
   std::vector<WitnessDisagreement> witness_disagreements;  // the first `keep`
-  std::string case_digest;                                  // see report/digest.hpp
+  std::string case_digest;                                  // see report/digest.hpp and above
+  WitnessMode witness_mode = WitnessMode::kFull;
+  std::uint64_t witnessed_cases = 0;  // cases the oracle witness evaluated
+  DigestMode digest_mode = DigestMode::kFull;
+  // Hardware backends only: every case's hardware bits against the soft model.
+  std::uint64_t model_compared = 0;  // recipe evaluations compared
+  std::uint64_t model_disagreement_count = 0;
+  std::vector<ModelDisagreement> model_disagreements;  // the first `keep`, in case order
   [[nodiscard]] bool holds() const;
 };
 
 struct EngineOptions {
   std::size_t keep = 8;  // counterexamples kept per claim
+  unsigned threads = 1;  // CPU threads for a sweep; 0: every core
 };
 
 // Evaluates single cases of a spec; run_proof and discovery sweep with it.
@@ -70,6 +129,8 @@ class CaseEvaluator {
   void codes_of(std::uint64_t index, std::uint32_t* codes) const;
   // Soft outputs of every spec recipe; the oracle witness fills `witness`.
   void outputs(const std::uint32_t* codes, std::uint32_t* soft, std::uint32_t* witness) const;
+  void soft_outputs(const std::uint32_t* codes, std::uint32_t* soft) const;
+  void witness_outputs(const std::uint32_t* codes, std::uint32_t* witness) const;
   // Empty when the claim holds on this case, else the counterexample kind.
   [[nodiscard]] std::string check(const Claim& claim, const std::uint32_t* codes, const std::uint32_t* soft) const;
   [[nodiscard]] Counterexample counterexample(const Claim& claim, std::uint64_t index, const std::uint32_t* codes,
@@ -88,5 +149,62 @@ class CaseEvaluator {
 
 // How two codes of one format differ (see Counterexample::kind); "" if equal.
 [[nodiscard]] std::string difference_kind(FormatId format, std::uint32_t a, std::uint32_t b);
+
+// ---- sweeps in parts ----
+
+[[nodiscard]] WitnessMode witness_mode_for(std::uint64_t cases);
+[[nodiscard]] DigestMode digest_mode_for(std::uint64_t cases);
+[[nodiscard]] std::string_view witness_mode_name(WitnessMode mode);
+[[nodiscard]] std::string_view digest_mode_name(DigestMode mode);
+// The digest algorithm and the witness sample, described for the report.
+[[nodiscard]] std::string digest_algorithm(DigestMode mode);
+[[nodiscard]] std::string witness_rule(WitnessMode mode);
+
+// Fails (exit 2) when a claim needs the oracle on more cases than the policy allows.
+[[nodiscard]] Expected<Ok> check_sweepable(const Spec& spec);
+
+// Words per chunk in chunk-sum mode: A and B per recipe, then one per claim.
+[[nodiscard]] std::size_t chunk_sum_words(const Spec& spec);
+
+// What one chunk-aligned case range [begin, end) contributes to a proof.
+struct SweepPart {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::vector<ClaimResult> claims;  // counts; counterexamples: the first `keep` of the range
+  std::uint64_t witness_disagreement_count = 0;  // full witness mode only
+  std::vector<WitnessDisagreement> witness_disagreements;
+  std::uint64_t witnessed_cases = 0;
+  std::uint64_t model_compared = 0;
+  std::uint64_t model_disagreement_count = 0;
+  std::vector<ModelDisagreement> model_disagreements;
+  std::vector<std::uint8_t> chunk_digests;  // full digest mode: 32 bytes per chunk
+  std::vector<std::uint32_t> chunk_sums;    // chunk-sum mode: chunk_sum_words() per chunk
+};
+
+// Checks one range. `hardware`, when given, holds a hardware backend's outputs
+// of the range's cases (recipes().size() words per case, spec recipe order):
+// claims and digest then use those bits, each compared against the soft model.
+[[nodiscard]] SweepPart sweep_range(const CaseEvaluator& eval, const Spec& spec, const EngineOptions& options,
+                                    std::uint64_t begin, std::uint64_t end, const std::uint32_t* hardware = nullptr);
+
+using RangeSweeper = std::function<SweepPart(std::uint64_t begin, std::uint64_t end)>;
+
+// Chunk-aligned ranges covering [0, cases), about `pieces` of them (fewer for small domains).
+[[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t cases,
+                                                                               std::size_t pieces);
+// Runs `sweep` over the ranges on options.threads threads and merges the parts in
+// case order; adds the sampled witness when the domain is above the full-witness limit.
+[[nodiscard]] ProofResult run_sweep(const Spec& spec, const EngineOptions& options, const RangeSweeper& sweep,
+                                    std::size_t pieces = 0);
+// Merges parts that cover [0, cases) in order (the last step of run_sweep).
+[[nodiscard]] ProofResult merge_parts(const Spec& spec, const EngineOptions& options, std::vector<SweepPart> parts);
+// The sampled witness (see above), computed on options.threads threads.
+void add_sampled_witness(const Spec& spec, const EngineOptions& options, ProofResult& result);
+// The sampled witness's case indices, ascending (counterexample cases not included).
+[[nodiscard]] std::vector<std::uint64_t> witness_sample(std::uint64_t cases);
+// The chunk-sum digest of a whole domain's chunk words (chunk order).
+[[nodiscard]] std::string chunk_sums_digest(const Spec& spec, const std::vector<std::uint32_t>& words);
+
+[[nodiscard]] unsigned resolve_threads(unsigned threads);
 
 }  // namespace bitproof

@@ -72,6 +72,18 @@ void CaseTableDigest::close_chunk() {
   in_chunk_ = 0;
 }
 
+std::vector<std::uint8_t> CaseTableDigest::take_chunk_hashes() {
+  if (in_chunk_ > 0) close_chunk();
+  std::vector<std::uint8_t> out;
+  out.swap(chunk_hashes_);
+  return out;
+}
+
+void CaseTableDigest::add_chunk_hashes(const std::vector<std::uint8_t>& hashes) {
+  if (in_chunk_ > 0) close_chunk();
+  chunk_hashes_.insert(chunk_hashes_.end(), hashes.begin(), hashes.end());
+}
+
 std::string CaseTableDigest::finish_hex() {
   if (in_chunk_ > 0) close_chunk();
   std::vector<std::uint8_t> head;

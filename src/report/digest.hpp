@@ -43,6 +43,11 @@ class CaseTableDigest {
   // Cases must come in order, each with `inputs` codes and `recipes` outputs.
   void add(const std::uint32_t* codes, const std::uint32_t* outputs);
   std::string finish_hex();
+  // Sweeps in parts (threads, shards): each part hashes its chunk-aligned slice
+  // and hands over its chunk hashes (closing a partial last chunk); one digest
+  // then takes every part's hashes in case order and finishes.
+  std::vector<std::uint8_t> take_chunk_hashes();
+  void add_chunk_hashes(const std::vector<std::uint8_t>& hashes);
 
  private:
   void close_chunk();

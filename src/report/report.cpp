@@ -94,8 +94,36 @@ Json witness_json(const Spec& spec, const ProofResult& r) {
                      {"soft", code_json(spec.output, w.soft)},
                      {"oracle_arithmetic", code_json(spec.output, w.oracle)}});
   }
-  return Json{{"compared", "soft arithmetic vs oracle arithmetic, every recipe, every case"},
+  if (r.witness_mode == WitnessMode::kFull) {
+    return Json{{"compared", "soft arithmetic vs oracle arithmetic, every recipe, every case"},
+                {"disagreements", r.witness_disagreement_count},
+                {"first", first}};
+  }
+  // Above the full-witness limit (engine.hpp): which cases the sample took.
+  return Json{{"compared", "soft arithmetic vs oracle arithmetic, every recipe, sampled cases"},
+              {"mode", witness_mode_name(r.witness_mode)},
+              {"rule", witness_rule(r.witness_mode)},
+              {"cases", r.witnessed_cases},
               {"disagreements", r.witness_disagreement_count},
+              {"first", first}};
+}
+
+// A hardware backend against the soft model: the three-way records.
+Json model_json(const Spec& spec, const ProofResult& r) {
+  Json first = Json::array();
+  for (const ModelDisagreement& m : r.model_disagreements) {
+    Json inputs = Json::array();
+    for (std::size_t i = 0; i < m.inputs.size(); ++i) inputs.push_back(code_json(spec.inputs[i].format, m.inputs[i]));
+    first.push_back({{"case", m.case_index},
+                     {"inputs", inputs},
+                     {"recipe", m.recipe->card->name},
+                     {"soft", code_json(spec.output, m.soft)},
+                     {"oracle_arithmetic", code_json(spec.output, m.oracle)},
+                     {"hardware", code_json(spec.output, m.hardware)}});
+  }
+  return Json{{"compared", "hardware bits vs soft model, every recipe, every case"},
+              {"evaluations", r.model_compared},
+              {"disagreements", r.model_disagreement_count},
               {"first", first}};
 }
 
@@ -181,6 +209,20 @@ std::vector<std::string> counterexample_lines(const Spec& spec, const Counterexa
   return lines;
 }
 
+std::vector<std::string> model_lines(const Spec& spec, const std::string& backend, const ModelDisagreement& m) {
+  std::string inputs;
+  for (std::size_t i = 0; i < m.inputs.size(); ++i) {
+    inputs += fmt::format("{}{}={} {}", i ? ", " : "", spec.inputs[i].name, spec_of(spec.inputs[i].format).name,
+                          describe_code(spec.inputs[i].format, m.inputs[i]));
+  }
+  const std::string& label = m.recipe->card->label.empty() ? std::string(m.recipe->card->name)
+                                                            : std::string(m.recipe->card->label);
+  return {fmt::format("  case {}: {}", m.case_index, inputs),
+          fmt::format("    {} soft model        {}", label, describe_code(spec.output, m.soft)),
+          fmt::format("    {} oracle arithmetic {}", label, describe_code(spec.output, m.oracle)),
+          fmt::format("    {} {:<17} {}", label, backend + " hardware", describe_code(spec.output, m.hardware))};
+}
+
 std::vector<std::string> witness_lines(const Spec& spec, const WitnessDisagreement& w) {
   std::string inputs;
   for (std::size_t i = 0; i < w.inputs.size(); ++i) {
@@ -215,7 +257,7 @@ Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t 
               {"verdict", result.holds() ? "holds" : "refuted"},
               {"claims", claims},
               {"witness", witness_json(spec, result)},
-              {"case_digest", {{"algorithm", "bitproof-cases-v1 (sha256, 65536-case chunks)"}, {"sha256", result.case_digest}}}};
+              {"case_digest", {{"algorithm", digest_algorithm(result.digest_mode)}, {"sha256", result.case_digest}}}};
 }
 
 Json discovery_result_json(const Spec& spec, const Discovery& d) {
@@ -266,16 +308,33 @@ Json environment_json() {
 
 Json proof_report(const Spec& spec, const std::vector<BackendRun>& runs, std::size_t keep) {
   Json backends = Json::array();
+  const std::string first_result = proof_result_json(spec, runs.front().result, keep).dump();
+  bool identical = true;
+  std::uint64_t model_disagreements = 0;
   for (const BackendRun& run : runs) {
     Json claims = Json::array();
     for (const ClaimResult& c : run.result.claims) claims.push_back({{"holding", c.holding}, {"cases", c.cases}});
-    backends.push_back({{"name", run.name}, {"detail", run.detail}, {"cases", run.result.cases},
-                        {"case_digest", run.result.case_digest}, {"claims", claims}});
+    Json entry{{"name", run.name}, {"detail", run.detail}, {"cases", run.result.cases},
+               {"case_digest", run.result.case_digest}, {"claims", claims}};
+    const bool same = proof_result_json(spec, run.result, keep).dump() == first_result;
+    identical = identical && same;
+    entry["result_identical"] = same;
+    if (run.result.model_compared > 0) entry["model"] = model_json(spec, run.result);
+    model_disagreements += run.result.model_disagreement_count;
+    entry["info"] = run.info;
+    backends.push_back(entry);
   }
+  Json names = Json::array();
+  for (const BackendRun& run : runs) names.push_back(run.name);
+  const Json agreement{{"backends", names},
+                       {"results_identical", identical},
+                       {"model_disagreements", model_disagreements},
+                       {"holds", identical && model_disagreements == 0}};
   return Json{{"bitproof_report", kReportVersion},
               {"kind", "proof"},
               {"result", proof_result_json(spec, runs.front().result, keep)},
               {"backends", backends},
+              {"agreement", agreement},
               {"environment", environment_json()}};
 }
 
@@ -328,6 +387,18 @@ std::string render_markdown(const Json& report) {
     for (const Json& c : result["claims"]) md += "    " + c["summary"].get<std::string>() + "\n";
     md += fmt::format("\nIndependent witness (soft vs oracle arithmetic): {} disagreements.\n",
                       result["witness"]["disagreements"].get<std::uint64_t>());
+    if (result["witness"].contains("rule")) {
+      md += fmt::format("The witness sampled {} cases: {}.\n", result["witness"]["cases"].get<std::uint64_t>(),
+                        result["witness"]["rule"].get<std::string>());
+    }
+    if (report.contains("agreement")) {
+      const Json& a = report["agreement"];
+      std::string names;
+      for (const Json& n : a["backends"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+      md += fmt::format("Backends ({}): results {}, {} hardware-vs-model disagreements.\n", names,
+                        a["results_identical"].get<bool>() ? "identical" : "**differ**",
+                        a["model_disagreements"].get<std::uint64_t>());
+    }
     for (const Json& c : result["claims"]) {
       if (c["counterexamples"].empty()) continue;
       md += fmt::format("\n<details><summary>Counterexamples: {}</summary>\n\n", c["summary"].get<std::string>());

@@ -30,11 +30,16 @@ using Json = nlohmann::ordered_json;
 // A counterexample as indented text lines, every field shown.
 [[nodiscard]] std::vector<std::string> counterexample_lines(const Spec& spec, const Counterexample& cx);
 [[nodiscard]] std::vector<std::string> witness_lines(const Spec& spec, const WitnessDisagreement& w);
+// A hardware backend's bits against the soft model and the oracle arithmetic, every field shown.
+[[nodiscard]] std::vector<std::string> model_lines(const Spec& spec, const std::string& backend,
+                                                   const ModelDisagreement& m);
 
 struct BackendRun {
   std::string name;  // "cpu"
   std::string detail;
   ProofResult result;
+  std::string label = {};      // how summary lines name it: "cpu", "cuda sm_90"
+  Json info = Json::object();  // backend details (threads, GPU, driver, kernel image ...), never compared
 };
 
 [[nodiscard]] Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t keep);

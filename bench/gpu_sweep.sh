@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# On a GPU machine: the GPU tests, the CLI proofs on every backend, compute-
+# sanitizer memcheck on the GPU test binary, and the 2^32 benchmark against the
+# PyTorch peer, in one go (a device lease is short). Writes logs to $OUT (or
+# ./gpu-sweep-out) and prints a summary last.
+#
+#   BIN=<dir with bitproof_gpu_tests [and bitproof]> bench/gpu_sweep.sh
+#
+# BIN defaults to build/. LD_LIBRARY_PATH may point at carried libraries
+# (libfmt.so.9, libcrypto.so.3) where the machine lacks Debian's.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build}
+OUT=${OUT:-gpu-sweep-out}
+GPU_TESTS=$BIN/bitproof_gpu_tests
+[ -x "$GPU_TESTS" ] || GPU_TESTS=$BIN/tests/gpu/bitproof_gpu_tests
+mkdir -p "$OUT"
+log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+step() {  # step NAME TIMEOUT COMMAND...: runs it, its output in $OUT/NAME.log
+  local name=$1 limit=$2
+  shift 2
+  local t0=$(date +%s.%N)
+  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  local t1=$(date +%s.%N)
+  log "$name: exit $rc ($(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s)"
+  return $rc
+}
+
+log "machine"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; uname -r;
+  grep -m1 "model name" /proc/cpuinfo; nproc; grep -o -w 'avx512f\|avx512fp16' /proc/cpuinfo | sort -u | tr '\n' ' ';
+  echo; compute-sanitizer --version | tail -1; python3 -c 'import torch; print("torch", torch.__version__)'; } \
+  2>&1 | tee -a "$OUT/summary.txt"
+
+step gpu_tests 300 "$GPU_TESTS" -s
+grep -E "test cases|assertions|ERROR|MESSAGE: .*(cuda|hold)" "$OUT/gpu_tests.log" | head -60 | tee -a "$OUT/summary.txt"
+
+# The proofs on both backends (bitproof_gpu_tests --prove prints them as `bitproof prove` does).
+step prove_dsv4 60 "$GPU_TESTS" --prove proofs/dsv4-mxfp4-fp16-fold.json
+cat "$OUT/prove_dsv4.log" | tee -a "$OUT/summary.txt"
+step prove_controls 120 "$GPU_TESTS" --prove tests/gpu/specs/fp16-hmul-controls.json
+grep -v "^cpu: \|^cuda: " "$OUT/prove_controls.log" | head -40 | tee -a "$OUT/summary.txt"
+# The 2^32 claim; the claim sweep kernel timed over 20 launches.
+step bench_bitproof 120 "$GPU_TESTS" --prove proofs/fp16-hmul-vs-fp32-round.json 20
+cat "$OUT/bench_bitproof.log" | tee -a "$OUT/summary.txt"
+if [ -x "$BIN/bitproof" ]; then
+  step cli_cuda 60 tests/gpu/cli_cuda.sh "$BIN/bitproof" proofs/dsv4-mxfp4-fp16-fold.json
+  cat "$OUT/cli_cuda.log" | tee -a "$OUT/summary.txt"
+fi
+step bench_torch 180 python3 bench/gpu_peer_torch.py 1024 5
+tail -1 "$OUT/bench_torch.log" | tee -a "$OUT/summary.txt"
+
+step memcheck 240 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+  "$GPU_TESTS" --test-case-exclude='2^32*'
+tail -6 "$OUT/memcheck.log" | tee -a "$OUT/summary.txt"
+step memcheck_prove 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  "$GPU_TESTS" --prove proofs/dsv4-mxfp4-fp16-fold.json
+tail -4 "$OUT/memcheck_prove.log" | tee -a "$OUT/summary.txt"

@@ -1,0 +1,106 @@
+// The device arithmetic policy: the SoftArith names (see soft_arith.hpp for the
+// contract) mapped to the CUDA instructions a kernel would use. Host+device in
+// the CUTLASS float8.h style: on the device each op is the hardware
+// instruction; compiled for the host it falls back to its exact software twin
+// (SoftArith), so host code that instantiates a recipe with DeviceArith still
+// builds, and the CPU tests cover the twin.
+//
+//   op             device instruction                         note
+//   hmul           __hmul            (mul.f16)                 may contract with a following add, as in kernels
+//   hmul_rz        __float2half_rz(__fmul_rn(h2f(a), h2f(b))) no f16 multiply rounds toward zero in PTX; the
+//                                                              binary32 product of two binary16 values is exact
+//                                                              (22-bit significand, exponent in range), so one
+//                                                              cvt.rz is the single rounding: hardware, not a twin
+//   hmul_ftz       mul.rn.ftz.f16 (inline PTX)                 the hardware's own flush-to-zero multiply
+//   hadd           __hadd            (add.f16)
+//   hfma           __hfma            (fma.rn.f16)
+//   float2half_rn  __float2half_rn   (cvt.rn.f16.f32)
+//   float2half_rz  __float2half_rz   (cvt.rz.f16.f32)
+//   half2float     __half2float      (cvt.f32.f16)
+//   fmul           __fmul_rn         (mul.rn.f32; under -ftz=true, i.e. --use_fast_math, mul.rn.ftz.f32)
+//
+// Set BITPROOF_DEVICE_SOFT_FTZ to use SoftArith's twin for hmul_ftz on the device
+// instead of the PTX instruction.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "arith/soft_arith.hpp"
+#include "hd.hpp"
+
+namespace bitproof {
+
+struct DeviceArith {
+  static constexpr const char* kName = "cuda";
+
+  BP_HD static std::uint16_t hmul(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__hmul(__ushort_as_half(a), __ushort_as_half(b)));
+#else
+    return SoftArith::hmul(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t hmul_rz(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    const float product = __fmul_rn(__half2float(__ushort_as_half(a)), __half2float(__ushort_as_half(b)));
+    return __half_as_ushort(__float2half_rz(product));
+#else
+    return SoftArith::hmul_rz(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t hmul_ftz(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__) && !defined(BITPROOF_DEVICE_SOFT_FTZ)
+    std::uint16_t out;
+    asm("{ mul.rn.ftz.f16 %0, %1, %2; }" : "=h"(out) : "h"(a), "h"(b));
+    return out;
+#else
+    return SoftArith::hmul_ftz(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t hadd(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__hadd(__ushort_as_half(a), __ushort_as_half(b)));
+#else
+    return SoftArith::hadd(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t hfma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__hfma(__ushort_as_half(a), __ushort_as_half(b), __ushort_as_half(c)));
+#else
+    return SoftArith::hfma(a, b, c);
+#endif
+  }
+  BP_HD static std::uint16_t float2half_rn(std::uint32_t f) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__float2half_rn(__uint_as_float(f)));
+#else
+    return SoftArith::float2half_rn(f);
+#endif
+  }
+  BP_HD static std::uint16_t float2half_rz(std::uint32_t f) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__float2half_rz(__uint_as_float(f)));
+#else
+    return SoftArith::float2half_rz(f);
+#endif
+  }
+  BP_HD static std::uint32_t half2float(std::uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(__half2float(__ushort_as_half(h)));
+#else
+    return SoftArith::half2float(h);
+#endif
+  }
+  BP_HD static std::uint32_t fmul(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(__fmul_rn(__uint_as_float(a), __uint_as_float(b)));
+#else
+    return SoftArith::fmul(a, b);
+#endif
+  }
+};
+
+}  // namespace bitproof

@@ -1,0 +1,58 @@
+// Backends: what runs a proof. Each one sweeps the whole domain of a spec and
+// returns a BackendRun (report/report.hpp): its ProofResult, whose `result`
+// JSON must be identical across backends, plus what it is (`info`).
+//
+//   cpu   the soft arithmetic on every core (std::thread), the domain split
+//         into chunk-aligned ranges merged in case order (engine.hpp); large
+//         domains of vector-capable recipes use the AVX-512 sweep (cpu_simd.hpp).
+//   cuda  the same recipes compiled into CUDA kernels and run on the real
+//         instructions (DeviceArith); see cuda_backend.cpp. Every case's
+//         hardware bits are compared with the soft model: on the CPU, case by
+//         case, for small domains; on the device for large ones.
+//
+// Cross-backend agreement (agreement()) is a check of its own: every backend's
+// `result` must be identical and no hardware backend may disagree with the model.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "proof/engine.hpp"
+#include "report/report.hpp"
+
+namespace bitproof {
+
+struct BackendOptions {
+  EngineOptions engine;  // keep; threads (0: every core)
+  bool vector = true;    // cpu: the vector sweep where it applies
+  bool fast_math = true; // cuda: also run the --use_fast_math kernel image, per claim
+  int repeat = 1;        // cuda: launches of the timed sweep kernel (benchmarks)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  [[nodiscard]] virtual std::string name() const = 0;
+  // Runs every claim of the spec over its whole domain.
+  [[nodiscard]] virtual Expected<BackendRun> prove(const Spec& spec, const BackendOptions& options) = 0;
+};
+
+[[nodiscard]] std::unique_ptr<Backend> make_cpu_backend();
+// Error (exit 3) when this build has no CUDA backend, or no driver or device is there.
+[[nodiscard]] Expected<std::unique_ptr<Backend>> make_cuda_backend();
+// Whether this build has the CUDA backend compiled in.
+[[nodiscard]] bool cuda_backend_built();
+
+// Do the runs agree? Every run's `result` JSON equal to the first's, and no
+// hardware run with model disagreements.
+struct Agreement {
+  bool results_identical = true;
+  std::vector<std::string> differing;  // backends whose result differs from the first's
+  std::uint64_t model_disagreements = 0;
+  [[nodiscard]] bool holds() const { return results_identical && model_disagreements == 0; }
+};
+[[nodiscard]] Agreement agreement(const Spec& spec, const std::vector<BackendRun>& runs, std::size_t keep);
+
+}  // namespace bitproof

@@ -1,0 +1,70 @@
+// The CPU backend: the engine's sweep on every core, vectorised where it can be.
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "backend/backend.hpp"
+#include "backend/cpu_simd.hpp"
+
+namespace bitproof {
+namespace {
+
+class CpuBackend : public Backend {
+ public:
+  [[nodiscard]] std::string name() const override { return "cpu"; }
+
+  [[nodiscard]] Expected<BackendRun> prove(const Spec& spec, const BackendOptions& options) override {
+    if (auto ok = check_sweepable(spec); !ok) return ok.error();
+    EngineOptions engine = options.engine;
+    engine.threads = resolve_threads(engine.threads);
+    const CaseEvaluator eval(spec);
+    const simd::SimdImpl* impl = nullptr;
+    std::string vector_note = "scalar";
+    if (digest_mode_for(spec.case_count()) == DigestMode::kChunkSums) {
+      impl = options.vector ? simd::best_impl() : nullptr;
+      if (impl == nullptr) {
+        vector_note = options.vector ? "scalar (no AVX-512 on this CPU, or BITPROOF_SIMD=off)" : "scalar (vector off)";
+      } else if (auto why = simd::unsupported_reason(*impl, spec)) {
+        vector_note = "scalar (" + *why + ")";
+        impl = nullptr;
+      } else {
+        vector_note = impl->name;
+      }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    ProofResult result = run_sweep(spec, engine, [&](std::uint64_t begin, std::uint64_t end) {
+      if (impl != nullptr) return simd::sweep_range_simd(*impl, eval, spec, engine, begin, end);
+      return sweep_range(eval, spec, engine, begin, end);
+    });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    BackendRun run{"cpu", fmt::format("soft arithmetic ({}, {} threads) + oracle witness ({})", vector_note,
+                                      engine.threads, witness_mode_name(result.witness_mode)),
+                   std::move(result)};
+    run.label = "cpu";
+    run.info = Json{{"threads", engine.threads},
+                    {"sweep", vector_note},
+                    {"seconds", seconds},
+                    {"cases_per_second", seconds > 0 ? static_cast<double>(spec.case_count()) / seconds : 0.0}};
+    return run;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+Agreement agreement(const Spec& spec, const std::vector<BackendRun>& runs, std::size_t keep) {
+  Agreement a;
+  if (runs.empty()) return a;
+  const std::string first = proof_result_json(spec, runs.front().result, keep).dump();
+  for (const BackendRun& run : runs) {
+    a.model_disagreements += run.result.model_disagreement_count;
+    if (&run != &runs.front() && proof_result_json(spec, run.result, keep).dump() != first) {
+      a.results_identical = false;
+      a.differing.push_back(run.name);
+    }
+  }
+  return a;
+}
+
+}  // namespace bitproof

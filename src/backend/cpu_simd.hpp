@@ -1,0 +1,38 @@
+// The CPU backend's vector sweep: checks a chunk-aligned case range 16 cases at
+// a time for specs whose recipes are all vector-capable (their `eval<Ar, W>`
+// takes the policy's word type) and whose claims are all `equal`.
+//
+// The arithmetic is VecArith (cpu_simd_avx512.cpp): the FP16 multiplies are
+// integer SIMD code written from the IEEE rules (unpack, 11×11-bit product,
+// leading-zero count, one rounding), while half2float / fmul / float2half use
+// the CPU's own F16C/AVX-512 float instructions with NaN results made
+// canonical. So on the 2^32 claim hmul ≡ fp32_round the two sides are computed
+// by unrelated instruction sequences; tests/backend checks every vector op
+// against the oracle (every FP16 code × edge codes, plus random pairs).
+//
+// The vector code lives in its own translation unit built with AVX-512 flags
+// and chosen at run time (cpuid); it holds nothing with external linkage but
+// the entry point, so no AVX-512 code can leak into the rest of the program.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "backend/cpu_simd_job.hpp"
+#include "proof/engine.hpp"
+
+namespace bitproof::simd {
+
+// The best implementation this CPU runs (null: none; BITPROOF_SIMD=off disables).
+const SimdImpl* best_impl();
+
+// Why the vector sweep cannot take this spec (nullopt: it can).
+[[nodiscard]] std::optional<std::string> unsupported_reason(const SimdImpl& impl, const Spec& spec);
+
+// Checks [begin, end) with the vector sweep; counterexamples are rebuilt with
+// the scalar evaluator (same bits, checked by the tests).
+[[nodiscard]] SweepPart sweep_range_simd(const SimdImpl& impl, const CaseEvaluator& eval, const Spec& spec,
+                                         const EngineOptions& options, std::uint64_t begin, std::uint64_t end);
+
+}  // namespace bitproof::simd

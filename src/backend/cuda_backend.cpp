@@ -1,0 +1,518 @@
+// The CUDA backend's host side: loads the embedded kernel images (the fatbins
+// of kernels/sweep.cu, as is and with --use_fast_math) with cuModuleLoadData,
+// checks that they were built from this registry, and runs a spec:
+//
+//   small domains (<= kFullDigestLimit cases): bp_eval_hw copies every case's
+//     bits back; the engine's sweep_range then compares them with the soft
+//     model case by case on all CPU cores, and checks the claims and the
+//     digest on the hardware bits.
+//   large domains: bp_sweep_hw checks the claims on the device and returns per
+//     chunk only the chunk sums and failing counts; bp_sweep_model counts, per
+//     chunk, the cases where the hardware and the soft model (compiled for the
+//     device) differ. The first `keep` failing or disagreeing cases are found
+//     by re-running just their chunks with bp_eval_hw and comparing on the CPU.
+//   --use_fast_math: the same claim check with the fast-math image; reported
+//     per claim in `info`, never in `result`.
+#include "backend/backend.hpp"
+
+#if defined(BITPROOF_HAVE_CUDA)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "backend/cuda_driver.hpp"
+#include "backend/diff_kind.hpp"
+#include "backend/sweep_abi.hpp"
+#include "report/digest.hpp"
+
+namespace bitproof::kernel_images {
+extern const unsigned char* const kDefault;
+extern const std::size_t kDefaultSize;
+extern const unsigned char* const kFastMath;
+extern const std::size_t kFastMathSize;
+extern const char kArchitectures[];
+extern const char kNvccVersion[];
+}  // namespace bitproof::kernel_images
+
+namespace bitproof {
+namespace {
+
+using cuda::Driver;
+
+std::uint64_t registry_hash() {
+  std::uint64_t h = abi::kFnvBasis;
+  for (const RecipeEntry& r : all_recipes()) {
+    h = abi::fnv1a(h, r.card->name.data(), r.card->name.size());
+    h = abi::fnv1a(h, "\n", 1);
+  }
+  return h;
+}
+
+// Device memory, freed on scope exit.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (ptr_ != 0) drv_->cuMemFree(ptr_);
+  }
+  Expected<Ok> allocate(const Driver* drv, std::size_t bytes) {
+    drv_ = drv;
+    BP_CU(drv->cuMemAlloc(&ptr_, std::max<std::size_t>(bytes, 4)));
+    return Ok{};
+  }
+  [[nodiscard]] CUdeviceptr get() const { return ptr_; }
+
+ private:
+  const Driver* drv_ = nullptr;
+  CUdeviceptr ptr_ = 0;
+};
+
+struct Module {
+  CUmodule handle = nullptr;
+  std::string sha256;
+  std::size_t bytes = 0;
+};
+
+// Launch-time view of a spec: its recipes padded to a kernel's slot count,
+// its `equal` claims as pair masks, its input tables on the device.
+struct Plan {
+  int slots = 2;  // 2, 4 or 8
+  abi::Domain domain{};
+  abi::Recipes recipes{};
+  abi::Claims claims{};
+  abi::KindBits kind{};
+  DeviceBuffer tables[2];
+};
+
+class CudaBackend : public Backend {
+ public:
+  [[nodiscard]] std::string name() const override { return "cuda"; }
+
+  static Expected<std::unique_ptr<CudaBackend>> open() {
+    auto loaded = cuda::driver();
+    if (!loaded) return loaded.error();
+    auto backend = std::make_unique<CudaBackend>();
+    backend->drv_ = *loaded;
+    if (auto ok = backend->init(); !ok) return ok.error();
+    return backend;
+  }
+
+  CudaBackend() = default;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+  ~CudaBackend() override {
+    if (drv_ == nullptr) return;
+    for (Module* m : {&default_, &fast_math_}) {
+      if (m->handle != nullptr) drv_->cuModuleUnload(m->handle);
+    }
+    if (context_ != nullptr) drv_->cuDevicePrimaryCtxRelease(device_);
+  }
+
+  [[nodiscard]] Expected<BackendRun> prove(const Spec& spec, const BackendOptions& options) override;
+
+ private:
+  Expected<Ok> init();
+  Expected<Ok> load_module(Module& m, const unsigned char* image, std::size_t size);
+  Expected<Ok> plan(const Spec& spec, Plan& p);
+  Expected<CUfunction> function(const Module& m, const std::string& name);
+  Expected<float> launch(CUfunction f, unsigned grid, void* params, std::size_t size);
+  // Every recipe's bits for cases [begin, begin + n), case-major.
+  Expected<std::vector<std::uint32_t>> eval(const Module& m, const Plan& p, std::uint64_t begin, std::uint64_t n);
+  Expected<Ok> prove_small(const Spec& spec, const BackendOptions& options, const Plan& p, BackendRun& run);
+  Expected<Ok> prove_large(const Spec& spec, const BackendOptions& options, const Plan& p, BackendRun& run);
+  struct ChunkScan {
+    std::vector<std::uint32_t> words;  // abi::kSumWords per chunk
+    std::vector<unsigned long long> kinds;
+    std::vector<float> ms;
+  };
+  Expected<ChunkScan> scan(const Module& m, const char* kernel, const Plan& p, std::uint64_t chunks, int repeat);
+  // Re-runs whole chunks on the device and checks them on the CPU (hardware table).
+  Expected<SweepPart> rerun_chunk(const Spec& spec, const EngineOptions& engine, const Plan& p,
+                                  const CaseEvaluator& eval, std::uint64_t chunk);
+
+  const Driver* drv_ = nullptr;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  Module default_;
+  Module fast_math_;
+  Json device_info_;
+  std::string label_;
+};
+
+Expected<Ok> CudaBackend::init() {
+  const Driver* drv = drv_;
+  const CUresult rc = drv->cuInit(0);
+  if (rc == CUDA_ERROR_NO_DEVICE) return Error{"--backend cuda: no CUDA device on this machine", kExitNoBackend};
+  BP_CU(rc);
+  int count = 0;
+  BP_CU(drv->cuDeviceGetCount(&count));
+  if (count == 0) return Error{"--backend cuda: no CUDA device on this machine", kExitNoBackend};
+  BP_CU(drv->cuDeviceGet(&device_, 0));
+  BP_CU(drv->cuDevicePrimaryCtxRetain(&context_, device_));
+  BP_CU(drv->cuCtxSetCurrent(context_));
+  char name[256] = {};
+  BP_CU(drv->cuDeviceGetName(name, sizeof name - 1, device_));
+  int major = 0, minor = 0, sms = 0, driver_version = 0;
+  BP_CU(drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_));
+  BP_CU(drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_));
+  BP_CU(drv->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_));
+  BP_CU(drv->cuDriverGetVersion(&driver_version));
+  std::size_t memory = 0;
+  BP_CU(drv->cuDeviceTotalMem(&memory, device_));
+  label_ = fmt::format("cuda sm_{}{}", major, minor);
+  device_info_ = Json{{"name", std::string(name)},
+                      {"compute_capability", fmt::format("{}.{}", major, minor)},
+                      {"multiprocessors", sms},
+                      {"memory_bytes", memory},
+                      {"driver_version", fmt::format("{}.{}", driver_version / 1000, (driver_version % 1000) / 10)},
+                      {"runtime_version", fmt::format("{}.{} (driver API; the CUDA toolkit the host code was built with)",
+                                                      CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10)},
+                      {"nvcc", std::string(kernel_images::kNvccVersion)}};
+  if (auto ok = load_module(default_, kernel_images::kDefault, kernel_images::kDefaultSize); !ok) return ok;
+  if (auto ok = load_module(fast_math_, kernel_images::kFastMath, kernel_images::kFastMathSize); !ok) return ok;
+  return Ok{};
+}
+
+Expected<Ok> CudaBackend::load_module(Module& m, const unsigned char* image, std::size_t size) {
+  const Driver* drv = drv_;
+  Sha256 h;
+  h.update(image, size);
+  m.sha256 = to_hex(h.finish());
+  m.bytes = size;
+  const CUresult rc = drv->cuModuleLoadData(&m.handle, image);
+  if (rc == CUDA_ERROR_NO_BINARY_FOR_GPU) {
+    return Error{fmt::format("--backend cuda: the kernels were built for sm_{} only, which this GPU cannot run "
+                             "(rebuild with -DCMAKE_CUDA_ARCHITECTURES=...)",
+                             kernel_images::kArchitectures),
+                 kExitNoBackend};
+  }
+  BP_CU(rc);
+  CUdeviceptr ptr = 0;
+  std::size_t bytes = 0;
+  std::uint32_t version = 0;
+  unsigned long long table = 0;
+  BP_CU(drv->cuModuleGetGlobal(&ptr, &bytes, m.handle, "bp_abi_version"));
+  BP_CU(drv->cuMemcpyDtoH(&version, ptr, sizeof version));
+  BP_CU(drv->cuModuleGetGlobal(&ptr, &bytes, m.handle, "bp_recipe_table"));
+  BP_CU(drv->cuMemcpyDtoH(&table, ptr, sizeof table));
+  if (version != abi::kAbiVersion || table != registry_hash()) {
+    return Error{fmt::format("--backend cuda: the kernel image (abi {}, recipe table {:016x}) was not built from this "
+                             "program's recipes.def (abi {}, {:016x})",
+                             version, table, abi::kAbiVersion, registry_hash()),
+                 kExitNoBackend};
+  }
+  return Ok{};
+}
+
+Expected<CUfunction> CudaBackend::function(const Module& m, const std::string& name) {
+  const Driver* drv = drv_;
+  CUfunction f = nullptr;
+  BP_CU(drv->cuModuleGetFunction(&f, m.handle, name.c_str()));
+  return f;
+}
+
+Expected<float> CudaBackend::launch(CUfunction f, unsigned grid, void* params, std::size_t size) {
+  const Driver* drv = drv_;
+  (void)size;  // every kernel takes one struct parameter: kernelParams holds its address
+  void* args[] = {params};
+  CUevent start = nullptr, stop = nullptr;
+  BP_CU(drv->cuEventCreate(&start, CU_EVENT_DEFAULT));
+  BP_CU(drv->cuEventCreate(&stop, CU_EVENT_DEFAULT));
+  BP_CU(drv->cuEventRecord(start, nullptr));
+  BP_CU(drv->cuLaunchKernel(f, grid, 1, 1, abi::kThreads, 1, 1, 0, nullptr, args, nullptr));
+  BP_CU(drv->cuEventRecord(stop, nullptr));
+  BP_CU(drv->cuEventSynchronize(stop));
+  BP_CU(drv->cuCtxSynchronize());
+  float ms = 0;
+  BP_CU(drv->cuEventElapsedTime(&ms, start, stop));
+  BP_CU(drv->cuEventDestroy(start));
+  BP_CU(drv->cuEventDestroy(stop));
+  return ms;
+}
+
+Expected<Ok> CudaBackend::plan(const Spec& spec, Plan& p) {
+  const Driver* drv = drv_;
+  const auto recipes = spec.recipes();
+  if (recipes.size() > static_cast<std::size_t>(abi::kMaxSlots)) {
+    return Error{fmt::format("{}: the cuda backend takes at most {} recipes per spec (this one has {})", spec.path,
+                             abi::kMaxSlots, recipes.size())};
+  }
+  p.slots = recipes.size() <= 2 ? 2 : (recipes.size() <= 4 ? 4 : 8);
+  p.domain.cases = spec.case_count();
+  p.domain.inputs = static_cast<std::uint32_t>(spec.inputs.size());
+  p.domain.count[0] = p.domain.count[1] = 1;
+  for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
+    const InputDomain& in = spec.inputs[i];
+    p.domain.count[i] = static_cast<std::uint32_t>(in.codes.size());
+    if (in.range) {
+      p.domain.lo[i] = in.range->lo;
+      continue;
+    }
+    if (auto ok = p.tables[i].allocate(drv, in.codes.size() * 4); !ok) return ok;
+    BP_CU(drv->cuMemcpyHtoD(p.tables[i].get(), in.codes.data(), in.codes.size() * 4));
+    p.domain.table[i] = p.tables[i].get();
+  }
+  p.recipes.slots = static_cast<std::uint32_t>(recipes.size());
+  const auto all = all_recipes();
+  for (int j = 0; j < abi::kMaxSlots; ++j) {
+    p.recipes.index[j] = -1;
+    if (j < static_cast<int>(recipes.size())) p.recipes.index[j] = static_cast<std::int32_t>(recipes[j] - all.data());
+  }
+  const auto slot = [&](const RecipeEntry* r) {
+    return static_cast<int>(std::find(recipes.begin(), recipes.end(), r) - recipes.begin());
+  };
+  p.claims.count = static_cast<std::uint32_t>(std::min<std::size_t>(spec.claims.size(), abi::kMaxClaims));
+  for (std::size_t c = 0; c < p.claims.count; ++c) {
+    const Claim& claim = spec.claims[c];
+    p.claims.first[c] = slot(claim.recipes[0]);
+    for (int k = 0; k < abi::kMaxSlots; ++k) p.claims.others[c][k] = -1;
+    for (std::size_t k = 1; k < claim.recipes.size(); ++k) {
+      p.claims.others[c][k - 1] = slot(claim.recipes[k]);
+      p.claims.pairs[c] |= std::uint64_t{1} << (p.claims.first[c] * abi::kMaxSlots + slot(claim.recipes[k]));
+    }
+  }
+  const KindFormat f = kind_format(spec_of(spec.output));
+  p.kind = {f.sign_mask, f.exp_max, f.man_mask, f.man_bits, f.specials, f.int_zero};
+  return Ok{};
+}
+
+Expected<std::vector<std::uint32_t>> CudaBackend::eval(const Module& m, const Plan& p, std::uint64_t begin,
+                                                       std::uint64_t n) {
+  const Driver* drv = drv_;
+  constexpr std::uint64_t kBatch = std::uint64_t{1} << 22;
+  const std::size_t slots = p.recipes.slots;
+  std::vector<std::uint32_t> out(n * slots);
+  DeviceBuffer buffer;
+  if (auto ok = buffer.allocate(drv, std::min(n, kBatch) * slots * 4); !ok) return ok.error();
+  auto kernel = function(m, "bp_eval_hw");
+  if (!kernel) return kernel.error();
+  for (std::uint64_t done = 0; done < n; done += kBatch) {
+    const std::uint64_t count = std::min(kBatch, n - done);
+    abi::EvalParams params{p.domain, p.recipes, begin + done, count, buffer.get()};
+    const auto grid = static_cast<unsigned>(std::min<std::uint64_t>((count + abi::kThreads - 1) / abi::kThreads, 65535));
+    if (auto ms = launch(*kernel, grid, &params, sizeof params); !ms) return ms.error();
+    BP_CU(drv->cuMemcpyDtoH(out.data() + done * slots, buffer.get(), count * slots * 4));
+  }
+  return out;
+}
+
+Expected<CudaBackend::ChunkScan> CudaBackend::scan(const Module& m, const char* kernel, const Plan& p,
+                                                   std::uint64_t chunks, int repeat) {
+  const Driver* drv = drv_;
+  ChunkScan out;
+  DeviceBuffer sums, kinds;
+  if (auto ok = sums.allocate(drv, chunks * abi::kSumWords * 4); !ok) return ok.error();
+  if (auto ok = kinds.allocate(drv, abi::kMaxClaims * abi::kKinds * 8); !ok) return ok.error();
+  auto f = function(m, std::string(kernel) == "bp_sweep_model" ? std::string(kernel) : fmt::format("{}_{}", kernel, p.slots));
+  if (!f) return f.error();
+  for (int r = 0; r < std::max(repeat, 1); ++r) {
+    BP_CU(drv->cuMemsetD8(sums.get(), 0, chunks * abi::kSumWords * 4));
+    BP_CU(drv->cuMemsetD8(kinds.get(), 0, abi::kMaxClaims * abi::kKinds * 8));
+    abi::SweepParams params{p.domain, p.recipes, p.claims, p.kind, 0, chunks, sums.get(), kinds.get()};
+    auto ms = launch(*f, static_cast<unsigned>(chunks), &params, sizeof params);
+    if (!ms) return ms.error();
+    out.ms.push_back(*ms);
+  }
+  out.words.resize(chunks * abi::kSumWords);
+  out.kinds.resize(abi::kMaxClaims * abi::kKinds);
+  BP_CU(drv->cuMemcpyDtoH(out.words.data(), sums.get(), out.words.size() * 4));
+  BP_CU(drv->cuMemcpyDtoH(out.kinds.data(), kinds.get(), out.kinds.size() * 8));
+  return out;
+}
+
+Expected<SweepPart> CudaBackend::rerun_chunk(const Spec& spec, const EngineOptions& engine, const Plan& p,
+                                             const CaseEvaluator& eval, std::uint64_t chunk) {
+  const std::uint64_t begin = chunk * kChunkCases;
+  const std::uint64_t end = std::min(spec.case_count(), begin + kChunkCases);
+  auto table = this->eval(default_, p, begin, end - begin);
+  if (!table) return table.error();
+  return sweep_range(eval, spec, engine, begin, end, table->data());
+}
+
+Json timing_json(const std::vector<float>& ms, std::uint64_t cases) {
+  std::vector<float> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.empty() ? 0.0 : sorted[sorted.size() / 2];
+  const double best = sorted.empty() ? 0.0 : sorted.front();
+  return Json{{"launches", ms.size()},
+              {"median_ms", median},
+              {"min_ms", best},
+              {"cases_per_second", median > 0 ? static_cast<double>(cases) / (median / 1000.0) : 0.0}};
+}
+
+Expected<Ok> CudaBackend::prove_small(const Spec& spec, const BackendOptions& options, const Plan& p, BackendRun& run) {
+  EngineOptions engine = options.engine;
+  engine.threads = resolve_threads(engine.threads);
+  const CaseEvaluator evaluator(spec);
+  const std::uint64_t cases = spec.case_count();
+  const std::size_t slots = p.recipes.slots;
+  auto table = eval(default_, p, 0, cases);
+  if (!table) return table.error();
+  run.result = run_sweep(spec, engine, [&](std::uint64_t begin, std::uint64_t end) {
+    return sweep_range(evaluator, spec, engine, begin, end, table->data() + begin * slots);
+  });
+  run.info["mode"] = "copy-back: every case's bits compared with the soft model on the CPU";
+  if (!options.fast_math) return Ok{};
+  auto fast = eval(fast_math_, p, 0, cases);
+  if (!fast) return fast.error();
+  const ProofResult fm = run_sweep(spec, engine, [&](std::uint64_t begin, std::uint64_t end) {
+    return sweep_range(evaluator, spec, engine, begin, end, fast->data() + begin * slots);
+  });
+  std::uint64_t changed = 0;
+  for (std::size_t i = 0; i < table->size(); ++i) changed += (*table)[i] != (*fast)[i] ? 1 : 0;
+  Json claims = Json::array();
+  for (const ClaimResult& c : fm.claims) {
+    claims.push_back({{"holds", c.holds()}, {"holding", c.holding}, {"failing", c.cases - c.holding}});
+  }
+  run.info["fast_math"] = Json{{"kernel_image_sha256", fast_math_.sha256},
+                               {"claims", claims},
+                               {"evaluations_changed", changed},
+                               {"model_disagreements", fm.model_disagreement_count}};
+  return Ok{};
+}
+
+// Engine chunk-sum words (2·recipes + claims per chunk) from the kernel's layout.
+std::vector<std::uint32_t> engine_words(const std::vector<std::uint32_t>& words, std::size_t recipes,
+                                        std::size_t claims) {
+  const std::size_t chunks = words.size() / abi::kSumWords;
+  std::vector<std::uint32_t> out;
+  out.reserve(chunks * (2 * recipes + claims));
+  for (std::size_t k = 0; k < chunks; ++k) {
+    const std::uint32_t* w = words.data() + k * abi::kSumWords;
+    out.insert(out.end(), w, w + 2 * recipes);
+    out.insert(out.end(), w + 2 * abi::kMaxSlots, w + 2 * abi::kMaxSlots + claims);
+  }
+  return out;
+}
+
+Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& options, const Plan& p, BackendRun& run) {
+  if (spec.claims.size() > static_cast<std::size_t>(abi::kMaxClaims)) {
+    return Error{fmt::format("{}: the cuda backend checks at most {} claims on the device", spec.path, abi::kMaxClaims)};
+  }
+  EngineOptions engine = options.engine;
+  engine.threads = resolve_threads(engine.threads);
+  const CaseEvaluator evaluator(spec);
+  const std::uint64_t cases = spec.case_count();
+  const std::uint64_t chunks = (cases + kChunkCases - 1) / kChunkCases;
+  const std::size_t recipes = p.recipes.slots;
+  const std::size_t claims = spec.claims.size();
+  auto hw = scan(default_, "bp_sweep_hw", p, chunks, options.repeat);
+  if (!hw) return hw.error();
+  ProofResult& r = run.result;
+  r.cases = cases;
+  r.claims.resize(claims);
+  r.digest_mode = DigestMode::kChunkSums;
+  r.case_digest = chunk_sums_digest(spec, engine_words(hw->words, recipes, claims));
+  // Claims: counts from the device; the first `keep` counterexamples from re-run chunks.
+  std::vector<std::uint64_t> rerun;
+  for (std::size_t c = 0; c < claims; ++c) {
+    ClaimResult& cr = r.claims[c];
+    cr.cases = cases;
+    std::uint64_t failing = 0;
+    for (std::uint64_t k = 0; k < chunks; ++k) {
+      const std::uint32_t n = hw->words[k * abi::kSumWords + 2 * abi::kMaxSlots + c];
+      if (n != 0 && failing < engine.keep) rerun.push_back(k);
+      failing += n;
+    }
+    cr.holding = cases - failing;
+    for (int kind = 1; kind < abi::kKinds; ++kind) {
+      const unsigned long long n = hw->kinds[c * abi::kKinds + kind];
+      if (n != 0) cr.by_kind[std::string(diff_kind_name(static_cast<DiffKind>(kind)))] = n;
+    }
+  }
+  // Model: hardware against the soft model compiled for the device, every case.
+  auto model = scan(default_, "bp_sweep_model", p, chunks, 1);
+  if (!model) return model.error();
+  r.model_compared = cases * recipes;
+  std::vector<std::uint64_t> model_chunks;
+  for (std::uint64_t k = 0; k < chunks; ++k) {
+    std::uint64_t n = 0;
+    for (std::size_t s = 0; s < recipes; ++s) n += model->words[k * abi::kSumWords + s];
+    if (n != 0 && r.model_disagreement_count < engine.keep) model_chunks.push_back(k);
+    r.model_disagreement_count += n;
+  }
+  rerun.insert(rerun.end(), model_chunks.begin(), model_chunks.end());
+  std::sort(rerun.begin(), rerun.end());
+  rerun.erase(std::unique(rerun.begin(), rerun.end()), rerun.end());
+  for (std::uint64_t k : rerun) {
+    auto part = rerun_chunk(spec, engine, p, evaluator, k);
+    if (!part) return part.error();
+    for (std::size_t c = 0; c < claims; ++c) {
+      for (Counterexample& cx : part->claims[c].counterexamples) {
+        if (r.claims[c].counterexamples.size() < engine.keep) r.claims[c].counterexamples.push_back(std::move(cx));
+      }
+    }
+    for (ModelDisagreement& m : part->model_disagreements) {
+      if (r.model_disagreements.size() < engine.keep) r.model_disagreements.push_back(std::move(m));
+    }
+  }
+  add_sampled_witness(spec, engine, r);
+  run.info["mode"] = "on-device: claims and hardware-vs-model compared on the GPU; chunks re-run for the first cases";
+  run.info["timing"] = Json{{"sweep", timing_json(hw->ms, cases)}, {"model", timing_json(model->ms, cases)}};
+  if (!options.fast_math) return Ok{};
+  auto fast = scan(fast_math_, "bp_sweep_hw", p, chunks, 1);
+  if (!fast) return fast.error();
+  Json fm_claims = Json::array();
+  for (std::size_t c = 0; c < claims; ++c) {
+    std::uint64_t failing = 0;
+    for (std::uint64_t k = 0; k < chunks; ++k) failing += fast->words[k * abi::kSumWords + 2 * abi::kMaxSlots + c];
+    fm_claims.push_back({{"holds", failing == 0}, {"holding", cases - failing}, {"failing", failing}});
+  }
+  run.info["fast_math"] = Json{{"kernel_image_sha256", fast_math_.sha256},
+                               {"claims", fm_claims},
+                               {"bits_identical", fast->words == hw->words},
+                               {"timing", timing_json(fast->ms, cases)}};
+  return Ok{};
+}
+
+Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& options) {
+  if (auto ok = check_sweepable(spec); !ok) return ok.error();
+  Plan p;
+  if (auto ok = plan(spec, p); !ok) return ok.error();
+  BackendRun run{"cuda", fmt::format("CUDA kernels on {} ({}), hardware bits checked against the soft model",
+                                     device_info_["name"].get<std::string>(), label_),
+                 ProofResult{}};
+  run.label = label_;
+  run.info["device"] = device_info_;
+  run.info["kernel_image"] = Json{{"sha256", default_.sha256},
+                                  {"bytes", default_.bytes},
+                                  {"architectures", std::string(kernel_images::kArchitectures)},
+                                  {"loaded_with", "cuModuleLoadData"}};
+  const auto start = std::chrono::steady_clock::now();
+  auto ok = spec.case_count() <= kFullDigestLimit ? prove_small(spec, options, p, run)
+                                                   : prove_large(spec, options, p, run);
+  if (!ok) return ok.error();
+  run.info["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+}  // namespace
+
+bool cuda_backend_built() { return true; }
+
+Expected<std::unique_ptr<Backend>> make_cuda_backend() {
+  auto b = CudaBackend::open();
+  if (!b) return b.error();
+  return std::unique_ptr<Backend>(std::move(*b));
+}
+
+}  // namespace bitproof
+
+#else
+
+namespace bitproof {
+
+bool cuda_backend_built() { return false; }
+
+Expected<std::unique_ptr<Backend>> make_cuda_backend() {
+  return Error{"--backend cuda: this bitproof was built without the CUDA backend", kExitNoBackend};
+}
+
+}  // namespace bitproof
+
+#endif

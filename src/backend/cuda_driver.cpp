@@ -1,0 +1,64 @@
+#include "backend/cuda_driver.hpp"
+
+#if defined(BITPROOF_HAVE_CUDA)
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <mutex>
+
+namespace bitproof::cuda {
+namespace {
+
+Expected<const Driver*> load() {
+  static Driver d;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return Error{"--backend cuda: no NVIDIA driver on this machine (libcuda.so.1 not found)", kExitNoBackend};
+  using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+  auto get = reinterpret_cast<GetProc>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (get == nullptr) return Error{"--backend cuda: the NVIDIA driver is too old (no cuGetProcAddress_v2)", kExitNoBackend};
+  // cuInit first, the rest after it: tools that hook the driver (compute-sanitizer)
+  // install themselves during cuInit, the way the CUDA runtime sequences it.
+  {
+    void* fn = nullptr;
+    CUdriverProcAddressQueryResult status{};
+    if (get("cuInit", &fn, 2000, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || fn == nullptr) {
+      return Error{"--backend cuda: the NVIDIA driver lacks cuInit", kExitNoBackend};
+    }
+    reinterpret_cast<PFN_cuInit_v2000>(fn)(0);  // its result is checked again by the backend
+  }
+#define BITPROOF_CUDA_RESOLVE(f, version)                                                                      \
+  {                                                                                                            \
+    CUdriverProcAddressQueryResult status{};                                                                   \
+    void* fn = nullptr;                                                                                        \
+    if (get(#f, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || fn == nullptr) {        \
+      return Error{fmt::format("--backend cuda: the NVIDIA driver lacks {} (ABI of CUDA {})", #f, version),     \
+                   kExitNoBackend};                                                                            \
+    }                                                                                                          \
+    d.f = reinterpret_cast<decltype(d.f)>(fn);                                                                 \
+  }
+  BITPROOF_CUDA_FUNCTIONS(BITPROOF_CUDA_RESOLVE)
+#undef BITPROOF_CUDA_RESOLVE
+  return static_cast<const Driver*>(&d);
+}
+
+}  // namespace
+
+Expected<const Driver*> driver() {
+  static std::once_flag once;
+  static Expected<const Driver*> loaded = Error{"unreachable"};
+  std::call_once(once, [] { loaded = load(); });
+  return loaded;
+}
+
+Error failure(const Driver& d, CUresult rc, const char* call, const char* file, int line) {
+  const char* name = "CUDA_ERROR_?";
+  const char* text = "unknown error";
+  if (d.cuGetErrorName != nullptr) d.cuGetErrorName(rc, &name);
+  if (d.cuGetErrorString != nullptr) d.cuGetErrorString(rc, &text);
+  return Error{fmt::format("cuda backend: {}:{}: {}: {} ({})", file, line, call, name, text), kExitNoBackend};
+}
+
+}  // namespace bitproof::cuda
+
+#endif

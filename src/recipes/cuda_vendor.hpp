@@ -1,0 +1,144 @@
+// Recipe family: the vendor witness. Decodes through CUDA's own cuda_fp4.h /
+// cuda_fp8.h conversions, which are __host__ __device__: on the GPU they are
+// the device path (hardware cvt where the architecture has one, e.g. FP8 on
+// sm_89+), on the CPU the toolkit's host implementation. Either way they were
+// written by someone else from their reading of the formats, so a claim that
+// our exact decoding (the oracle) agrees with them is an independent check of
+// both. Registered only when the CUDA toolkit headers were found at build time
+// (BITPROOF_HAVE_CUDA_HEADERS); recipes.def guards the lines.
+//
+//   e2m1_fp16   __nv_cvt_fp4_to_halfraw(x, __NV_E2M1)     E2M1 -> FP16, exact
+//   e4m3_fp16   __nv_cvt_fp8_to_halfraw(x, __NV_E4M3)     E4M3 -> FP16, exact (NaN -> NaN)
+//   e5m2_fp16   __nv_cvt_fp8_to_halfraw(x, __NV_E5M2)     E5M2 -> FP16, exact (Inf, NaN kept)
+//   e8m0_bf16   __nv_cvt_e8m0_to_bf16raw(s)               UE8M0 -> BF16, exact (2^-127 is a BF16 subnormal)
+//   mxfp4_fp32  fmul(half2float(e2m1_fp16(x)), bf16->fp32(e8m0_bf16(s)))
+//               an MXFP4 element times its scale in FP32: the scale 2^-127 and
+//               products below 2^-126 are FP32 subnormals, so this is the recipe
+//               that --use_fast_math (flush-to-zero) breaks, on the subnormal
+//               E2M1 code (±0.5) first.
+// The soft and oracle policies both run the same host implementation here: the
+// witness for these recipes is the claim itself (exact / correctly_rounded
+// against the oracle's decoding), not the soft-vs-oracle comparison.
+#pragma once
+
+#include <cuda_fp4.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "hd.hpp"
+#include "recipes/recipe.hpp"
+
+namespace bitproof::cuda_vendor {
+
+constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, FormatId in,
+                          FormatId out, Role role = Role::kRecipe, std::string_view control_of = {}) {
+  return RecipeCard{.name = name,
+                    .label = label,
+                    .summary = summary,
+                    .source = "CUDA toolkit cuda_fp4.h / cuda_fp8.h (host and device paths)",
+                    .arity = 1,
+                    .inputs = {in, in},
+                    .output = out,
+                    .intent = Intent::kValue,
+                    .role = role,
+                    .control_of = control_of};
+}
+
+BP_HD inline std::uint32_t e2m1_to_half(std::uint32_t x) {
+  return __nv_cvt_fp4_to_halfraw(static_cast<__nv_fp4_storage_t>(x & 0xF), __NV_E2M1).x;
+}
+BP_HD inline std::uint32_t fp8_to_half(std::uint32_t x, __nv_fp8_interpretation_t kind) {
+  return __nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(x & 0xFF), kind).x;
+}
+BP_HD inline std::uint32_t e8m0_to_bf16(std::uint32_t s) {
+  return __nv_cvt_e8m0_to_bf16raw(static_cast<__nv_fp8_storage_t>(s & 0xFF)).x;
+}
+// BF16 bits -> FP32 bits: exact, the BF16 code is the top half of the FP32 code.
+BP_HD constexpr std::uint32_t bf16_bits_to_fp32(std::uint32_t b) { return (b & 0xFFFF) << 16; }
+// FP32 subnormal -> zero of the same sign (what -ftz does to an operand).
+BP_HD constexpr std::uint32_t flush_fp32(std::uint32_t f) { return (f & 0x7F800000u) == 0 ? (f & 0x80000000u) : f; }
+
+struct E2m1ToHalf {
+  static constexpr RecipeCard kCard = card("cuda_vendor.e2m1_fp16", "cuda-e2m1",
+                                           "__nv_cvt_fp4_to_halfraw(x, __NV_E2M1)", FormatId::e2m1, FormatId::fp16);
+  template <class Ar>
+  BP_HD static std::uint32_t eval(std::uint32_t x) {
+    return e2m1_to_half(x);
+  }
+};
+
+struct E4m3ToHalf {
+  static constexpr RecipeCard kCard = card("cuda_vendor.e4m3_fp16", "cuda-e4m3",
+                                           "__nv_cvt_fp8_to_halfraw(x, __NV_E4M3)", FormatId::e4m3, FormatId::fp16);
+  template <class Ar>
+  BP_HD static std::uint32_t eval(std::uint32_t x) {
+    return fp8_to_half(x, __NV_E4M3);
+  }
+};
+
+struct E5m2ToHalf {
+  static constexpr RecipeCard kCard = card("cuda_vendor.e5m2_fp16", "cuda-e5m2",
+                                           "__nv_cvt_fp8_to_halfraw(x, __NV_E5M2)", FormatId::e5m2, FormatId::fp16);
+  template <class Ar>
+  BP_HD static std::uint32_t eval(std::uint32_t x) {
+    return fp8_to_half(x, __NV_E5M2);
+  }
+};
+
+struct E8m0ToBf16 {
+  static constexpr RecipeCard kCard = card("cuda_vendor.e8m0_bf16", "cuda-e8m0",
+                                           "__nv_cvt_e8m0_to_bf16raw(s)", FormatId::ue8m0, FormatId::bf16);
+  template <class Ar>
+  BP_HD static std::uint32_t eval(std::uint32_t s) {
+    return e8m0_to_bf16(s);
+  }
+};
+
+struct Mxfp4Fp32 {
+  static constexpr RecipeCard kCard = [] {
+    RecipeCard c = card("cuda_vendor.mxfp4_fp32", "cuda-mxfp4-fp32",
+                        "fmul(half2float(cuda e2m1->half), bf16->fp32(cuda e8m0->bf16)): one FP32 multiply",
+                        FormatId::e2m1, FormatId::fp32);
+    c.arity = 2;
+    c.inputs = {FormatId::e2m1, FormatId::ue8m0};
+    c.intent = Intent::kProduct;
+    return c;
+  }();
+  template <class Ar>
+  BP_HD static std::uint32_t eval(std::uint32_t x, std::uint32_t s) {
+    return Ar::fmul(Ar::half2float(static_cast<std::uint16_t>(e2m1_to_half(x))), bf16_bits_to_fp32(e8m0_to_bf16(s)));
+  }
+};
+
+// ---- negative controls ----
+
+struct E4m3ReadAsE5m2 {
+  static constexpr RecipeCard kCard =
+      card("cuda_vendor.control.e4m3_as_e5m2", "cuda-e4m3-as-e5m2",
+           "E4M3 codes decoded with __NV_E5M2: the wrong interpretation", FormatId::e4m3, FormatId::fp16,
+           Role::kControl, "cuda_vendor.e4m3_fp16");
+  template <class Ar>
+  BP_HD static std::uint32_t eval(std::uint32_t x) {
+    return fp8_to_half(x, __NV_E5M2);
+  }
+};
+
+struct Mxfp4Fp32Flushing {
+  static constexpr RecipeCard kCard = [] {
+    RecipeCard c = card("cuda_vendor.control.mxfp4_fp32_ftz", "cuda-mxfp4-fp32-ftz",
+                        "mxfp4_fp32 with FP32 subnormal operands and results flushed, as -ftz=true does",
+                        FormatId::e2m1, FormatId::fp32, Role::kControl, "cuda_vendor.mxfp4_fp32");
+    c.arity = 2;
+    c.inputs = {FormatId::e2m1, FormatId::ue8m0};
+    c.intent = Intent::kProduct;
+    return c;
+  }();
+  template <class Ar>
+  BP_HD static std::uint32_t eval(std::uint32_t x, std::uint32_t s) {
+    const std::uint32_t element = flush_fp32(Ar::half2float(static_cast<std::uint16_t>(e2m1_to_half(x))));
+    return flush_fp32(Ar::fmul(element, flush_fp32(bf16_bits_to_fp32(e8m0_to_bf16(s)))));
+  }
+};
+
+}  // namespace bitproof::cuda_vendor

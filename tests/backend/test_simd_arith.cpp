@@ -1,0 +1,247 @@
+// The CPU backend's vector policy (cpu_simd_avx512.cpp) against the oracle
+// arithmetic, op by op: every FP16 code × 256 edge codes plus a million random
+// pairs for the FP16 multiplies (integer SIMD code); every FP16 code for
+// half2float, edge and random FP32 codes for fmul and float2half (the CPU's
+// F16C / AVX-512 float units, NaNs made canonical). Each comparison also runs
+// once against a deliberately wrong reference, which it must reject.
+// Skipped where the CPU has no AVX-512 (the vector sweep is not used there).
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <atomic>
+#include <functional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "backend/cpu_simd.hpp"
+#include "oracle/oracle_arith.hpp"
+#include "report/report.hpp"
+
+using namespace bitproof;
+
+namespace {
+
+enum Op : int { kHmul = 0, kHmulRz = 1, kHmulFtz = 2, kHalf2Float = 3, kFmul = 4, kF2hRn = 5, kF2hRz = 6 };
+
+// Each exponent field with mantissas 0, 1, 0x200, 0x3FF, both signs: ±0,
+// subnormals, every binade's ends, max, Inf, signalling and quiet NaNs. 256 codes.
+std::vector<std::uint32_t> half_edges() {
+  std::vector<std::uint32_t> codes;
+  for (std::uint32_t sign : {0u, 0x8000u}) {
+    for (std::uint32_t e = 0; e < 32; ++e) {
+      for (std::uint32_t m : {0u, 1u, 0x200u, 0x3FFu}) codes.push_back(sign | (e << 10) | m);
+    }
+  }
+  return codes;
+}
+
+// The same for binary32: 2048 codes.
+std::vector<std::uint32_t> float_edges() {
+  std::vector<std::uint32_t> codes;
+  for (std::uint32_t sign : {0u, 0x80000000u}) {
+    for (std::uint32_t e = 0; e < 256; ++e) {
+      for (std::uint32_t m : {0u, 1u, 0x400000u, 0x7FFFFFu}) codes.push_back(sign | (e << 23) | m);
+    }
+  }
+  return codes;
+}
+
+// Around every FP16 value in FP32: the value, one FP32 ulp either side, and
+// the midpoints to the next FP16 value (exact tie, tie ± 1 ulp).
+std::vector<std::uint32_t> float_near_halves() {
+  std::vector<std::uint32_t> codes;
+  for (std::uint32_t h = 0; h < 65536; ++h) {
+    const std::uint32_t f = OracleArith::half2float(static_cast<std::uint16_t>(h));
+    const std::uint32_t next = OracleArith::half2float(static_cast<std::uint16_t>(h + 1));
+    for (std::uint32_t c : {f, f + 1, f - 1}) codes.push_back(c);
+    if ((h & 0x7FFF) < 0x7C00 && (next & 0x7FFFFFFF) > (f & 0x7FFFFFFF) && ((h + 1) & 0x7FFF) <= 0x7C00) {
+      const std::uint32_t mid = f + ((next - f) >> 1);
+      for (std::uint32_t c : {mid, mid + 1, mid - 1}) codes.push_back(c);
+    }
+  }
+  return codes;
+}
+
+std::uint64_t splitmix(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+using Ref = std::function<std::uint32_t(std::uint32_t, std::uint32_t)>;
+
+struct Outcome {
+  std::uint64_t cases = 0;
+  std::uint64_t mismatches = 0;
+  std::vector<std::string> first;
+};
+
+// Runs `op` on every (a[i], b[i]) in vectors of 16 and compares with ref, on
+// two threads; keeps the first mismatches described field by field.
+Outcome compare(const simd::SimdImpl& impl, int op, const std::vector<std::uint32_t>& a,
+                const std::vector<std::uint32_t>& b, const Ref& ref, FormatId in, FormatId out) {
+  const std::size_t n = a.size();
+  constexpr unsigned kThreads = 2;
+  std::array<Outcome, kThreads> parts;
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      Outcome& o = parts[t];
+      std::uint32_t x[16], y[16], r[16];
+      for (std::size_t base = t * 16; base < n; base += 16 * kThreads) {
+        const std::size_t lanes = std::min<std::size_t>(16, n - base);
+        for (std::size_t i = 0; i < 16; ++i) {
+          x[i] = a[base + (i < lanes ? i : 0)];
+          y[i] = b[base + (i < lanes ? i : 0)];
+        }
+        impl.apply(op, x, y, r);
+        for (std::size_t i = 0; i < lanes; ++i) {
+          ++o.cases;
+          const std::uint32_t want = ref(x[i], y[i]);
+          if (r[i] == want) continue;
+          if (++o.mismatches <= 4) {
+            o.first.push_back(fmt::format("op {} a={} b={}: vector {} oracle {}", op, describe_code(in, x[i]),
+                                          describe_code(in, y[i]), describe_code(out, r[i]), describe_code(out, want)));
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  Outcome all;
+  for (Outcome& o : parts) {
+    all.cases += o.cases;
+    all.mismatches += o.mismatches;
+    all.first.insert(all.first.end(), o.first.begin(), o.first.end());
+  }
+  return all;
+}
+
+void expect_equal(const Outcome& o, const char* what) {
+  for (const std::string& line : o.first) FAIL_CHECK(line);
+  CHECK_MESSAGE(o.mismatches == 0, what);
+  MESSAGE(fmt::format("{}: {} cases compared", what, o.cases));
+}
+
+// Every FP16 code × the edge codes, plus a million random pairs.
+void half_pairs(std::vector<std::uint32_t>& a, std::vector<std::uint32_t>& b) {
+  const auto edges = half_edges();
+  for (std::uint32_t x = 0; x < 65536; ++x) {
+    for (std::uint32_t e : edges) {
+      a.push_back(x);
+      b.push_back(e);
+    }
+  }
+  std::uint64_t seed = 20260101;
+  for (int i = 0; i < 1000000; ++i) {
+    const std::uint64_t r = splitmix(seed);
+    a.push_back(static_cast<std::uint32_t>(r & 0xFFFF));
+    b.push_back(static_cast<std::uint32_t>((r >> 16) & 0xFFFF));
+  }
+}
+
+const simd::SimdImpl* impl_or_skip() {
+  const simd::SimdImpl* impl = simd::best_impl();
+  if (impl == nullptr) MESSAGE("skipped: no AVX-512 vector sweep on this CPU");
+  return impl;
+}
+
+}  // namespace
+
+TEST_SUITE("backend") {
+  TEST_CASE("vector FP16 multiplies equal the oracle: every FP16 code x 256 edge codes + 10^6 random pairs") {
+    const simd::SimdImpl* impl = impl_or_skip();
+    if (impl == nullptr) return;
+    std::vector<std::uint32_t> a, b;
+    half_pairs(a, b);
+    const auto h = [](std::uint32_t x) { return static_cast<std::uint16_t>(x); };
+    expect_equal(compare(*impl, kHmul, a, b, [&](auto x, auto y) { return OracleArith::hmul(h(x), h(y)); },
+                         FormatId::fp16, FormatId::fp16),
+                 "hmul");
+    expect_equal(compare(*impl, kHmulRz, a, b, [&](auto x, auto y) { return OracleArith::hmul_rz(h(x), h(y)); },
+                         FormatId::fp16, FormatId::fp16),
+                 "hmul_rz");
+    expect_equal(compare(*impl, kHmulFtz, a, b, [&](auto x, auto y) { return OracleArith::hmul_ftz(h(x), h(y)); },
+                         FormatId::fp16, FormatId::fp16),
+                 "hmul_ftz");
+    // Negative control: the comparison rejects a multiply that truncates.
+    const Outcome wrong = compare(*impl, kHmulRz, a, b, [&](auto x, auto y) { return OracleArith::hmul(h(x), h(y)); },
+                                  FormatId::fp16, FormatId::fp16);
+    CHECK(wrong.mismatches > 0);
+    REQUIRE_FALSE(wrong.first.empty());
+    CHECK(wrong.first[0].find("vector 0x") != std::string::npos);
+  }
+
+  TEST_CASE("vector half2float equals the oracle on all 65536 codes (NaNs canonical)") {
+    const simd::SimdImpl* impl = impl_or_skip();
+    if (impl == nullptr) return;
+    std::vector<std::uint32_t> a(65536), b(65536, 0);
+    for (std::uint32_t x = 0; x < 65536; ++x) a[x] = x;
+    expect_equal(compare(*impl, kHalf2Float, a, b,
+                         [](auto x, auto) { return OracleArith::half2float(static_cast<std::uint16_t>(x)); },
+                         FormatId::fp16, FormatId::fp32),
+                 "half2float");
+    // Negative control: x86's own NaN (payload kept) is not the model's.
+    const Outcome wrong = compare(*impl, kHalf2Float, a, b, [](auto x, auto) {
+      const std::uint32_t f = OracleArith::half2float(static_cast<std::uint16_t>(x));
+      return (f & 0x7FFFFFFF) > 0x7F800000 ? 0x7FC00000u : f;
+    }, FormatId::fp16, FormatId::fp32);
+    CHECK(wrong.mismatches == 2 * 1023);  // every FP16 NaN: 1023 mantissas, two signs
+  }
+
+  TEST_CASE("vector fmul equals the oracle: FP16 products, FP32 edge codes squared, 10^6 random pairs") {
+    const simd::SimdImpl* impl = impl_or_skip();
+    if (impl == nullptr) return;
+    std::vector<std::uint32_t> a, b;
+    std::vector<std::uint32_t> ha, hb;
+    half_pairs(ha, hb);
+    for (std::size_t i = 0; i < ha.size(); i += 7) {  // a seventh of the FP16 pairs, widened
+      a.push_back(OracleArith::half2float(static_cast<std::uint16_t>(ha[i])));
+      b.push_back(OracleArith::half2float(static_cast<std::uint16_t>(hb[i])));
+    }
+    const auto edges = float_edges();
+    for (std::uint32_t x : edges) {
+      for (std::uint32_t y : edges) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+    }
+    std::uint64_t seed = 7;
+    for (int i = 0; i < 1000000; ++i) {
+      a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+      b.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+    }
+    expect_equal(compare(*impl, kFmul, a, b, [](auto x, auto y) { return OracleArith::fmul(x, y); }, FormatId::fp32,
+                         FormatId::fp32),
+                 "fmul");
+    // Negative control: a reference that flushes subnormal results to zero.
+    const Outcome wrong = compare(*impl, kFmul, a, b, [](auto x, auto y) {
+      const std::uint32_t r = OracleArith::fmul(x, y);
+      return (r & 0x7F800000u) == 0 ? (r & 0x80000000u) : r;
+    }, FormatId::fp32, FormatId::fp32);
+    CHECK(wrong.mismatches > 0);
+  }
+
+  TEST_CASE("vector float2half (nearest even, toward zero) equals the oracle around every FP16 value and at random") {
+    const simd::SimdImpl* impl = impl_or_skip();
+    if (impl == nullptr) return;
+    std::vector<std::uint32_t> a = float_near_halves();
+    const auto edges = float_edges();
+    a.insert(a.end(), edges.begin(), edges.end());
+    std::uint64_t seed = 11;
+    for (int i = 0; i < 1000000; ++i) a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+    const std::vector<std::uint32_t> b(a.size(), 0);
+    expect_equal(compare(*impl, kF2hRn, a, b, [](auto x, auto) { return OracleArith::float2half_rn(x); },
+                         FormatId::fp32, FormatId::fp16),
+                 "float2half_rn");
+    expect_equal(compare(*impl, kF2hRz, a, b, [](auto x, auto) { return OracleArith::float2half_rz(x); },
+                         FormatId::fp32, FormatId::fp16),
+                 "float2half_rz");
+    const Outcome wrong = compare(*impl, kF2hRn, a, b, [](auto x, auto) { return OracleArith::float2half_rz(x); },
+                                  FormatId::fp32, FormatId::fp16);
+    CHECK(wrong.mismatches > 0);
+  }
+}

@@ -1,0 +1,274 @@
+// GPU tests (ctest label `gpu`): every check runs a spec on the CUDA backend
+// and on the CPU backend and demands the same `result`, plus zero hardware-vs-
+// soft-model disagreements (the three-way check). Where there is no CUDA
+// backend, driver or device the binary prints "skipped: no CUDA device" and
+// exits 77, which ctest counts as skipped.
+//
+// Test cases whose name starts with "2^32" sweep all FP16 pairs; run the rest
+// alone with --test-case-exclude='2^32*' (e.g. under compute-sanitizer).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "backend/backend.hpp"
+#include "proof/spec.hpp"
+#include "recipes/registry.hpp"
+#include "report/report.hpp"
+
+using namespace bitproof;
+
+namespace {
+
+Backend* gpu = nullptr;
+
+Spec parse(const std::string& text) {
+  auto spec = parse_spec(text, "gpu-test");
+  REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+  return *spec;
+}
+
+Spec load(const std::string& relative) {
+  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/" + relative);
+  REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+  return *spec;
+}
+
+std::string inputs_json(const RecipeCard& card) {
+  std::string inputs;
+  for (int i = 0; i < card.arity; ++i) {
+    inputs += fmt::format(R"({}{{"name": "in{}", "format": "{}", "codes": "all"}})", i ? "," : "", i,
+                          spec_of(card.inputs[i]).name);
+  }
+  return inputs;
+}
+
+struct Both {
+  BackendRun cuda;
+  BackendRun cpu;
+};
+
+// Runs the spec on both backends; demands identical results and no model disagreement.
+Both run_both(const Spec& spec) {
+  BackendOptions options;
+  options.engine = {8, 0};
+  auto cuda = gpu->prove(spec, options);
+  REQUIRE_MESSAGE(cuda.ok(), (cuda.ok() ? "" : cuda.error().message));
+  auto cpu = make_cpu_backend()->prove(spec, options);
+  REQUIRE_MESSAGE(cpu.ok(), (cpu.ok() ? "" : cpu.error().message));
+  for (const ModelDisagreement& m : cuda->result.model_disagreements) {
+    for (const std::string& line : model_lines(spec, cuda->label, m)) MESSAGE(line);
+  }
+  CHECK_MESSAGE(cuda->result.model_disagreement_count == 0, spec.name);
+  CHECK(cuda->result.model_compared == spec.case_count() * spec.recipes().size());
+  const std::string a = proof_result_json(spec, cuda->result, 8).dump();
+  const std::string b = proof_result_json(spec, cpu->result, 8).dump();
+  CHECK_MESSAGE(a == b, spec.name);
+  CHECK(cuda->result.case_digest == cpu->result.case_digest);
+  MESSAGE(fmt::format("{}: cuda {} | cpu {}", spec.name, cuda->info.dump(), cpu->info.dump()));
+  return {std::move(*cuda), std::move(*cpu)};
+}
+
+}  // namespace
+
+TEST_CASE("DeepSeek V4 fold: 208/208 on cuda, three-way agreement, the same result and digest as cpu") {
+  const Both r = run_both(load("proofs/dsv4-mxfp4-fp16-fold.json"));
+  CHECK(r.cuda.result.cases == 208);
+  CHECK(r.cuda.result.claims[0].holding == 208);
+  CHECK(r.cuda.result.claims[1].holding == 208);
+  CHECK(r.cuda.result.holds());
+  CHECK(r.cuda.info["kernel_image"]["sha256"].get<std::string>().size() == 64);
+  CHECK(r.cuda.info["device"].contains("driver_version"));
+  REQUIRE(r.cuda.info.contains("fast_math"));
+  CHECK(r.cuda.info["fast_math"]["claims"][0]["holds"].get<bool>());
+}
+
+TEST_CASE("every negative control with a domain up to 2^24 cases is refuted on the GPU as on the CPU") {
+  int controls = 0;
+  for (const RecipeEntry& r : all_recipes()) {
+    if (r.card->role != Role::kControl) continue;
+    std::uint64_t cases = 1;
+    for (int i = 0; i < r.card->arity; ++i) cases *= spec_of(r.card->inputs[i]).code_count();
+    if (cases > kFullDigestLimit) continue;  // the FP16 pair controls: the 2^32 case below
+    const Spec spec = parse(fmt::format(
+        R"({{"bitproof_spec": 1, "name": "control", "inputs": [{}], "output": "{}",
+            "claims": [{{"claim": "equal", "recipes": ["{}", "{}"]}}]}})",
+        inputs_json(*r.card), spec_of(r.card->output).name, r.card->name, r.card->control_of));
+    const Both b = run_both(spec);
+    CHECK_MESSAGE(!b.cuda.result.claims[0].holds(), r.card->name);
+    CHECK_FALSE(b.cuda.result.claims[0].counterexamples.empty());
+    ++controls;
+  }
+  CHECK(controls >= 10);
+}
+
+TEST_CASE("NaN bits: half2float of all 65536 FP16 codes, hardware against the model") {
+  const Both r = run_both(parse(R"({"bitproof_spec": 1, "name": "half2float-all", "inputs": [
+      {"name": "h", "format": "fp16", "codes": "all"}], "output": "fp32",
+      "claims": [{"claim": "exact", "recipes": ["fp16.half2float"]}]})"));
+  CHECK(r.cuda.result.claims[0].holds());
+}
+
+TEST_CASE("NaN bits: float2half (nearest even, toward zero) of every FP32 Inf and NaN, both signs") {
+  for (const char* range : {"[2139095040, 2147483647]", "[4286578688, 4294967295]"}) {
+    const Both r = run_both(parse(fmt::format(R"({{"bitproof_spec": 1, "name": "float2half-nan", "inputs": [
+        {{"name": "f", "format": "fp32", "codes": {{"range": {}}}}}], "output": "fp16",
+        "claims": [{{"claim": "correctly_rounded", "recipes": ["fp16.float2half_rn"]}},
+                   {{"claim": "correctly_rounded", "recipes": ["fp16.float2half_rz"], "rounding": "toward_zero"}}]}})",
+                                             range)));
+    CHECK(r.cuda.result.holds());
+  }
+}
+
+TEST_CASE("vendor witness: cuda_fp4.h / cuda_fp8.h conversions exact on every code, host and device paths agree") {
+  if (recipe_by_name("cuda_vendor.e2m1_fp16") == nullptr) {
+    MESSAGE("skipped: built without the CUDA headers");
+    return;
+  }
+  for (const char* name : {"cuda_vendor.e2m1_fp16", "cuda_vendor.e4m3_fp16", "cuda_vendor.e5m2_fp16",
+                           "cuda_vendor.e8m0_bf16"}) {
+    const RecipeCard& card = *recipe_by_name(name)->card;
+    const Both r = run_both(parse(fmt::format(
+        R"({{"bitproof_spec": 1, "name": "vendor", "inputs": [{}], "output": "{}",
+            "claims": [{{"claim": "exact", "recipes": ["{}"]}}]}})",
+        inputs_json(card), spec_of(card.output).name, name)));
+    CHECK_MESSAGE(r.cuda.result.claims[0].holds(), name);
+  }
+}
+
+TEST_CASE("--use_fast_math: the DeepSeek fold survives; the FP32 MXFP4 scale multiply (FP32 subnormals) does not") {
+  if (recipe_by_name("cuda_vendor.mxfp4_fp32") == nullptr) return;
+  const Both r = run_both(parse(R"({"bitproof_spec": 1, "name": "mxfp4-fp32", "inputs": [
+      {"name": "element", "format": "e2m1", "codes": "all"}, {"name": "scale", "format": "ue8m0", "codes": "all"}],
+      "output": "fp32", "claims": [{"claim": "correctly_rounded", "recipes": ["cuda_vendor.mxfp4_fp32"]}]})"));
+  CHECK(r.cuda.result.claims[0].holds());
+  REQUIRE(r.cuda.info.contains("fast_math"));
+  CHECK_FALSE(r.cuda.info["fast_math"]["claims"][0]["holds"].get<bool>());
+  CHECK(r.cuda.info["fast_math"]["evaluations_changed"].get<std::uint64_t>() > 0);
+}
+
+TEST_CASE("2^32: hmul ≡ fp32_round over every FP16 pair; hardware ≡ model on every case; same result as cpu") {
+  const Both r = run_both(load("proofs/fp16-hmul-vs-fp32-round.json"));
+  CHECK(r.cuda.result.cases == 4294967296ull);
+  CHECK(r.cuda.result.claims[0].holds());
+  CHECK(r.cuda.result.digest_mode == DigestMode::kChunkSums);
+  CHECK(r.cuda.info["fast_math"]["claims"][0]["holds"].get<bool>());
+}
+
+TEST_CASE("2^32 controls: round toward zero and flush-to-zero refuted on the GPU as on the CPU; hmul_ftz, hmul_rz, "
+          "NaN inputs: hardware ≡ model on every FP16 pair") {
+  const Both r = run_both(parse(R"({"bitproof_spec": 1, "name": "fp16-controls", "inputs": [
+      {"name": "a", "format": "fp16", "codes": "all"}, {"name": "b", "format": "fp16", "codes": "all"}],
+      "output": "fp16", "claims": [
+        {"claim": "equal", "recipes": ["fp16.fp32_round", "fp16.control.fp32_round_rz"]},
+        {"claim": "equal", "recipes": ["fp16.hmul", "fp16.control.hmul_ftz"]},
+        {"claim": "equal", "recipes": ["fp16.hmul", "fp16.control.hmul_rz"]},
+        {"claim": "equal", "recipes": ["fp16.control.hmul_rz", "fp16.control.fp32_round_rz"]}]})"));
+  CHECK_FALSE(r.cuda.result.claims[0].holds());
+  CHECK_FALSE(r.cuda.result.claims[1].holds());
+  CHECK_FALSE(r.cuda.result.claims[2].holds());
+  CHECK(r.cuda.result.claims[3].holds());
+  for (const ClaimResult& c : r.cuda.result.claims) {
+    MESSAGE(fmt::format("{} of {} hold", c.holding, c.cases));
+  }
+}
+
+// bitproof_gpu_tests --prove SPEC [REPEAT]: one spec on the CUDA and the CPU
+// backend, printed the way `bitproof prove` prints it, with the agreement, the
+// --use_fast_math verdicts and the kernel timings (the claim sweep launched
+// REPEAT times); exit 0 holds and agrees, 1 otherwise. For device logs and
+// bench/gpu_sweep.sh, where only this one binary may travel.
+int prove_mode(const std::string& path, int repeat) {
+  auto spec = load_spec(path);
+  if (!spec) {
+    std::printf("%s\n", spec.error().message.c_str());
+    return 2;
+  }
+  BackendOptions options;
+  options.engine.threads = 0;
+  options.repeat = repeat;
+  auto cuda = gpu->prove(*spec, options);
+  if (!cuda) {
+    std::printf("%s\n", cuda.error().message.c_str());
+    return cuda.error().exit_code;
+  }
+  options.repeat = 1;
+  auto cpu = make_cpu_backend()->prove(*spec, options);
+  if (!cpu) {
+    std::printf("%s\n", cpu.error().message.c_str());
+    return cpu.error().exit_code;
+  }
+  const std::vector<BackendRun> runs{std::move(*cpu), std::move(*cuda)};
+  const Agreement agree = agreement(*spec, runs, 8);
+  const ProofResult& r = runs[0].result;
+  for (std::size_t c = 0; c < spec->claims.size(); ++c) {
+    std::printf("%s %s (%s)\n", domain_label(*spec).c_str(), claim_summary(spec->claims[c], r.claims[c]).c_str(),
+                agree.results_identical ? "cpu, cuda" : "cpu only");
+    for (std::size_t k = 0; k < r.claims[c].counterexamples.size() && k < 2; ++k) {
+      for (const std::string& line : counterexample_lines(*spec, r.claims[c].counterexamples[k])) {
+        std::printf("%s\n", line.c_str());
+      }
+    }
+  }
+  const BackendRun& g = runs[1];
+  std::printf("results identical: %s; case digest cpu %s, cuda %s\n", agree.results_identical ? "yes" : "NO",
+              runs[0].result.case_digest.c_str(), g.result.case_digest.c_str());
+  std::printf("three-way: %s hardware vs soft model: %llu disagreements in %llu evaluations; soft vs oracle witness: "
+              "%llu disagreements in %llu cases (%s)\n",
+              g.label.c_str(), static_cast<unsigned long long>(g.result.model_disagreement_count),
+              static_cast<unsigned long long>(g.result.model_compared),
+              static_cast<unsigned long long>(r.witness_disagreement_count),
+              static_cast<unsigned long long>(r.witnessed_cases), std::string(witness_mode_name(r.witness_mode)).c_str());
+  for (const ModelDisagreement& m : g.result.model_disagreements) {
+    for (const std::string& line : model_lines(*spec, g.label, m)) std::printf("%s\n", line.c_str());
+  }
+  if (g.info.contains("fast_math")) {
+    const Json& claims = g.info["fast_math"]["claims"];
+    for (std::size_t c = 0; c < claims.size(); ++c) {
+      std::printf("--use_fast_math: claims[%zu] %s\n", c, claims[c]["holds"].get<bool>() ? "survives" : "DOES NOT SURVIVE");
+    }
+  }
+  std::printf("cuda: %s\ncpu: %s\n", g.info.dump().c_str(), runs[0].info.dump().c_str());
+  return r.holds() && agree.holds() ? 0 : 1;
+}
+
+// --prove mode (doctest's own handler is not installed there): a crash prints
+// the raw return addresses, for addr2line on the unstripped binary.
+void print_backtrace(int sig) {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  const char head[] = "bitproof_gpu_tests: fatal signal; backtrace:\n";
+  (void)!write(2, head, sizeof head - 1);
+  backtrace_symbols_fd(frames, n, 2);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+int main(int argc, char** argv) {
+  std::signal(SIGSEGV, print_backtrace);
+  if (!cuda_backend_built()) {
+    std::printf("skipped: no CUDA device (this build has no CUDA backend)\n");
+    return 77;
+  }
+  auto backend = make_cuda_backend();
+  if (!backend) {
+    std::printf("skipped: no CUDA device (%s)\n", backend.error().message.c_str());
+    return 77;
+  }
+  gpu = backend->get();
+  if (argc >= 3 && std::string(argv[1]) == "--prove") {
+    const int rc = prove_mode(argv[2], argc >= 4 ? std::atoi(argv[3]) : 1);
+    gpu = nullptr;
+    return rc;
+  }
+  doctest::Context context(argc, argv);
+  const int rc = context.run();
+  gpu = nullptr;
+  return rc;
+}
