@@ -18,11 +18,16 @@
 //   float2half_rz  __float2half_rz   (cvt.rz.f16.f32)
 //   half2float     __half2float      (cvt.f32.f16)
 //   fmul           __fmul_rn         (mul.rn.f32; under -ftz=true, i.e. --use_fast_math, mul.rn.ftz.f32)
+//   hsub           __hsub            (sub.f16)
+//   bmul           __hmul on __nv_bfloat16 (sm_90: the native bf16 multiply)
+//   ffma           __fmaf_rn         (fma.rn.f32; .ftz under --use_fast_math)
+//   int2half_rn    __int2half_rn     (cvt.rn.f16.s32)
 //
 // Set BITPROOF_DEVICE_SOFT_FTZ to use SoftArith's twin for hmul_ftz on the device
 // instead of the PTX instruction.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -99,6 +104,34 @@ struct DeviceArith {
     return __float_as_uint(__fmul_rn(__uint_as_float(a), __uint_as_float(b)));
 #else
     return SoftArith::fmul(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t hsub(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__hsub(__ushort_as_half(a), __ushort_as_half(b)));
+#else
+    return SoftArith::hsub(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t bmul(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(__hmul(__ushort_as_bfloat16(a), __ushort_as_bfloat16(b)));
+#else
+    return SoftArith::bmul(a, b);
+#endif
+  }
+  BP_HD static std::uint32_t ffma(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(__fmaf_rn(__uint_as_float(a), __uint_as_float(b), __uint_as_float(c)));
+#else
+    return SoftArith::ffma(a, b, c);
+#endif
+  }
+  BP_HD static std::uint16_t int2half_rn(std::uint32_t i) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__int2half_rn(static_cast<int>(i)));
+#else
+    return SoftArith::int2half_rn(i);
 #endif
   }
 };

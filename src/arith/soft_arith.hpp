@@ -17,6 +17,11 @@
 //   half2float(h)   binary16 -> binary32, exact
 //   fmul(a, b)      binary32 multiply, round-to-nearest-even (__fmul_rn); NaN
 //                   results are the canonical 0x7FFFFFFF
+//   hsub(a, b)      binary16 subtract, RNE (__hsub)
+//   bmul(a, b)      bfloat16 multiply, RNE, subnormals kept (__hmul on __nv_bfloat16);
+//                   NaN results are the canonical 0x7FFF
+//   ffma(a, b, c)   binary32 fused multiply-add, one rounding, RNE (__fmaf_rn)
+//   int2half_rn(i)  int32 (two's complement bits) -> binary16, RNE (__int2half_rn)
 #pragma once
 
 #include <cstdint>
@@ -68,6 +73,22 @@ struct SoftArith {
   BP_HD static constexpr std::uint32_t fmul(std::uint32_t a, std::uint32_t b) {
     return soft::mul<F>(a, b, soft::Round::kNearestEven);
   }
+  BP_HD static constexpr std::uint16_t hsub(std::uint16_t a, std::uint16_t b) {
+    // a - b is a + (-b) exactly, signed zeros included (IEEE 754 §6.3).
+    return static_cast<std::uint16_t>(soft::add<H>(a, b ^ H::kSign, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint16_t bmul(std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(soft::mul<soft::Bfloat16>(a, b, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint32_t ffma(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+    return soft::fma<F>(a, b, c, soft::Round::kNearestEven);
+  }
+  BP_HD static constexpr std::uint16_t int2half_rn(std::uint32_t i) {
+    const bool neg = (i >> 31) != 0;
+    const std::uint64_t mag = neg ? (std::uint64_t{1} << 32) - i : i;
+    if (mag == 0) return 0;
+    return static_cast<std::uint16_t>(soft::round_pack<H>(neg, 0, mag, soft::Round::kNearestEven));
+  }
 };
 
 // A few facts the model must get right, checked at compile time.
@@ -86,5 +107,11 @@ static_assert(SoftArith::half2float(0x0001) == 0x33800000u);  // 2^-24
 static_assert(SoftArith::fmul(0x3FC00000u, 0x40000000u) == 0x40400000u);  // 1.5 * 2 = 3
 static_assert(SoftArith::fmul(0x00000001u, 0x3F000000u) == 0x00000000u);  // 2^-149 * 0.5: tie -> even 0
 static_assert(SoftArith::fmul(0x7F800000u, 0x00000000u) == 0x7FFFFFFFu);  // Inf * 0 = NaN
+static_assert(SoftArith::hsub(0x6409, 0x6408) == 0x3C00);                  // 1033 - 1032 = 1
+static_assert(SoftArith::hsub(0x0000, 0x0000) == 0x0000);                  // +0 - +0 = +0
+static_assert(SoftArith::bmul(0x0040, 0x7E80) == 0x3F00);                  // 2^-127 (subnormal) * 2^126 = 0.5
+static_assert(SoftArith::ffma(0x3F800000u, 0x3F800000u, 0xBF800000u) == 0);  // 1 * 1 - 1 = +0
+static_assert(SoftArith::int2half_rn(0xFFFFFFF8u) == 0xC800);              // -8
+static_assert(SoftArith::int2half_rn(2049) == 0x6800);                     // 2049: tie -> even 2048
 
 }  // namespace bitproof

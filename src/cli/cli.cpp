@@ -1,21 +1,49 @@
 #include "cli/cli.hpp"
 
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
+
+#include "proof/discovery.hpp"
+#include "report/render.hpp"
 
 namespace bitproof::cli {
+namespace {
+
+// The domain report an SVG is drawn from: the report itself, or for a proof a
+// discovery over the spec it proved.
+Expected<Json> map_source(const Json& report) {
+  if (report["kind"] == "domain") return report;
+  auto spec = parse_spec(report["result"]["spec"].dump(), "result.spec");
+  if (!spec) return spec.error();
+  const std::string over = spec->input_index("scale") ? std::string("scale") : spec->inputs.back().name;
+  auto discovery = discover(*spec, over, {});
+  if (!discovery) return discovery.error();
+  return discovery_report(*spec, *discovery);
+}
+
+}  // namespace
 
 int fail(const Error& e) {
   std::fprintf(stderr, "bitproof: error: %s\n", e.message.c_str());
   return e.exit_code;
 }
 
-void Outputs::add_flags(CLI::App& sub) {
-  sub.add_option("--report", report, "write the JSON report here");
-  sub.add_option("--markdown", markdown, "write a Markdown rendering here");
+void Outputs::add_flags(CLI::App& sub, bool with_report) {
+  if (with_report) sub.add_option("--report", report, "write the JSON report here");
+  sub.add_option("--markdown", markdown, "write a Markdown rendering here (for a PR comment)");
+  sub.add_option("--junit", junit, "write JUnit XML here: one test case per claim and backend");
+  sub.add_option("--svg", svg, "write the SVG case map here");
 }
 
 std::optional<Error> Outputs::check() const {
-  for (const auto& [path, flag] : {std::pair{report, "--report"}, std::pair{markdown, "--markdown"}}) {
+  const std::pair<const std::string&, const char*> paths[] = {
+      {report, "--report"}, {markdown, "--markdown"}, {junit, "--junit"}, {svg, "--svg"}};
+  for (const auto& [path, flag] : paths) {
     if (path.empty()) continue;
     if (auto ok = check_writable(path, flag); !ok) return ok.error();
   }
@@ -23,13 +51,74 @@ std::optional<Error> Outputs::check() const {
 }
 
 std::optional<Error> Outputs::write(const Json& json) const {
-  if (!report.empty()) {
-    if (auto ok = write_file(report, json.dump(2) + "\n"); !ok) return ok.error();
+  // Render everything first, so that a failure leaves no file written.
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!report.empty()) files.emplace_back(report, json.dump(2) + "\n");
+  if (!markdown.empty()) files.emplace_back(markdown, render_markdown(json));
+  if (!junit.empty()) files.emplace_back(junit, render_junit(json));
+  if (!svg.empty()) {
+    auto source = map_source(json);
+    if (!source) return source.error();
+    auto picture = render_svg(*source, "--svg");
+    if (!picture) return picture.error();
+    files.emplace_back(svg, *picture);
   }
-  if (!markdown.empty()) {
-    if (auto ok = write_file(markdown, render_markdown(json)); !ok) return ok.error();
+  for (const auto& [path, content] : files) {
+    if (auto ok = write_file(path, content); !ok) return ok.error();
   }
   return std::nullopt;
+}
+
+namespace {
+
+std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_fraction(const std::string& text) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return std::nullopt;
+  std::uint64_t h = 0, n = 0;
+  const char* end = text.data() + text.size();
+  if (std::from_chars(text.data(), text.data() + slash, h).ptr != text.data() + slash) return std::nullopt;
+  if (std::from_chars(text.data() + slash + 1, end, n).ptr != end || h > n) return std::nullopt;
+  return std::pair{h, n};
+}
+
+}  // namespace
+
+void Gate::add_flags(CLI::App& sub) {
+  sub.add_option("--expect", expect, "fail (exit 1) unless each claim's holding/total is exactly H/N, e.g. 208/208");
+  sub.add_flag("--quiet,-q", quiet, "print nothing but refuted claims and errors");
+}
+
+std::optional<Error> Gate::check_syntax(std::size_t claims) const {
+  for (const std::string& e : expect) {
+    if (!parse_fraction(e)) return Error{fmt::format("--expect: expected H/N with H <= N, got \"{}\"", e)};
+  }
+  if (expect.size() > 1 && expect.size() != claims) {
+    return Error{fmt::format("--expect: {} values for {} claims (give one for all, or one per claim)", expect.size(), claims)};
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> Gate::mismatches(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& counts) const {
+  std::vector<std::string> lines;
+  if (expect.empty()) return lines;
+  for (std::size_t c = 0; c < counts.size(); ++c) {
+    const auto want = *parse_fraction(expect.size() == 1 ? expect[0] : expect[c]);
+    if (want != counts[c]) {
+      lines.push_back(fmt::format("EXPECTATION FAILED: claim {}: expected {}/{}, got {}/{}", c, want.first, want.second,
+                                  counts[c].first, counts[c].second));
+    }
+  }
+  return lines;
+}
+
+std::string painted(const std::string& line, bool good) {
+  // no-color.org: a present, non-empty NO_COLOR turns colour off.
+  static const bool colour = [] {
+    const char* no_color = std::getenv("NO_COLOR");
+    return isatty(STDOUT_FILENO) != 0 && (no_color == nullptr || *no_color == '\0');
+  }();
+  if (!colour) return line;
+  return (good ? "\033[32m" : "\033[1;31m") + line + "\033[0m";
 }
 
 void print_lines(const std::vector<std::string>& lines) {

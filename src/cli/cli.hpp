@@ -24,19 +24,41 @@ using Commands = std::vector<Command>;
 void add_prove_command(CLI::App& app, Commands& commands);
 void add_domain_command(CLI::App& app, Commands& commands);
 void add_catalogue_commands(CLI::App& app, Commands& commands);
+void add_report_commands(CLI::App& app, Commands& commands);
 void add_audit_commands(CLI::App& app, Commands& commands);  // audit, admit, synth-checkpoint
 
 // Prints "bitproof: error: <message>" on stderr and returns its exit code.
 int fail(const Error& e);
 
-// Output files a command may write, checked before any work is done.
+// Output files a command may write, checked before any work is done:
+// --report (JSON), --markdown, --junit, --svg (the case map; for a proof it is
+// drawn from a domain discovery of the same spec over its "scale" input, or its
+// last input when none is named so).
 struct Outputs {
   std::string report;
   std::string markdown;
-  void add_flags(CLI::App& sub);
+  std::string junit;
+  std::string svg;
+  void add_flags(CLI::App& sub, bool with_report = true);
   [[nodiscard]] std::optional<Error> check() const;
   [[nodiscard]] std::optional<Error> write(const Json& report) const;
 };
+
+// CI-gate flags: --expect H/N (every claim's holding/total must be exactly
+// that; one value for all claims or one per claim, in order) and --quiet
+// (print only refuted claims and errors).
+struct Gate {
+  std::vector<std::string> expect;
+  bool quiet = false;
+  void add_flags(CLI::App& sub);
+  // Bad --expect syntax or count (exit 2), checked before any work.
+  [[nodiscard]] std::optional<Error> check_syntax(std::size_t claims) const;
+  // The claims whose holding/total differ from --expect, one line each.
+  [[nodiscard]] std::vector<std::string> mismatches(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& counts) const;
+};
+
+// Colour for terminals: off when stdout is not a terminal or NO_COLOR is set.
+[[nodiscard]] std::string painted(const std::string& line, bool good);
 
 void print_lines(const std::vector<std::string>& lines);
 void print_witness(const Spec& spec, std::uint64_t count, const std::vector<WitnessDisagreement>& first);

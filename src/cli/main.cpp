@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   cli::add_prove_command(app, commands);
   cli::add_domain_command(app, commands);
   cli::add_catalogue_commands(app, commands);
+  cli::add_report_commands(app, commands);
   cli::add_audit_commands(app, commands);
 
   try {

@@ -78,4 +78,27 @@ std::uint32_t OracleArith::fmul(std::uint32_t a, std::uint32_t b) {
                  Rounding::kNearestEven);
 }
 
+std::uint16_t OracleArith::hsub(std::uint16_t a, std::uint16_t b) {
+  Exact minus_b = half(b);
+  minus_b.negative = !minus_b.negative;
+  return to_half(oracle::add(half(a), minus_b), Rounding::kNearestEven);
+}
+std::uint16_t OracleArith::bmul(std::uint16_t a, std::uint16_t b) {
+  return static_cast<std::uint16_t>(rounded(
+      FormatId::bf16, oracle::mul(oracle::exact_of(FormatId::bf16, a), oracle::exact_of(FormatId::bf16, b)),
+      Rounding::kNearestEven));
+}
+std::uint32_t OracleArith::ffma(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  const auto f = [](std::uint32_t bits) { return oracle::exact_of(FormatId::fp32, bits); };
+  return rounded(FormatId::fp32, oracle::fma(f(a), f(b), f(c)), Rounding::kNearestEven);
+}
+std::uint16_t OracleArith::int2half_rn(std::uint32_t i) {
+  // The int32 value, read through the oracle's own two's-complement decoding of an
+  // int8..int32-wide integer: here the value is built directly from the bits.
+  const bool negative = (i >> 31) != 0;
+  const std::uint64_t magnitude = negative ? (std::uint64_t{1} << 32) - i : i;
+  const Exact v = magnitude == 0 ? Exact::zero(false) : Exact{Kind::kFinite, negative, oracle::Int{magnitude}, 0};
+  return to_half(v, Rounding::kNearestEven);
+}
+
 }  // namespace bitproof

@@ -287,6 +287,8 @@ Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
     root = json::parse(text);
   } catch (const json::parse_error& e) {
     return Error{fmt::format("{}: invalid JSON at byte {}", path, e.byte)};
+  } catch (const json::exception& e) {  // e.g. a number out of range: 1E999
+    return Error{fmt::format("{}: invalid JSON ({})", path, e.what())};
   }
   Spec spec;
   spec.path = path;

@@ -139,6 +139,27 @@ Json domain_json(const Spec& spec) {
               {"order", "first input fastest"}};
 }
 
+// The per-case map of a discovery: every code's failing bits, as one hex string
+// (column-major: code by code, each code's cases in case order, 4 bits a digit,
+// most significant first, the last digit zero-padded).
+std::optional<Json> failing_map_json(const ClaimDiscovery& cd) {
+  const std::size_t rows = cd.codes.front().failing.size();
+  if (rows == 0) return std::nullopt;
+  std::string hex;
+  int nibble = 0, filled = 0;
+  for (const CodeVerdict& v : cd.codes) {
+    for (bool bit : v.failing) {
+      nibble = (nibble << 1) | (bit ? 1 : 0);
+      if (++filled == 4) {
+        hex += "0123456789abcdef"[nibble];
+        nibble = filled = 0;
+      }
+    }
+  }
+  if (filled > 0) hex += "0123456789abcdef"[nibble << (4 - filled)];
+  return Json{{"rows", rows}, {"columns", cd.codes.size()}, {"order", "column-major, 1 = fails"}, {"failing_hex", hex}};
+}
+
 Json claim_head(const Claim& claim) {
   Json recipes = Json::array();
   for (const RecipeEntry* r : claim.recipes) recipes.push_back(r->card->name);
@@ -281,6 +302,7 @@ Json discovery_result_json(const Spec& spec, const Discovery& d) {
                           {"holding", v.holding}});
     }
     claim["codes"] = per_code;
+    if (auto map = failing_map_json(cd)) claim["map"] = *map;
     claims.push_back(claim);
   }
   ProofResult witness_view;

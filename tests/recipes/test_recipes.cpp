@@ -129,6 +129,10 @@ TEST_SUITE("recipes") {
     for (const RecipeEntry& r : all_recipes()) {
       if (r.card->role != Role::kControl) continue;
       ++controls;
+      if (input_space(*r.card) > (1u << 22)) {
+        MESSAGE(fmt::format("{}: {} cases, refuted by its proof spec instead", r.card->name, input_space(*r.card)));
+        continue;  // e.g. the 2^32 FP16 multiply controls: proofs/ carries their refutation
+      }
       const Spec spec = full_domain_equal(*r.card, *recipe_by_name(r.card->control_of)->card);
       const ProofResult result = run_proof(spec, {4});
       CHECK_MESSAGE(!result.holds(), r.card->name);

@@ -1,0 +1,131 @@
+// bitproof report render|verify|diff: what a reviewer and a CI system do with a report.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/cli.hpp"
+#include "report/compare.hpp"
+#include "report/render.hpp"
+#include "report/shard.hpp"
+
+namespace bitproof::cli {
+namespace {
+
+struct RenderArgs {
+  std::string report;
+  Outputs out;
+};
+
+Expected<Json> load_whole_report(const std::string& path) {
+  auto report = load_report(path);
+  if (report && (*report)["kind"] == "shard") {
+    return Error{fmt::format("{}: kind: a shard: merge the shards first (bitproof report merge)", path)};
+  }
+  return report;
+}
+
+int run_render(const RenderArgs& a) {
+  if (a.out.markdown.empty() && a.out.junit.empty() && a.out.svg.empty()) {
+    return fail({"report render: nothing to write: give --markdown, --junit or --svg"});
+  }
+  auto report = load_whole_report(a.report);
+  if (!report) return fail(report.error());
+  if (auto e = a.out.check()) return fail(*e);
+  if (auto e = a.out.write(*report)) return fail(*e);
+  std::string written;
+  for (const std::string& path : {a.out.markdown, a.out.junit, a.out.svg}) {
+    if (!path.empty()) written += (written.empty() ? "" : ", ") + path;
+  }
+  std::printf("wrote %s\n", written.c_str());
+  return kExitHolds;
+}
+
+int run_verify(const std::string& path) {
+  auto report = load_whole_report(path);
+  if (!report) return fail(report.error());
+  auto now = rerun_result(*report, path);
+  if (!now) return fail(now.error());
+  const Json& recorded = (*report)["result"];
+  const std::string name = recorded["spec"]["name"].get<std::string>();
+  if (*now != recorded) {
+    std::printf("NOT VERIFIED: %s: this machine's result differs from the recorded one\n  %s\n", name.c_str(),
+                first_difference(recorded, *now).c_str());
+    return kExitRefuted;
+  }
+  const std::string digest = recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
+  std::printf("verified: %s: the result part reproduces byte for byte%s\n", name.c_str(),
+              digest.empty() ? "" : fmt::format(" (case digest {})", digest).c_str());
+  return kExitHolds;
+}
+
+int run_diff(const std::string& a_path, const std::string& b_path) {
+  auto a = load_whole_report(a_path);
+  if (!a) return fail(a.error());
+  auto b = load_whole_report(b_path);
+  if (!b) return fail(b.error());
+  if ((*a)["kind"] != (*b)["kind"]) {
+    return fail({fmt::format("{}: kind: a {} report cannot be compared with the {} report {}", b_path,
+                             (*b)["kind"].get<std::string>(), (*a)["kind"].get<std::string>(), a_path)});
+  }
+  const std::vector<std::string> differences = diff_results((*a)["result"], (*b)["result"]);
+  if (differences.empty()) {
+    std::printf("no differences: the result parts are identical\n");
+    return kExitHolds;
+  }
+  std::printf("%zu difference(s) between A = %s and B = %s:\n", differences.size(), a_path.c_str(), b_path.c_str());
+  for (const std::string& d : differences) std::printf("  %s\n", d.c_str());
+  return kExitRefuted;
+}
+
+struct MergeArgs {
+  std::vector<std::string> shards;
+  Outputs out;
+};
+
+int run_merge(const MergeArgs& a) {
+  if (a.out.report.empty()) return fail({"report merge: give -o/--report for the merged report"});
+  std::vector<Json> shards;
+  for (const std::string& path : a.shards) {
+    auto shard = load_report(path);
+    if (!shard) return fail(shard.error());
+    shards.push_back(std::move(*shard));
+  }
+  if (auto e = a.out.check()) return fail(*e);
+  auto merged = merge_shards(shards, a.shards);
+  if (!merged) return fail(merged.error());
+  if (auto e = a.out.write(*merged)) return fail(*e);
+  for (const Json& claim : (*merged)["result"]["claims"]) std::printf("%s (%zu shards)\n", claim["summary"].get<std::string>().c_str(), shards.size());
+  return (*merged)["result"]["verdict"] == "holds" ? kExitHolds : kExitRefuted;
+}
+
+}  // namespace
+
+void add_report_commands(CLI::App& app, Commands& commands) {
+  auto* report = app.add_subcommand("report", "render, verify or compare reports");
+  report->require_subcommand(1);
+
+  auto render = std::make_shared<RenderArgs>();
+  auto* r = report->add_subcommand("render", "write the Markdown, JUnit XML or SVG of a report");
+  r->add_option("report", render->report, "a report (JSON)")->required();
+  render->out.add_flags(*r, false);
+  commands.push_back({r, [render] { return run_render(*render); }});
+
+  auto verify_path = std::make_shared<std::string>();
+  auto* v = report->add_subcommand("verify", "re-run the recorded spec here and confirm the result part");
+  v->add_option("report", *verify_path, "a report (JSON)")->required();
+  commands.push_back({v, [verify_path] { return run_verify(*verify_path); }});
+
+  auto diff_paths = std::make_shared<std::vector<std::string>>();
+  auto* d = report->add_subcommand("diff", "list every difference between two reports; exit 1 if any");
+  d->add_option("reports", *diff_paths, "A.json B.json")->required()->expected(2);
+  commands.push_back({d, [diff_paths] { return run_diff((*diff_paths)[0], (*diff_paths)[1]); }});
+
+  auto merge = std::make_shared<MergeArgs>();
+  auto* m = report->add_subcommand("merge", "rebuild the whole report from shard reports (prove --shard I/N)");
+  m->add_option("shards", merge->shards, "shard reports (JSON)")->required();
+  m->add_option("-o,--report", merge->out.report, "write the merged report here");
+  merge->out.add_flags(*m, false);
+  commands.push_back({m, [merge] { return run_merge(*merge); }});
+}
+
+}  // namespace bitproof::cli

@@ -1,0 +1,109 @@
+#include "report/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <sstream>
+
+#include "proof/discovery.hpp"
+#include "proof/engine.hpp"
+
+namespace bitproof {
+namespace {
+
+std::vector<std::string> lines_of(const Json& j) {
+  std::vector<std::string> lines;
+  std::istringstream in(j.dump(2));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string text(const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
+
+// Recorded counterexamples by case index: their outputs, printed.
+std::map<std::uint64_t, std::string> cases_of(const Json& claim) {
+  std::map<std::uint64_t, std::string> cases;
+  for (const Json& cx : claim.value("counterexamples", Json::array())) {
+    std::string outputs;
+    for (const Json& out : cx["outputs"]) outputs += fmt::format(" {}={}", text(out["recipe"]), text(out["bits"]));
+    cases[cx["case"].get<std::uint64_t>()] = outputs;
+  }
+  return cases;
+}
+
+void diff_counterexamples(std::vector<std::string>& out, std::size_t c, const Json& a, const Json& b) {
+  const auto ca = cases_of(a), cb = cases_of(b);
+  for (const auto& [index, outputs] : ca) {
+    const auto other = cb.find(index);
+    if (other == cb.end()) {
+      out.push_back(fmt::format("claim {}: case {} fails in A only:{}", c, index, outputs));
+    } else if (other->second != outputs) {
+      out.push_back(fmt::format("claim {}: case {} differs: A{} | B{}", c, index, outputs, other->second));
+    }
+  }
+  for (const auto& [index, outputs] : cb) {
+    if (!ca.count(index)) out.push_back(fmt::format("claim {}: case {} fails in B only:{}", c, index, outputs));
+  }
+}
+
+void diff_claim(std::vector<std::string>& out, std::size_t c, const Json& a, const Json& b) {
+  for (const char* key : {"claim", "recipes", "holds", "cases", "holding", "by_kind", "spec_interval_holds", "maximal"}) {
+    const Json va = a.value(key, Json()), vb = b.value(key, Json());
+    if (va != vb) out.push_back(fmt::format("claim {}: {}: A {} | B {}", c, key, va.dump(), vb.dump()));
+  }
+  if (a.contains("codes") && b.contains("codes") && a["codes"] != b["codes"]) {
+    for (std::size_t k = 0; k < std::min(a["codes"].size(), b["codes"].size()); ++k) {
+      if (a["codes"][k] != b["codes"][k]) {
+        out.push_back(fmt::format("claim {}: code {}: A {} | B {}", c, k, a["codes"][k]["holding"].dump(),
+                                  b["codes"][k]["holding"].dump()));
+      }
+    }
+  }
+  diff_counterexamples(out, c, a, b);
+}
+
+}  // namespace
+
+Expected<Json> rerun_result(const Json& report, const std::string& path) {
+  const Json& result = report["result"];
+  auto spec = parse_spec(result["spec"].dump(), path + ": result.spec");
+  if (!spec) return spec.error();
+  if (report["kind"] == "domain") {
+    auto d = discover(*spec, result["over"]["input"].get<std::string>(), {});
+    if (!d) return d.error();
+    return discovery_result_json(*spec, *d);
+  }
+  const std::size_t keep = result.value("keep", std::size_t{8});
+  EngineOptions options;
+  options.keep = keep;
+  return proof_result_json(*spec, run_proof(*spec, options), keep);
+}
+
+std::string first_difference(const Json& a, const Json& b) {
+  const auto la = lines_of(a), lb = lines_of(b);
+  for (std::size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
+    const std::string x = i < la.size() ? la[i] : "(end)", y = i < lb.size() ? lb[i] : "(end)";
+    if (x != y) return fmt::format("line {}: recorded {} | now {}", i + 1, x, y);
+  }
+  return "";
+}
+
+std::vector<std::string> diff_results(const Json& a, const Json& b) {
+  std::vector<std::string> out;
+  if (a.value("spec_sha256", Json()) != b.value("spec_sha256", Json())) {
+    out.push_back(fmt::format("spec: A {} ({}) | B {} ({})", text(a["spec"]["name"]), text(a.value("spec_sha256", Json())),
+                              text(b["spec"]["name"]), text(b.value("spec_sha256", Json()))));
+  }
+  const Json& ca = a["claims"];
+  const Json& cb = b["claims"];
+  if (ca.size() != cb.size()) out.push_back(fmt::format("claims: A has {} | B has {}", ca.size(), cb.size()));
+  for (std::size_t c = 0; c < std::min(ca.size(), cb.size()); ++c) diff_claim(out, c, ca[c], cb[c]);
+  const Json da = a.value("case_digest", Json()), db = b.value("case_digest", Json());
+  if (da != db) {
+    out.push_back(fmt::format("case digest: A {} | B {}", text(da.value("sha256", Json())), text(db.value("sha256", Json()))));
+  }
+  if (out.empty() && a != b) out.push_back("results differ: " + first_difference(a, b));
+  return out;
+}
+
+}  // namespace bitproof

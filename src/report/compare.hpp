@@ -1,0 +1,25 @@
+// Comparing reports: re-running the recorded spec (verify) and listing the
+// differences between two reports (diff).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "report/report.hpp"
+
+namespace bitproof {
+
+// Re-runs the spec a report records, on this machine, and returns the result
+// part it gives (for comparison with the report's own).
+[[nodiscard]] Expected<Json> rerun_result(const Json& report, const std::string& path);
+
+// The first line where two JSON values differ when printed, or "" if they print alike.
+[[nodiscard]] std::string first_difference(const Json& a, const Json& b);
+
+// Every difference between the results of two reports, one line each: spec,
+// claims, counts, recorded counterexamples case by case, case digest. Empty
+// when the results are identical.
+[[nodiscard]] std::vector<std::string> diff_results(const Json& a, const Json& b);
+
+}  // namespace bitproof

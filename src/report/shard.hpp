@@ -1,0 +1,39 @@
+// Shards: `prove SPEC --shard I/N` sweeps one deterministic, chunk-aligned
+// slice of the domain and writes a shard report; `report merge` checks that a
+// set of shards are of one spec and cover the domain exactly once, and rebuilds
+// the whole report. The merged `result` is byte-identical to the unsharded one,
+// whatever N: counts add up, counterexamples are re-derived from their case
+// indices, and the case digest is rebuilt from the shards' chunk digests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "proof/engine.hpp"
+#include "report/report.hpp"
+
+namespace bitproof {
+
+struct ShardId {
+  std::uint64_t index;  // 0-based
+  std::uint64_t count;
+};
+
+// Parses "I/N" (1 <= I <= N, as users count) into a 0-based ShardId.
+[[nodiscard]] Expected<ShardId> parse_shard_flag(const std::string& text, const std::string& flag);
+
+// Shard I of N: chunks [⌊I·C/N⌋, ⌊(I+1)·C/N⌋) of the C chunks, as a case range
+// (may be empty when N exceeds the chunk count).
+[[nodiscard]] std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t cases, ShardId shard);
+
+// Sweeps one shard on the CPU (threads from options).
+[[nodiscard]] SweepPart sweep_shard(const Spec& spec, const EngineOptions& options, ShardId shard);
+
+[[nodiscard]] Json shard_report(const Spec& spec, const SweepPart& part, ShardId shard, std::size_t keep,
+                                const Json& backend_info);
+
+// Merges shard reports (already read from `paths`) into a whole proof report.
+[[nodiscard]] Expected<Json> merge_shards(const std::vector<Json>& shards, const std::vector<std::string>& paths);
+
+}  // namespace bitproof

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""check_svg_png.py MAP.svg SHOT.png: checks a browser's rendering of a case map.
+
+Reads the map geometry the SVG declares (data-x0, data-y0, data-cell-w/h,
+data-columns on <g class="cells">) and the claimed interval, then checks pixel
+colours in the PNG that headless Chromium made of it: for every column of the
+first row, the colour says equal / mismatch and inside / outside the claimed
+interval exactly as the report's own map does; the picture is not blank.
+Exit 1 on the first wrong pixel. Standard library only (zlib PNG decoding)."""
+import json
+import struct
+import sys
+import xml.etree.ElementTree as ET
+import zlib
+
+COLOURS = {"#4dac26": ("holds", True), "#d01c8b": ("fails", True),
+           "#b8e186": ("holds", False), "#f1b6da": ("fails", False)}
+
+
+def read_png(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    width, height, depth, colour_type, _, _, interlace = header
+    assert depth == 8 and interlace == 0 and colour_type in (2, 6), f"unsupported PNG {header}"
+    bpp = 3 if colour_type == 2 else 4
+    raw, stride = zlib.decompress(idat), width * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return width, height, lambda x, y: tuple(rows[y][x * bpp:x * bpp + 3])
+
+
+def hex_rgb(colour):
+    return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def main(svg_path, png_path, report_path):
+    svg = ET.parse(svg_path).getroot()
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    cells = svg.find(".//s:g[@class='cells']", ns)
+    x0, y0 = int(cells.get("data-x0")), int(cells.get("data-y0"))
+    cw, ch = int(cells.get("data-cell-w")), int(cells.get("data-cell-h"))
+    columns = int(cells.get("data-columns"))
+    report = json.load(open(report_path))["result"]
+    lo, hi = report["over"]["spec_interval"]
+    claim = report["claims"][0]
+    rows, bits = claim["map"]["rows"], claim["map"]["failing_hex"]
+    width, height, pixel = read_png(png_path)
+    assert width >= x0 + columns * cw and height >= y0 + ch, "screenshot smaller than the map"
+    checked = 0
+    for column in range(columns):
+        if column in (lo - 1, lo, hi, hi + 1):
+            continue  # the claimed-interval outline is drawn over these cells' edges
+        row = 1 if rows > 1 else 0  # element code 1: subnormal before scaling, the interesting row
+        bit = column * rows + row
+        fails = (int(bits[bit // 4], 16) >> (3 - bit % 4)) & 1 == 1
+        inside = lo <= column <= hi
+        want = [c for c, v in COLOURS.items() if v == ("fails" if fails else "holds", inside)][0]
+        x, y = x0 + column * cw + cw // 2, y0 + row * ch + ch // 2
+        got = pixel(x, y)
+        if max(abs(g - w) for g, w in zip(got, hex_rgb(want))) > 24:
+            print(f"pixel ({x},{y}) for column {column}: rgb{got}, expected {want} "
+                  f"({'mismatch' if fails else 'equal'}, {'inside' if inside else 'outside'} the claim)")
+            return 1
+        checked += 1
+    distinct = {pixel(x, y0 + ch // 2) for x in range(0, width, 7)}
+    if len(distinct) < 4:
+        print(f"picture nearly blank: {len(distinct)} colours on the first map row")
+        return 1
+    print(f"{checked} columns checked in the browser's rendering; {len(distinct)} colours on the first row")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:4]))
