@@ -1,10 +1,13 @@
 // bitproof prove SPEC: every claim of a spec over its whole domain.
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include "audit/admission.hpp"
 #include "backend/backend.hpp"
 #include "cli/cli.hpp"
 #include "proof/spec.hpp"
+#include "report/shard.hpp"
 
 namespace bitproof::cli {
 namespace {
@@ -18,7 +21,9 @@ struct ProveArgs {
   std::string scales_from;  // an audit report: its observed interval becomes the scale codes
   std::size_t keep = 8;
   unsigned threads = 0;  // CPU threads, 0: every core
+  std::string shard;     // "I/N": sweep only that slice and write a shard report
   Outputs out;
+  Gate gate;
 };
 
 Expected<Spec> load_with_override(const std::string& path, const std::string& scales, const std::string& scales_from) {
@@ -58,8 +63,9 @@ void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const A
   const std::string label = domain_label(spec);
   for (std::size_t c = 0; c < spec.claims.size(); ++c) {
     if (agree.results_identical) {
-      std::printf("%s %s (%s)\n", label.c_str(), claim_summary(spec.claims[c], runs.front().result.claims[c]).c_str(),
-                  backend_labels(runs).c_str());
+      const ClaimResult& r = runs.front().result.claims[c];
+      const std::string line = fmt::format("{} {} ({})", label, claim_summary(spec.claims[c], r), backend_labels(runs));
+      std::printf("%s\n", painted(line, r.holds()).c_str());
     } else {
       for (const BackendRun& run : runs) {
         std::printf("%s %s (%s only)\n", label.c_str(), claim_summary(spec.claims[c], run.result.claims[c]).c_str(),
@@ -97,9 +103,39 @@ void print_hardware(const Spec& spec, const BackendRun& run) {
   }
 }
 
+// One slice of the domain, on the CPU: a shard report for `report merge`.
+int run_shard(const ProveArgs& a, const Spec& spec) {
+  auto shard = parse_shard_flag(a.shard, "--shard");
+  if (!shard) return fail(shard.error());
+  if (a.out.report.empty()) return fail({"--shard: give --report for the shard report"});
+  if (!a.out.markdown.empty() || !a.out.junit.empty() || !a.out.svg.empty()) {
+    return fail({"--shard: a shard writes only --report; render the merged report"});
+  }
+  if (a.backend == "cuda") return fail({"--shard: shards run on the CPU backend (--backend cpu or all)", kExitNoBackend});
+  if (auto e = a.out.check()) return fail(*e);
+  EngineOptions options;
+  options.keep = a.keep;
+  options.threads = a.threads;
+  const SweepPart part = sweep_shard(spec, options, *shard);
+  if (!a.gate.quiet) {
+    std::printf("%s shard %s: cases %llu..%llu of %llu (cpu)\n", domain_label(spec).c_str(), a.shard.c_str(),
+                static_cast<unsigned long long>(part.begin), static_cast<unsigned long long>(part.end),
+                static_cast<unsigned long long>(spec.case_count()));
+    for (std::size_t c = 0; c < part.claims.size(); ++c) {
+      std::printf("  claim %zu: %llu/%llu hold in this shard\n", c, static_cast<unsigned long long>(part.claims[c].holding),
+                  static_cast<unsigned long long>(part.claims[c].cases));
+    }
+  }
+  const Json info{{"name", "cpu"}, {"threads", resolve_threads(a.threads)}};
+  if (auto e = a.out.write(shard_report(spec, part, *shard, a.keep, info))) return fail(*e);
+  return kExitHolds;  // a shard proves nothing alone: the verdict comes from the merge
+}
+
 int run_prove(const ProveArgs& a) {
   auto spec = load_with_override(a.spec, a.scales, a.scales_from);
   if (!spec) return fail(spec.error());
+  if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
+  if (!a.shard.empty()) return run_shard(a, *spec);
   auto backends = select_backends(a.backend);
   if (!backends) return fail(backends.error());
   if (auto e = a.out.check()) return fail(*e);
@@ -113,7 +149,12 @@ int run_prove(const ProveArgs& a) {
     runs.push_back(std::move(*run));
   }
   const Agreement agree = agreement(*spec, runs, a.keep);
-  print_claims(*spec, runs, agree);
+  const ProofResult& first = runs.front().result;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
+  for (const ClaimResult& c : first.claims) counts.emplace_back(c.holding, c.cases);
+  const std::vector<std::string> unexpected = a.gate.mismatches(counts);
+  if (!a.gate.quiet || !first.holds() || !agree.holds() || !unexpected.empty()) print_claims(*spec, runs, agree);
+  for (const std::string& line : unexpected) std::printf("%s\n", painted(line, false).c_str());
   const ProofResult& r = runs.front().result;
   print_witness(*spec, r.witness_disagreement_count, r.witness_disagreements);
   for (const BackendRun& run : runs) print_hardware(*spec, run);
@@ -123,7 +164,7 @@ int run_prove(const ProveArgs& a) {
     std::printf("BACKENDS DISAGREE: the result of%s differs from %s's\n", names.c_str(), runs.front().name.c_str());
   }
   if (auto e = a.out.write(proof_report(*spec, runs, a.keep))) return fail(*e);
-  return r.holds() && agree.holds() ? kExitHolds : kExitRefuted;
+  return r.holds() && agree.holds() && unexpected.empty() ? kExitHolds : kExitRefuted;
 }
 
 }  // namespace
@@ -140,6 +181,8 @@ void add_prove_command(CLI::App& app, Commands& commands) {
       ->excludes(scales);
   p->add_option("--keep", args->keep, "counterexamples kept per claim")->check(CLI::Range(0, 1000000));
   p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(CLI::Range(0, 4096));
+  p->add_option("--shard", args->shard, "sweep only slice I of N (1-based) and write a shard report; see report merge");
+  args->gate.add_flags(*p);
   commands.push_back({p, [args] { return run_prove(*args); }});
 }
 
