@@ -7,14 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-300}
 command -v hyperfine >/dev/null || { apt-get install -y -qq hyperfine >/dev/null; }
-[ -x build/bitproof ] || scripts/setup.sh >/dev/null
+bp=${BITPROOF:-build/bitproof}
+[ -x "$bp" ] || scripts/setup.sh >/dev/null
 out=$(mktemp -d)
 py=/usr/bin/python3  # Debian's interpreter: the one a fresh machine has
 [ -x "$py" ] || py=python3
 hyperfine -N --warmup 20 --runs "$runs" --export-json "$out/prove.json" \
-  -n "bitproof prove" "build/bitproof prove proofs/dsv4-mxfp4-fp16-fold.json" \
-  -n "bitproof prove --report" "build/bitproof prove proofs/dsv4-mxfp4-fp16-fold.json --report $out/r.json" \
-  -n "bitproof domain" "build/bitproof domain proofs/dsv4-mxfp4-fp16-fold.json" \
+  -n "bitproof prove" "$bp prove proofs/dsv4-mxfp4-fp16-fold.json --backend cpu" \
+  -n "bitproof prove --report" "$bp prove proofs/dsv4-mxfp4-fp16-fold.json --backend cpu --report $out/r.json" \
+  -n "bitproof domain" "$bp domain proofs/dsv4-mxfp4-fp16-fold.json" \
   -n "python3 peer (208 cases)" "$py bench/peer_fold.py" >/dev/null
 python3 - "$out/prove.json" <<'PY'
 import json, sys

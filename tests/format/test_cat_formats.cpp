@@ -9,26 +9,14 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "support.hpp"
 
 using namespace bitproof;
+using test::same;
+using value_of_t = double (*)(const Decoded&);
+static constexpr value_of_t value_of = test::as_double;
 
 namespace {
-
-double value_of(const Decoded& d) {
-  switch (d.kind) {
-    case Kind::kZero: return d.negative ? -0.0 : 0.0;
-    case Kind::kInf: return d.negative ? -INFINITY : INFINITY;
-    case Kind::kNaN: return NAN;
-    case Kind::kFinite: break;
-  }
-  const double v = std::ldexp(static_cast<double>(d.significand), d.exp2);
-  return d.negative ? -v : v;
-}
-
-bool same(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-  return a == b && std::signbit(a) == std::signbit(b);
-}
 
 // Prints the first mismatches with the code in hex and its fields.
 void check_every_code(FormatId id, double (*expected)(std::uint32_t)) {

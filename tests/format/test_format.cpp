@@ -11,28 +11,13 @@
 #include <vector>
 
 #include "format/format.hpp"
+#include "support.hpp"
 
 using namespace bitproof;
+using test::as_double;
+using test::same;
 
 namespace {
-
-// The decoded value as a double (every catalogue value fits one exactly).
-double as_double(const Decoded& d) {
-  switch (d.kind) {
-    case Kind::kZero: return d.negative ? -0.0 : 0.0;
-    case Kind::kInf: return d.negative ? -INFINITY : INFINITY;
-    case Kind::kNaN: return NAN;
-    case Kind::kFinite: break;
-  }
-  const double v = std::ldexp(static_cast<double>(d.significand), d.exp2);
-  return d.negative ? -v : v;
-}
-
-// Same value, sign of zero included, NaN equal to NaN.
-bool same(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-  return a == b && std::signbit(a) == std::signbit(b);
-}
 
 void check_table(FormatId id, const std::vector<double>& expected) {
   const FormatSpec& f = spec_of(id);

@@ -7,15 +7,13 @@
 #include "proof/engine.hpp"
 #include "proof/spec.hpp"
 
+#include "support.hpp"
+
 using namespace bitproof;
 
 namespace {
 
-Spec dsv4() {
-  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json");
-  REQUIRE(spec.ok());
-  return *spec;
-}
+Spec dsv4() { return test::dsv4_spec(); }
 
 Spec with_scales(CodeRange r) {
   Spec spec = dsv4();

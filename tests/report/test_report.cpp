@@ -11,15 +11,13 @@
 #include "report/digest.hpp"
 #include "report/report.hpp"
 
+#include "support.hpp"
+
 using namespace bitproof;
 
 namespace {
 
-Spec dsv4() {
-  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json");
-  REQUIRE(spec.ok());
-  return *spec;
-}
+Spec dsv4() { return test::dsv4_spec(); }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
