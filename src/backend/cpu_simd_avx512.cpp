@@ -343,8 +343,13 @@ void check_vector(SimdJob& job, const Outputs& out, int v, std::uint64_t first_c
   }
 }
 
+// Lane sum mod 2^32 (GCC's _mm512_reduce_add_epi32 adds as signed int: UB on overflow).
 std::uint32_t hsum(W v) {
-  return static_cast<std::uint32_t>(_mm512_reduce_add_epi32(reinterpret_cast<__m512i>(v)));
+  std::uint32_t lanes[kLanes];
+  store(lanes, v);
+  std::uint32_t sum = 0;
+  for (std::uint32_t x : lanes) sum += x;
+  return sum;
 }
 
 void sweep_chunk(SimdJob& job, std::uint64_t chunk_start, std::uint32_t* sums, Codes& codes, Outputs& out) {
