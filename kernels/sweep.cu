@@ -56,6 +56,7 @@ template <class Ar, int kTile>
 struct EvalTile {
   const std::uint32_t* c0;
   const std::uint32_t* c1;
+  const std::uint32_t* c2;
   std::uint32_t* out;
   template <class R>
   __device__ __forceinline__ void run() {
@@ -63,8 +64,10 @@ struct EvalTile {
     for (int t = 0; t < kTile; ++t) {
       if constexpr (R::kCard.arity == 1) {
         out[t] = R::template eval<Ar>(c0[t]);
-      } else {
+      } else if constexpr (R::kCard.arity == 2) {
         out[t] = R::template eval<Ar>(c0[t], c1[t]);
+      } else {
+        out[t] = R::template eval<Ar>(c0[t], c1[t], c2[t]);
       }
     }
   }
@@ -80,31 +83,35 @@ template <class Ar>
 struct EvalOne {
   std::uint32_t c0;
   std::uint32_t c1;
+  std::uint32_t c2;
   std::uint32_t out;
   template <class R>
   __device__ __forceinline__ void run() {
     if constexpr (R::kCard.arity == 1) {
       out = R::template eval<Ar>(c0);
-    } else {
+    } else if constexpr (R::kCard.arity == 2) {
       out = R::template eval<Ar>(c0, c1);
+    } else {
+      out = R::template eval<Ar>(c0, c1, c2);
     }
   }
   __device__ __forceinline__ void none() { out = 0; }
 };
 
 template <class Ar>
-__device__ __noinline__ std::uint32_t eval_one(int index, std::uint32_t c0, std::uint32_t c1) {
-  EvalOne<Ar> e{c0, c1, 0};
+__device__ __noinline__ std::uint32_t eval_one(int index, std::uint32_t c0, std::uint32_t c1, std::uint32_t c2) {
+  EvalOne<Ar> e{c0, c1, c2, 0};
   with_recipe(index, e);
   return e.out;
 }
 
 template <class Ar, int kSlots, int kTile>
 __device__ __forceinline__ void eval_slots(const abi::Recipes& recipes, const std::uint32_t (&c0)[kTile],
-                                           const std::uint32_t (&c1)[kTile], std::uint32_t (&out)[kSlots][kTile]) {
+                                           const std::uint32_t (&c1)[kTile], const std::uint32_t (&c2)[kTile],
+                                           std::uint32_t (&out)[kSlots][kTile]) {
 #pragma unroll
   for (int j = 0; j < kSlots; ++j) {
-    EvalTile<Ar, kTile> tile{c0, c1, out[j]};
+    EvalTile<Ar, kTile> tile{c0, c1, c2, out[j]};
     with_recipe(recipes.index[j], tile);
   }
 }
@@ -112,27 +119,33 @@ __device__ __forceinline__ void eval_slots(const abi::Recipes& recipes, const st
 // ---- case codes ----
 
 // Walks the domain's cases in order from one starting case (first input fastest).
+// Inputs past `d.inputs` have count 1 and code 0.
 struct CodeWalker {
   const abi::Domain& d;
   std::uint32_t i0;
   std::uint32_t i1;
+  std::uint32_t i2;
 
   __device__ CodeWalker(const abi::Domain& domain, std::uint64_t index) : d(domain) {
     i0 = static_cast<std::uint32_t>(index % d.count[0]);
     i1 = d.inputs > 1 ? static_cast<std::uint32_t>((index / d.count[0]) % d.count[1]) : 0;
+    i2 = d.inputs > 2 ? static_cast<std::uint32_t>((index / d.count[0] / d.count[1]) % d.count[2]) : 0;
   }
   __device__ __forceinline__ std::uint32_t code(int input, std::uint32_t i) const {
     const std::uint64_t table = d.table[input];
     return table != 0 ? reinterpret_cast<const std::uint32_t*>(table)[i] : d.lo[input] + i;
   }
   template <int kTile>
-  __device__ __forceinline__ void next_tile(std::uint32_t (&c0)[kTile], std::uint32_t (&c1)[kTile]) {
+  __device__ __forceinline__ void next_tile(std::uint32_t (&c0)[kTile], std::uint32_t (&c1)[kTile],
+                                            std::uint32_t (&c2)[kTile]) {
     if (d.table[0] == 0 && i0 + kTile <= d.count[0]) {  // no wrap inside the tile
       const std::uint32_t second = d.inputs > 1 ? code(1, i1) : 0;
+      const std::uint32_t third = d.inputs > 2 ? code(2, i2) : 0;
 #pragma unroll
       for (int t = 0; t < kTile; ++t) {
         c0[t] = d.lo[0] + i0 + t;
         c1[t] = second;
+        c2[t] = third;
       }
       i0 += kTile;
       if (i0 == d.count[0]) advance_row();
@@ -142,12 +155,16 @@ struct CodeWalker {
     for (int t = 0; t < kTile; ++t) {
       c0[t] = code(0, i0);
       c1[t] = d.inputs > 1 ? code(1, i1) : 0;
+      c2[t] = d.inputs > 2 ? code(2, i2) : 0;
       if (++i0 == d.count[0]) advance_row();
     }
   }
   __device__ __forceinline__ void advance_row() {
     i0 = 0;
-    if (d.inputs > 1 && ++i1 == d.count[1]) i1 = 0;
+    if (d.inputs > 1 && ++i1 == d.count[1]) {
+      i1 = 0;
+      if (d.inputs > 2 && ++i2 == d.count[2]) i2 = 0;
+    }
   }
 };
 
@@ -160,10 +177,10 @@ __device__ void eval_cases(const abi::EvalParams& p) {
   for (std::uint64_t k = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; k < p.n;
        k += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
     CodeWalker walk(p.domain, p.begin + k);
-    std::uint32_t c0[1], c1[1];
-    walk.next_tile<1>(c0, c1);
+    std::uint32_t c0[1], c1[1], c2[1];
+    walk.next_tile<1>(c0, c1, c2);
     for (std::uint32_t j = 0; j < p.recipes.slots; ++j) {
-      out[k * p.recipes.slots + j] = eval_one<Ar>(p.recipes.index[j], c0[0], c1[0]);
+      out[k * p.recipes.slots + j] = eval_one<Ar>(p.recipes.index[j], c0[0], c1[0], c2[0]);
     }
   }
 }
@@ -252,9 +269,9 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
   const std::uint32_t begin = threadIdx.x * kPerThread;
   CodeWalker walk(p.domain, start + begin);
   for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; offset += kTile) {
-    std::uint32_t c0[kTile], c1[kTile], o[kSlots][kTile];
-    walk.next_tile<kTile>(c0, c1);
-    eval_slots<Ar, kSlots, kTile>(p.recipes, c0, c1, o);
+    std::uint32_t c0[kTile], c1[kTile], c2[kTile], o[kSlots][kTile];
+    walk.next_tile<kTile>(c0, c1, c2);
+    eval_slots<Ar, kSlots, kTile>(p.recipes, c0, c1, c2, o);
     const int valid = length - offset < kTile ? static_cast<int>(length - offset) : kTile;
     if (valid < kTile) {
 #pragma unroll
@@ -307,10 +324,10 @@ __device__ void model_chunks(const abi::SweepParams& p) {
     CodeWalker walk(p.domain, start + begin);
     std::uint32_t n = 0;
     for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; ++offset) {
-      std::uint32_t c0[1], c1[1];
-      walk.next_tile<1>(c0, c1);
+      std::uint32_t c0[1], c1[1], c2[1];
+      walk.next_tile<1>(c0, c1, c2);
       const int index = p.recipes.index[j];
-      n += eval_one<DeviceArith>(index, c0[0], c1[0]) != eval_one<SoftArith>(index, c0[0], c1[0]) ? 1 : 0;
+      n += eval_one<DeviceArith>(index, c0[0], c1[0], c2[0]) != eval_one<SoftArith>(index, c0[0], c1[0], c2[0]) ? 1 : 0;
     }
     n = warp_sum(n);
     if (threadIdx.x % 32 == 0 && n != 0) atomicAdd(&differing[j], n);

@@ -66,6 +66,7 @@ std::optional<std::string> unsupported_reason(const SimdImpl& impl, const Spec& 
     const int index = unit_index(impl, r);
     if (index < 0 || !impl.vector_capable(index)) return fmt::format("recipe {} is not vector-capable", r->card->name);
   }
+  if (spec.inputs.size() > 2) return std::string("more than 2 inputs");  // SimdJob holds two
   for (const InputDomain& in : spec.inputs) {
     if (in.codes.size() > 0xFFFFFFFFu) return std::string("an input with more than 2^32 codes");
   }

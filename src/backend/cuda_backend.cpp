@@ -40,6 +40,8 @@ extern const char kNvccVersion[];
 namespace bitproof {
 namespace {
 
+static_assert(abi::kMaxInputs == kMaxArity, "the kernels' domain holds every input a recipe takes");
+
 using cuda::Driver;
 
 std::uint64_t registry_hash() {
@@ -86,7 +88,7 @@ struct Plan {
   abi::Recipes recipes{};
   abi::Claims claims{};
   abi::KindBits kind{};
-  DeviceBuffer tables[2];
+  DeviceBuffer tables[abi::kMaxInputs];
 };
 
 class CudaBackend : public Backend {
@@ -245,7 +247,10 @@ Expected<Ok> CudaBackend::plan(const Spec& spec, Plan& p) {
   p.slots = recipes.size() <= 2 ? 2 : (recipes.size() <= 4 ? 4 : 8);
   p.domain.cases = spec.case_count();
   p.domain.inputs = static_cast<std::uint32_t>(spec.inputs.size());
-  p.domain.count[0] = p.domain.count[1] = 1;
+  if (spec.inputs.size() > static_cast<std::size_t>(abi::kMaxInputs)) {
+    return Error{fmt::format("{}: the cuda backend takes at most {} inputs", spec.path, abi::kMaxInputs)};
+  }
+  for (std::uint32_t& n : p.domain.count) n = 1;
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
     const InputDomain& in = spec.inputs[i];
     p.domain.count[i] = static_cast<std::uint32_t>(in.codes.size());

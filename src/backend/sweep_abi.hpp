@@ -24,7 +24,8 @@
 
 namespace bitproof::abi {
 
-inline constexpr std::uint32_t kAbiVersion = 2;
+inline constexpr std::uint32_t kAbiVersion = 3;
+inline constexpr int kMaxInputs = 3;  // recipes/recipe.hpp kMaxArity
 inline constexpr int kMaxSlots = 8;
 inline constexpr int kMaxClaims = 8;
 inline constexpr int kThreads = 256;
@@ -34,10 +35,10 @@ inline constexpr int kKinds = 7;  // DiffKind
 struct Domain {
   std::uint64_t cases;
   std::uint32_t inputs;
-  std::uint32_t count[2];  // codes per input
-  std::uint32_t lo[2];     // first code of a range input
+  std::uint32_t count[kMaxInputs];  // codes per input (1 past `inputs`)
+  std::uint32_t lo[kMaxInputs];     // first code of a range input
   std::uint32_t pad;
-  std::uint64_t table[2];  // device pointer to a list input's codes, 0 for a range
+  std::uint64_t table[kMaxInputs];  // device pointer to a list input's codes, 0 for a range
 };
 
 struct Recipes {
@@ -81,10 +82,10 @@ struct SweepParams {
 
 inline constexpr int kSumWords = 2 * kMaxSlots + kMaxClaims;
 
-static_assert(sizeof(Domain) == 48);
+static_assert(sizeof(Domain) == 64);
 static_assert(sizeof(Recipes) == 36);
 static_assert(sizeof(Claims) == 8 + 8 * kMaxClaims + 4 * kMaxClaims + 4 * kMaxClaims * kMaxSlots);
-static_assert(sizeof(EvalParams) == 48 + 40 + 24);
+static_assert(sizeof(EvalParams) == 64 + 40 + 24);
 static_assert(sizeof(KindBits) == 24);
 
 // FNV-1a 64 over the names, each followed by '\n'.

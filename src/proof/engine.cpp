@@ -119,6 +119,11 @@ oracle::Exact intent_value(const RecipeCard& card, const std::uint32_t* codes) {
   switch (card.intent) {
     case Intent::kValue: return first;
     case Intent::kProduct: return oracle::mul(first, oracle::exact_of(card.inputs[1], codes[1]));
+    case Intent::kZeroPointProduct: {
+      oracle::Exact zero_point = oracle::exact_of(card.inputs[1], codes[1]);
+      if (zero_point.kind != Kind::kNaN) zero_point.negative = !zero_point.negative;
+      return oracle::mul(oracle::add(first, zero_point), oracle::exact_of(card.inputs[2], codes[2]));
+    }
   }
   return oracle::Exact::nan();
 }

@@ -17,6 +17,7 @@ namespace bitproof {
 enum class Intent : std::uint8_t {
   kValue,    // in0
   kProduct,  // in0 × in1
+  kZeroPointProduct,  // (in0 - in1) × in2: an integer minus its zero point, times the scale
 };
 
 enum class Role : std::uint8_t {
@@ -24,7 +25,10 @@ enum class Role : std::uint8_t {
   kControl,  // deliberately wrong: bitproof must refute it against control_of
 };
 
-inline constexpr int kMaxArity = 2;
+// Inputs a recipe takes at most (codes of one case). The engine, the CUDA kernels
+// and the spec parser take up to this many; the CPU vector sweep takes up to 2
+// (specs with more inputs run the scalar sweep).
+inline constexpr int kMaxArity = 3;
 
 struct RecipeCard {
   std::string_view name;     // catalogue key, "<family>.<variant>"

@@ -34,8 +34,8 @@ constexpr RecipeCard card(std::string_view name, std::string_view label, std::st
                     .summary = summary,
                     .source = kSource,
                     .arity = arity,
-                    .inputs = arity == 1 ? std::array{FormatId::ue8m0, FormatId::ue8m0}
-                                         : std::array{FormatId::e2m1, FormatId::ue8m0},
+                    .inputs = arity == 1 ? std::array<FormatId, kMaxArity>{FormatId::ue8m0, FormatId::ue8m0}
+                                         : std::array<FormatId, kMaxArity>{FormatId::e2m1, FormatId::ue8m0},
                     .output = FormatId::fp16,
                     .intent = arity == 1 ? Intent::kValue : Intent::kProduct,
                     .role = role,

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "proof/discovery.hpp"
 #include "proof/engine.hpp"
 #include "proof/spec.hpp"
@@ -140,6 +142,60 @@ TEST_SUITE("proof") {
     CHECK_FALSE(r.holds());      // but the proof does not
     REQUIRE(r.witness_disagreements.size() == 1);
     CHECK(r.witness_disagreements[0].inputs == std::vector<std::uint32_t>{3, 114});
+  }
+
+  TEST_CASE("three inputs: the (in0 - in1) x in2 intent, cases in order (first input fastest), a refuted twin") {
+    // (q - z) x s with q, z uint4 and s an FP16 scale: soft computes it in _Float16
+    // (exact here: |q - z| <= 15 and s in {0.5, 1, 3}), the oracle from the intent.
+    static constexpr RecipeCard card{"test.zero_point", "zp", "(q - z) * s", "test", 3,
+                                     {FormatId::uint4, FormatId::uint4, FormatId::fp16}, FormatId::fp16,
+                                     Intent::kZeroPointProduct};
+    static const auto plain = [](const std::uint32_t* c) -> std::uint32_t {
+      const std::uint16_t s = static_cast<std::uint16_t>(c[2]);
+      const float scale = s == 0x3800 ? 0.5f : (s == 0x3C00 ? 1.0f : 3.0f);
+      const auto h = static_cast<_Float16>(static_cast<float>(static_cast<int>(c[0]) - static_cast<int>(c[1])) * scale);
+      std::uint16_t bits;
+      std::memcpy(&bits, &h, 2);
+      return bits;
+    };
+    static const RecipeEntry entry{&card, plain, plain};
+    // The twin subtracts the zero point the wrong way round: wrong wherever q != z.
+    static const RecipeEntry reversed{&card, [](const std::uint32_t* c) -> std::uint32_t {
+                                        const std::uint32_t swapped[] = {c[1], c[0], c[2]};
+                                        return plain(swapped);
+                                      }, [](const std::uint32_t* c) -> std::uint32_t {
+                                        const std::uint32_t swapped[] = {c[1], c[0], c[2]};
+                                        return plain(swapped);
+                                      }};
+    Spec spec;
+    spec.path = "test";
+    spec.output = FormatId::fp16;
+    const auto range = [](std::string name, FormatId f, std::uint32_t lo, std::uint32_t hi) {
+      InputDomain in{std::move(name), f, CodeRange{lo, hi}, false, {}};
+      for (std::uint32_t c = lo; c <= hi; ++c) in.codes.push_back(c);
+      return in;
+    };
+    spec.inputs = {range("q", FormatId::uint4, 0, 15), range("z", FormatId::uint4, 0, 15),
+                   InputDomain{"scale", FormatId::fp16, std::nullopt, false, {0x3800, 0x3C00, 0x4200}}};
+    spec.claims = {Claim{ClaimKind::kCorrectlyRounded, {&entry}, {}, {}},
+                   Claim{ClaimKind::kExact, {&entry}, {}, {}},
+                   Claim{ClaimKind::kEqual, {&reversed, &entry}, {}, {}}};
+    const ProofResult r = run_proof(spec, {4});
+    CHECK(r.cases == 16 * 16 * 3);
+    CHECK(r.claims[0].holds());
+    CHECK(r.claims[1].holds());
+    CHECK(r.witness_disagreement_count == 0);
+    CHECK(r.claims[2].holding == 16 * 3);  // q == z only
+    REQUIRE_FALSE(r.claims[2].counterexamples.empty());
+    const Counterexample& cx = r.claims[2].counterexamples[0];
+    CHECK(cx.case_index == 1);  // q = 1, z = 0, scale 0.5: the first input runs fastest
+    CHECK(cx.inputs == std::vector<std::uint32_t>{1, 0, 0x3800});
+    CHECK(oracle::to_string(cx.intent) == "0.5");
+    std::uint32_t codes[3];
+    CaseEvaluator(spec).codes_of(16 * 16 * 2 + 16 * 3 + 5, codes);
+    CHECK(codes[0] == 5);
+    CHECK(codes[1] == 3);
+    CHECK(codes[2] == 0x4200);
   }
 
   TEST_CASE("difference kinds") {
