@@ -171,12 +171,14 @@ Expected<std::optional<CodeRange>> parse_maximal(const json& claim, const Where&
 Expected<Ok> check_maximal_holds(const json& claim, CodeRange maximal, const Where& w, const std::string& at) {
   if (!claim.contains("codes") || !claim["codes"].is_array()) return w.at(at + ".codes", "missing");
   std::map<std::uint64_t, bool> holds;
-  for (const json& c : claim["codes"]) {
-    if (!c.is_object() || !c.contains("code") || !c["code"].is_number_unsigned() || !c.contains("cases") ||
-        !c["cases"].is_number_unsigned() || !c.contains("holding") || !c["holding"].is_number_unsigned()) {
-      return w.at(at + ".codes", "must hold {code, cases, holding} objects");
+  for (const json& run : claim["codes"]) {
+    const auto is_count = [&](const char* key) { return run.contains(key) && run[key].is_number_unsigned(); };
+    if (!run.is_object() || !is_count("from") || !is_count("to") || !is_count("cases") || !is_count("holding") ||
+        run["from"].get<std::uint64_t>() > run["to"].get<std::uint64_t>() || run["to"].get<std::uint64_t>() > 255) {
+      return w.at(at + ".codes", "must hold {from, to, cases, holding} runs with from <= to <= 255");
     }
-    holds[c["code"].get<std::uint64_t>()] = c["cases"] == c["holding"] && c["cases"].get<std::uint64_t>() > 0;
+    const bool run_holds = run["cases"] == run["holding"] && run["cases"].get<std::uint64_t>() > 0;
+    for (std::uint64_t code = run["from"]; code <= run["to"].get<std::uint64_t>(); ++code) holds[code] = run_holds;
   }
   for (std::uint32_t code = maximal.lo; code <= maximal.hi; ++code) {
     if (!holds.contains(code) || !holds[code]) {

@@ -56,9 +56,10 @@ std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend
 Agreement agreement(const Spec& spec, const std::vector<BackendRun>& runs, std::size_t keep) {
   Agreement a;
   if (runs.empty()) return a;
+  for (const BackendRun& run : runs) a.model_disagreements += run.result.model_disagreement_count;
+  if (runs.size() == 1) return a;
   const std::string first = proof_result_json(spec, runs.front().result, keep).dump();
   for (const BackendRun& run : runs) {
-    a.model_disagreements += run.result.model_disagreement_count;
     if (&run != &runs.front() && proof_result_json(spec, run.result, keep).dump() != first) {
       a.results_identical = false;
       a.differing.push_back(run.name);

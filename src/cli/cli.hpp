@@ -41,6 +41,8 @@ struct Outputs {
   std::string svg;
   void add_flags(CLI::App& sub, bool with_report = true);
   [[nodiscard]] std::optional<Error> check() const;
+  // Whether any output file was asked for (the report JSON is built only then).
+  [[nodiscard]] bool any() const { return !report.empty() || !markdown.empty() || !junit.empty() || !svg.empty(); }
   [[nodiscard]] std::optional<Error> write(const Json& report) const;
 };
 

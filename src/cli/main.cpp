@@ -5,25 +5,40 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <initializer_list>
+#include <string_view>
 
 #include "cli/cli.hpp"
 
-#ifndef BITPROOF_GIT_COMMIT
-#define BITPROOF_GIT_COMMIT "unknown"
-#endif
 
 int main(int argc, char** argv) {
   namespace cli = bitproof::cli;
   CLI::App app{"bitproof: exhaustive, bit-for-bit proofs about low-precision GPU arithmetic"};
-  app.set_version_flag("--version", fmt::format("bitproof {} (git {})", bitproof::tool_version(), BITPROOF_GIT_COMMIT));
+  app.set_version_flag("--version", fmt::format("bitproof {} (git {})", bitproof::tool_version(), bitproof::tool_git_commit()));
   app.require_subcommand(1);
 
+  // Building every subcommand's options costs more than a 208-case proof, so
+  // when the first argument names a command only its group is built; anything
+  // else (--help, a typo) builds them all, so help and errors list every command.
+  using Registrar = void (*)(CLI::App&, cli::Commands&);
+  struct Group {
+    std::initializer_list<std::string_view> names;
+    Registrar add;
+  };
+  const Group groups[] = {{{"prove"}, cli::add_prove_command},
+                          {{"domain"}, cli::add_domain_command},
+                          {{"formats", "recipes"}, cli::add_catalogue_commands},
+                          {{"report"}, cli::add_report_commands},
+                          {{"audit", "admit", "synth-checkpoint"}, cli::add_audit_commands}};
+  const std::string_view first = argc > 1 ? argv[1] : "";
+  const Group* only = nullptr;
+  for (const Group& g : groups) {
+    for (std::string_view name : g.names) only = name == first ? &g : only;
+  }
   cli::Commands commands;
-  cli::add_prove_command(app, commands);
-  cli::add_domain_command(app, commands);
-  cli::add_catalogue_commands(app, commands);
-  cli::add_report_commands(app, commands);
-  cli::add_audit_commands(app, commands);
+  for (const Group& g : groups) {
+    if (only == nullptr || only == &g) g.add(app, commands);
+  }
 
   try {
     app.parse(argc, argv);

@@ -46,19 +46,36 @@ void diff_counterexamples(std::vector<std::string>& out, std::size_t c, const Js
   }
 }
 
+// Per-code holding counts from a domain claim's runs (see code_runs_json).
+std::map<std::uint64_t, std::uint64_t> holding_by_code(const Json& runs) {
+  std::map<std::uint64_t, std::uint64_t> by_code;
+  for (const Json& run : runs) {
+    for (std::uint64_t code = run["from"]; code <= run["to"].get<std::uint64_t>(); ++code) by_code[code] = run["holding"];
+  }
+  return by_code;
+}
+
+void diff_code_runs(std::vector<std::string>& out, std::size_t c, const Json& a, const Json& b) {
+  const auto ha = holding_by_code(a), hb = holding_by_code(b);
+  for (const auto& [code, holding] : ha) {
+    const auto other = hb.find(code);
+    if (other == hb.end()) {
+      out.push_back(fmt::format("claim {}: code {}: A {} | B absent", c, code, holding));
+    } else if (other->second != holding) {
+      out.push_back(fmt::format("claim {}: code {}: A {} | B {}", c, code, holding, other->second));
+    }
+  }
+  for (const auto& [code, holding] : hb) {
+    if (!ha.contains(code)) out.push_back(fmt::format("claim {}: code {}: A absent | B {}", c, code, holding));
+  }
+}
+
 void diff_claim(std::vector<std::string>& out, std::size_t c, const Json& a, const Json& b) {
   for (const char* key : {"claim", "recipes", "holds", "cases", "holding", "by_kind", "spec_interval_holds", "maximal"}) {
     const Json va = a.value(key, Json()), vb = b.value(key, Json());
     if (va != vb) out.push_back(fmt::format("claim {}: {}: A {} | B {}", c, key, va.dump(), vb.dump()));
   }
-  if (a.contains("codes") && b.contains("codes") && a["codes"] != b["codes"]) {
-    for (std::size_t k = 0; k < std::min(a["codes"].size(), b["codes"].size()); ++k) {
-      if (a["codes"][k] != b["codes"][k]) {
-        out.push_back(fmt::format("claim {}: code {}: A {} | B {}", c, k, a["codes"][k]["holding"].dump(),
-                                  b["codes"][k]["holding"].dump()));
-      }
-    }
-  }
+  if (a.contains("codes") && b.contains("codes") && a["codes"] != b["codes"]) diff_code_runs(out, c, a["codes"], b["codes"]);
   diff_counterexamples(out, c, a, b);
 }
 

@@ -11,12 +11,6 @@
 
 #include "report/digest.hpp"
 
-#ifndef BITPROOF_VERSION
-#define BITPROOF_VERSION "0.0.0"
-#endif
-#ifndef BITPROOF_GIT_COMMIT
-#define BITPROOF_GIT_COMMIT "unknown"
-#endif
 
 namespace bitproof {
 namespace {
@@ -180,7 +174,6 @@ std::string utc_now() {
 
 }  // namespace
 
-std::string tool_version() { return BITPROOF_VERSION; }
 
 std::string domain_label(const Spec& spec) {
   std::string out;
@@ -281,6 +274,30 @@ Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t 
               {"case_digest", {{"algorithm", digest_algorithm(result.digest_mode)}, {"sha256", result.case_digest}}}};
 }
 
+namespace {
+
+// The per-code verdicts as runs of consecutive codes with the same counts:
+// {"from", "to", "cases", "holding"} where every code of from..to has `cases`
+// cases and `holding` of them hold (a 16-bit scale sweep is a few runs, not
+// 65,536 objects). The end points' values are given for the reader.
+Json code_runs_json(FormatId over_format, const std::vector<CodeVerdict>& codes) {
+  Json runs = Json::array();
+  for (std::size_t i = 0; i < codes.size();) {
+    std::size_t j = i;
+    while (j + 1 < codes.size() && codes[j + 1].code == codes[j].code + 1 && codes[j + 1].cases == codes[i].cases &&
+           codes[j + 1].holding == codes[i].holding) {
+      ++j;
+    }
+    runs.push_back({{"from", codes[i].code}, {"to", codes[j].code}, {"from_value", value_of(over_format, codes[i].code)},
+                    {"to_value", value_of(over_format, codes[j].code)}, {"cases", codes[i].cases},
+                    {"holding", codes[i].holding}});
+    i = j + 1;
+  }
+  return runs;
+}
+
+}  // namespace
+
 Json discovery_result_json(const Spec& spec, const Discovery& d) {
   const Json spec_json = spec_to_json(spec);
   const FormatId over_format = spec.inputs[d.over_index].format;
@@ -296,12 +313,7 @@ Json discovery_result_json(const Spec& spec, const Discovery& d) {
     for (const auto& [side, code] : {std::pair{"below", cd.below}, std::pair{"above", cd.above}}) {
       claim[side] = code ? counterexample_json(spec, *cd.codes[*code].first) : Json(nullptr);
     }
-    Json per_code = Json::array();
-    for (const CodeVerdict& v : cd.codes) {
-      per_code.push_back({{"code", v.code}, {"value", value_of(over_format, v.code)}, {"cases", v.cases},
-                          {"holding", v.holding}});
-    }
-    claim["codes"] = per_code;
+    claim["codes"] = code_runs_json(over_format, cd.codes);
     if (auto map = failing_map_json(cd)) claim["map"] = *map;
     claims.push_back(claim);
   }
@@ -321,8 +333,8 @@ Json environment_json() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   return Json{{"tool", "bitproof"},
-              {"version", BITPROOF_VERSION},
-              {"git_commit", BITPROOF_GIT_COMMIT},
+              {"version", tool_version()},
+              {"git_commit", tool_git_commit()},
               {"compiler", fmt::format("{} {}", "g++/clang", __VERSION__)},
               {"host", host},
               {"time_utc", utc_now()}};

@@ -57,6 +57,9 @@ struct BackendRun {
 // Writes through a temporary file and a rename: never a half-written file.
 [[nodiscard]] Expected<Ok> write_file(const std::string& path, const std::string& content);
 
+// The release version and the git commit this binary was built from
+// (generated at build time: src/report/version.cpp.in).
 [[nodiscard]] std::string tool_version();
+[[nodiscard]] std::string tool_git_commit();
 
 }  // namespace bitproof
