@@ -26,6 +26,14 @@
 // half bits byte << 7, so the kernel's scale is v * 2^7, and the factor 2^(14 - 7) = 2^7
 // goes into the FP32 global scale (nvfp4_marlin_process_global_scale). Modelled with a
 // unit global scale: out = fp32(hmul(raw, v * 2^7)) * 2^7.
+//
+// NVFP4, BF16 path: the same load step (the S0E5M3 byte of half(v) * 2^7) expanded by
+// dequant_fp8_scales<nv_bfloat162, kFE4M3fn>, the skip-flop BF16 element (E2M1 × 2^-126),
+// one BF16 multiply, and 2^(126 - 7) = 2^119 in the FP32 global scale
+// (nvfp4_marlin_process_global_scale: exponent_bias 2^7 - 2^1 = 126 for BF16). Ordinary:
+// fmul(fp32(bmul(raw_bf16, 2^126)), fp32 of v). The BF16 expansion keeps the byte's top bit
+// as BF16 exponent bit 7, which is right only while v * 2^7 >= 2: the UE4M3 subnormal
+// scales (codes 1..7) come out 2^-112 times too small (the proof's domain report shows it).
 #pragma once
 
 #include <cstdint>
@@ -72,12 +80,32 @@ static_assert(e4m3_to_half_bits(0b0'1111'110) == 0b0'01111'1100000000);  // 448 
 // exact .to(half), a half multiply by 2^7, and the S0E5M3 byte (bits << 1, high byte)
 // that the kernel expands as byte << 7: the sign bit and the low 7 mantissa bits drop.
 template <class Ar>
-BP_HD constexpr std::uint16_t nvfp4_scale_half(std::uint32_t v) {
+BP_HD constexpr std::uint32_t nvfp4_scale_byte(std::uint32_t v) {
   const std::uint16_t half_v = Ar::hmul(e4m3_to_half_bits(v & 0x7F), kHalfTwoPow8);  // torch: scales.to(half)
   const std::uint16_t times128 = Ar::hmul(half_v, kHalfTwoPow7);                     // marlin_scales * 2^7
-  const auto byte = static_cast<std::uint32_t>((times128 << 1) >> 8) & 0xFF;          // view(int16) << 1, [:, 1::2]
-  return static_cast<std::uint16_t>(byte << 7);                                      // (q & 0xFF00) >> 1
+  return static_cast<std::uint32_t>((times128 << 1) >> 8) & 0xFF;                    // view(int16) << 1, [:, 1::2]
 }
+template <class Ar>
+BP_HD constexpr std::uint16_t nvfp4_scale_half(std::uint32_t v) {
+  return static_cast<std::uint16_t>(nvfp4_scale_byte<Ar>(v) << 7);  // (q & 0xFF00) >> 1
+}
+// The same byte expanded by dequant_fp8_scales<nv_bfloat162, kFE4M3fn>: ((q & 0x8000) >> 1) |
+// ((q & 0x7F00) >> 4), q = byte << 8. The byte's top bit (the S0E5M3 exponent's top bit,
+// set whenever v * 2^7 >= 2) lands on BF16 exponent bit 7 and the low 4 exponent bits on bits
+// 3..0: BF16 exponent e5 + 112 = the FP16 value v * 2^7 again, but only while that top bit is
+// set. For v < 2^-6 (the UE4M3 subnormals, codes 1..7) the exponent loses 112: 2^-112 too small.
+BP_HD constexpr std::uint16_t s0e5m3_to_bf16_bits(std::uint32_t byte) {
+  const std::uint32_t q = (byte & 0xFF) << 8;
+  return static_cast<std::uint16_t>(((q & 0x8000) >> 1) | ((q & 0x7F00) >> 4));
+}
+static_assert(s0e5m3_to_bf16_bits(0b1'0000'000) == 0b0'10000000'0000000);  // e5 = 16: 2^1 in both
+template <class Ar>
+BP_HD constexpr std::uint16_t nvfp4_scale_bf16(std::uint32_t v) {
+  return s0e5m3_to_bf16_bits(nvfp4_scale_byte<Ar>(v));
+}
+inline constexpr std::uint32_t kFloatTwoPow119 = 0x7B000000u;  // 2^119 = 2^(126 - 7): the BF16 global-scale fold
+inline constexpr std::uint32_t kFloatTwoPow118 = 0x7A800000u;  // 2^118
+BP_HD constexpr std::uint32_t bf16_to_float_bits(std::uint32_t b) { return (b & 0xFFFF) << 16; }
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, int arity,
                           std::array<FormatId, kMaxArity> inputs, FormatId output, Role role = Role::kRecipe,
@@ -182,6 +210,34 @@ struct Nvfp4Folded {
   }
 };
 
+// ---- NVFP4, BF16 path: E2M1 element × UE4M3 scale, 2^119 in the FP32 global scale ----
+
+struct Nvfp4Bf16Ordinary {
+  static constexpr RecipeCard kCard =
+      card("marlin.nvfp4_bf16.ordinary", "ordinary",
+           "fmul(fp32(bmul(raw_bf16, 2^126)), half2float(half(v))): exact decode of both, one FP32 product", 2,
+           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32);
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
+    const std::uint16_t element = Ar::bmul(fp4_to_bf16_bits(x), kBf16TwoPow126);
+    const std::uint16_t scale = Ar::hmul(e4m3_to_half_bits(v & 0x7F), kHalfTwoPow8);
+    return Ar::fmul(bf16_to_float_bits(element), Ar::half2float(scale));
+  }
+};
+
+struct Nvfp4Bf16Folded {
+  static constexpr RecipeCard kCard =
+      card("marlin.nvfp4_bf16.folded", "folded",
+           "fmul(fp32(bmul(raw_bf16, bf16 of the S0E5M3 byte)), global 2^119): skip-flop, 2^126 / 2^7 in the global "
+           "scale",
+           2, {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32);
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
+    const std::uint16_t product = Ar::bmul(fp4_to_bf16_bits(x), nvfp4_scale_bf16<Ar>(v));
+    return Ar::fmul(bf16_to_float_bits(product), kFloatTwoPow119);
+  }
+};
+
 // ---- negative controls: each must be refuted against the recipe it corrupts ----
 
 struct E2m1Fp16WrongShift {
@@ -245,6 +301,30 @@ struct Nvfp4Flushing {
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
     return Ar::fmul(Ar::half2float(Ar::hmul_ftz(fp4_to_half_bits(x), nvfp4_scale_half<Ar>(v))), kFloatTwoPow7);
+  }
+};
+
+struct Nvfp4Bf16GlobalOff {
+  static constexpr RecipeCard kCard =
+      card("marlin.nvfp4_bf16.control.global_2pow118", "global-2^118",
+           "the BF16 fold with 2^118 in the global scale: wrong fold constant, every value halved", 2,
+           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32, Role::kControl, "marlin.nvfp4_bf16.folded");
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
+    const std::uint16_t product = Ar::bmul(fp4_to_bf16_bits(x), nvfp4_scale_bf16<Ar>(v));
+    return Ar::fmul(bf16_to_float_bits(product), kFloatTwoPow118);
+  }
+};
+
+struct Nvfp4Bf16HalfExpansion {
+  static constexpr RecipeCard kCard =
+      card("marlin.nvfp4_bf16.control.half_expansion", "half-expansion",
+           "the BF16 fold with the scale byte expanded the FP16 way (byte << 7) and read as BF16", 2,
+           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32, Role::kControl, "marlin.nvfp4_bf16.folded");
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
+    const std::uint16_t product = Ar::bmul(fp4_to_bf16_bits(x), nvfp4_scale_half<Ar>(v));
+    return Ar::fmul(bf16_to_float_bits(product), kFloatTwoPow119);
   }
 };
 

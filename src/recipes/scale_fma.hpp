@@ -10,8 +10,10 @@
 //               (float2half_rn(bits)), then one FP16 multiply: two roundings.
 // They part where the FP16 scale is not the true scale: 2^(s-127) below 2^-24 (rounded
 // to 0 or 2^-24) or above 2^15 (Inf), while the FP32 path still rounds the product once.
-// Decode-then-FMA in FP32 is what triton_kernels' upcast and most dequant-GEMM epilogues
-// do (value.to(float32) * scale, then one cast); the FP16 product is the Volta path.
+// Decode-then-FMA in FP32 is the generic dequant-GEMM epilogue (value.to(float32) * scale,
+// then one cast); the FP16 product is the Volta path. triton_kernels' MXFP upcast is not
+// this: read against _upcast_from_mxfp.py it converts the scale to FP16 (RNE) and multiplies
+// in FP16, then clamps to ±65504 (triton.mxfp4_fp16.upcast in triton_mxfp.hpp).
 #pragma once
 
 #include <cstdint>
@@ -36,9 +38,8 @@ constexpr RecipeCard card(std::string_view name, std::string_view label, std::st
   return RecipeCard{.name = name,
                     .label = label,
                     .summary = summary,
-                    .source = "decode-then-FP32 epilogue (triton-lang/triton python/triton_kernels "
-                              "numerics_details/mxfp upcast: value.to(float32) * scale, one cast) vs the FP16 "
-                              "multiply of the SM70 path",
+                    .source = "the generic decode-then-FP32 dequant epilogue (value.to(float32) * scale, one "
+                              "cast to FP16; no single shipped kernel) vs the FP16 multiply of the SM70 path",
                     .arity = 2,
                     .inputs = {FormatId::e2m1, FormatId::ue8m0},
                     .output = FormatId::fp16,
