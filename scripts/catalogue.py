@@ -25,6 +25,7 @@ CATALOGUE = [
     ("marlin-e8m0-bf16-scale", "vLLM Marlin FP4"),
     ("marlin-mxfp4-bf16", "vLLM Marlin FP4"),
     ("marlin-nvfp4-fp16", "vLLM Marlin FP4"),
+    ("marlin-nvfp4-bf16", "vLLM Marlin FP4"),
     ("fp8-e4m3-fp16-shift", "FP8 → FP16 by shift"),
     ("fp8-e4m3-fp16-scale-fold", "FP8 → FP16 by shift"),
     ("fp8-e4m3-fp16-scale-fold-edges", "FP8 → FP16 by shift"),
@@ -35,6 +36,15 @@ CATALOGUE = [
     ("sm70-mxfp4-fp16", "SM70 UE8M0 → FP16 scale"),
     ("fp32fma-mxfp4-fp16", "Decode then FP32 FMA vs FP16 multiply"),
     ("llama-mxfp4-fp32", "llama.cpp MXFP4"),
+    ("triton-mxfp4-fp16-upcast", "triton_kernels MXFP4 upcast and Triton's AMD path"),
+    ("triton-mxfp4-bf16-upcast", "triton_kernels MXFP4 upcast and Triton's AMD path"),
+    ("lut-e2m1-fp16-decode", "E2M1 lookup-table decode (byte permute)"),
+    ("lut-e2m1-bf16-decode", "E2M1 lookup-table decode (byte permute)"),
+    ("awq-int4-zero-point", "INT4 with a zero point (AWQ, exllama)"),
+    ("awq-int4-fold", "INT4 with a zero point (AWQ, exllama)"),
+    ("fnuz-e4m3-fp16", "AMD E4M3FNUZ → FP16"),
+    ("fnuz-e4m3-fp16-sw-old", "AMD E4M3FNUZ → FP16"),
+    ("fp16-half2float", "FP16 ↔ FP32 conversions"),
 ]
 # Specs whose reports this script's companion (scripts/catalogue-reports.sh) regenerates.
 OWNED = [name for name, _ in CATALOGUE if name != "dsv4-mxfp4-fp16-fold"]
