@@ -44,6 +44,8 @@ CATALOGUE = [
     ("awq-int4-fold", "INT4 with a zero point (AWQ, exllama)"),
     ("fnuz-e4m3-fp16", "AMD E4M3FNUZ → FP16"),
     ("fnuz-e4m3-fp16-sw-old", "AMD E4M3FNUZ → FP16"),
+    ("fnuz-e5m2-fp16", "AMD E5M2FNUZ → FP16, E4M3FNUZ → BF16"),
+    ("fnuz-e4m3-bf16", "AMD E5M2FNUZ → FP16, E4M3FNUZ → BF16"),
     ("fp16-half2float", "FP16 ↔ FP32 conversions"),
 ]
 # Specs whose reports this script's companion (scripts/catalogue-reports.sh) regenerates.

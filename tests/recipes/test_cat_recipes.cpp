@@ -244,7 +244,7 @@ TEST_SUITE("recipes") {
     }
   }
 
-  TEST_CASE("E4M3FNUZ -> FP16: hardware and software paths against the definition; the software NaN is -0") {
+  TEST_CASE("FNUZ FP8 -> FP16 / BF16: hardware and software paths against the definitions; the software NaN is -0") {
     for (std::uint32_t c = 0; c < 256; ++c) {
       const double v = e4m3fnuz(c);
       const std::uint32_t want = std::isnan(v) ? 0x7FFF : half_bits(static_cast<_Float16>(v));
@@ -252,6 +252,21 @@ TEST_SUITE("recipes") {
       if (c != 0x80) CHECK_MESSAGE(run("triton_amd.e4m3fnuz_fp16.sw", c) == want, c);
       if ((c & 0x78) != 0) CHECK_MESSAGE(run("triton_amd.e4m3fnuz_fp16.sw_old", c) == want, c);  // normals
     }
+    for (std::uint32_t c = 0; c < 256; ++c) {
+      // E4M3FNUZ -> BF16 (4 significant bits: exact) and E5M2FNUZ (bias 16) -> FP16.
+      const double v = e4m3fnuz(c);
+      if (c != 0x80) {
+        CHECK_MESSAGE(run("triton_amd.e4m3fnuz_bf16.hw", c) == bf16_of_float(static_cast<float>(v)), c);
+        CHECK_MESSAGE(run("triton_amd.e4m3fnuz_bf16.sw", c) == bf16_of_float(static_cast<float>(v)), c);
+        const int e = static_cast<int>(c >> 2) & 31, m = static_cast<int>(c) & 3;
+        const double mag = e == 0 ? std::ldexp(m, -17) : std::ldexp(4 + m, e - 18);
+        const std::uint32_t want = half_bits(static_cast<_Float16>((c & 0x80) ? -mag : mag));
+        CHECK_MESSAGE(run("triton_amd.e5m2fnuz_fp16.hw", c) == want, c);
+        CHECK_MESSAGE(run("triton_amd.e5m2fnuz_fp16.sw", c) == want, c);
+      }
+    }
+    CHECK(run("triton_amd.e4m3fnuz_bf16.sw", 0x80) == 0x8000);      // NaN -> -0
+    CHECK(run("triton_amd.e5m2fnuz_fp16.sw", 0x80) == 0x8000);      // NaN -> -0
     CHECK(run("triton_amd.e4m3fnuz_fp16.sw", 0x80) == 0x8000);      // NaN -> -0
     CHECK(run("triton_amd.e4m3fnuz_fp16.sw_old", 0x00) == 0x0C00);  // zero -> 2^-12
     CHECK(run("triton_amd.e4m3fnuz_fp16.sw_old", 0x02) != half_bits(static_cast<_Float16>(e4m3fnuz(2))));
