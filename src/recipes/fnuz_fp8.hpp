@@ -16,7 +16,7 @@
 //           this format does not handle denormals"; exponent test mask 0x7A00): magnitude
 //           >> 1, then + 0x0C00 when (byte << 8) & 0x7A00 is zero, else + 0x1C00, sign OR'd.
 //           Normal codes are exact; subnormals are not, and the 0x7A00 mask also catches the
-//           middle mantissa bit, so code 2 (2^-9) decodes as 2^-8 + ... (see the domain report).
+//           middle mantissa bit: code 0 decodes as 2^-12 (0x0C00), code 2 (2^-9) as 1.25 * 2^-8 (0x1D00).
 //
 // Same file, E5M2FNUZ (bias 16) -> FP16: _HW is v_cvt_pk_f32_bf8 then RTNE (exact); _SW moves
 // bits (exponent field 0 and 1 to FP16 subnormals, else exponent - 1) and turns NaN into -0.
