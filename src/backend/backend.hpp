@@ -37,6 +37,11 @@ class Backend {
   [[nodiscard]] virtual std::string name() const = 0;
   // Runs every claim of the spec over its whole domain.
   [[nodiscard]] virtual Expected<BackendRun> prove(const Spec& spec, const BackendOptions& options) = 0;
+  // Runs every claim over the chunk-aligned case range [begin, end) only: one
+  // shard (`prove --shard`). Joined in case order, the parts of any split give
+  // the whole proof's result (merge_parts; the sampled witness is added there).
+  [[nodiscard]] virtual Expected<SweepPart> sweep_part(const Spec& spec, const BackendOptions& options,
+                                                       std::uint64_t begin, std::uint64_t end) = 0;
 };
 
 [[nodiscard]] std::unique_ptr<Backend> make_cpu_backend();

@@ -18,34 +18,58 @@ class CpuBackend : public Backend {
     EngineOptions engine = options.engine;
     engine.threads = resolve_threads(engine.threads);
     const CaseEvaluator eval(spec);
-    const simd::SimdImpl* impl = nullptr;
-    std::string vector_note = "scalar";
-    if (digest_mode_for(spec.case_count()) == DigestMode::kChunkSums) {
-      impl = options.vector ? simd::best_impl() : nullptr;
-      if (impl == nullptr) {
-        vector_note = options.vector ? "scalar (no AVX-512 on this CPU, or BITPROOF_SIMD=off)" : "scalar (vector off)";
-      } else if (auto why = simd::unsupported_reason(*impl, spec)) {
-        vector_note = "scalar (" + *why + ")";
-        impl = nullptr;
-      } else {
-        vector_note = impl->name;
-      }
-    }
+    const Sweeper sweeper = choose(spec, options, eval, engine);
     const auto start = std::chrono::steady_clock::now();
-    ProofResult result = run_sweep(spec, engine, [&](std::uint64_t begin, std::uint64_t end) {
-      if (impl != nullptr) return simd::sweep_range_simd(*impl, eval, spec, engine, begin, end);
-      return sweep_range(eval, spec, engine, begin, end);
-    });
+    ProofResult result = run_sweep(spec, engine, sweeper.sweep);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    BackendRun run{"cpu", fmt::format("soft arithmetic ({}, {} threads) + oracle witness ({})", vector_note,
+    BackendRun run{"cpu", fmt::format("soft arithmetic ({}, {} threads) + oracle witness ({})", sweeper.note,
                                       engine.threads, witness_mode_name(result.witness_mode)),
                    std::move(result)};
     run.label = "cpu";
     run.info = Json{{"threads", engine.threads},
-                    {"sweep", vector_note},
+                    {"sweep", sweeper.note},
                     {"seconds", seconds},
                     {"cases_per_second", seconds > 0 ? static_cast<double>(spec.case_count()) / seconds : 0.0}};
     return run;
+  }
+
+  [[nodiscard]] Expected<SweepPart> sweep_part(const Spec& spec, const BackendOptions& options, std::uint64_t begin,
+                                               std::uint64_t end) override {
+    if (auto ok = check_sweepable(spec); !ok) return ok.error();
+    EngineOptions engine = options.engine;
+    engine.threads = resolve_threads(engine.threads);
+    const CaseEvaluator eval(spec);
+    return sweep_parts(engine, choose(spec, options, eval, engine).sweep, begin, end);
+  }
+
+ private:
+  struct Sweeper {
+    RangeSweeper sweep;
+    std::string note;  // which sweep, and why not the vector one
+  };
+
+  // The vector sweep for large domains of vector-capable recipes, else the
+  // scalar one (same results, tested bit for bit).
+  static Sweeper choose(const Spec& spec, const BackendOptions& options, const CaseEvaluator& eval,
+                        const EngineOptions& engine) {
+    const simd::SimdImpl* impl = nullptr;
+    std::string note = "scalar";
+    if (digest_mode_for(spec.case_count()) == DigestMode::kChunkSums) {
+      impl = options.vector ? simd::best_impl() : nullptr;
+      if (impl == nullptr) {
+        note = options.vector ? "scalar (no AVX-512 on this CPU, or BITPROOF_SIMD=off)" : "scalar (vector off)";
+      } else if (auto why = simd::unsupported_reason(*impl, spec)) {
+        note = "scalar (" + *why + ")";
+        impl = nullptr;
+      } else {
+        note = impl->name;
+      }
+    }
+    RangeSweeper sweep = [&spec, &eval, &engine, impl](std::uint64_t begin, std::uint64_t end) {
+      if (impl != nullptr) return simd::sweep_range_simd(*impl, eval, spec, engine, begin, end);
+      return sweep_range(eval, spec, engine, begin, end);
+    };
+    return {std::move(sweep), std::move(note)};
   }
 };
 

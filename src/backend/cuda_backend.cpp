@@ -116,6 +116,8 @@ class CudaBackend : public Backend {
   }
 
   [[nodiscard]] Expected<BackendRun> prove(const Spec& spec, const BackendOptions& options) override;
+  [[nodiscard]] Expected<SweepPart> sweep_part(const Spec& spec, const BackendOptions& options, std::uint64_t begin,
+                                               std::uint64_t end) override;
 
  private:
   Expected<Ok> init();
@@ -132,7 +134,12 @@ class CudaBackend : public Backend {
     std::vector<unsigned long long> kinds;
     std::vector<float> ms;
   };
-  Expected<ChunkScan> scan(const Module& m, const char* kernel, const Plan& p, std::uint64_t chunks, int repeat);
+  // Chunks [begin/kChunkCases, ...) of [begin, end) checked on the device (large
+  // domains); `hw` receives the claim scan (for its timing).
+  Expected<SweepPart> large_part(const Spec& spec, const EngineOptions& engine, const Plan& p, std::uint64_t begin,
+                                 std::uint64_t end, int repeat, ChunkScan& hw, ChunkScan& model);
+  Expected<ChunkScan> scan(const Module& m, const char* kernel, const Plan& p, std::uint64_t first_chunk,
+                           std::uint64_t chunks, int repeat);
   // Re-runs whole chunks on the device and checks them on the CPU (hardware table).
   Expected<SweepPart> rerun_chunk(const Spec& spec, const EngineOptions& engine, const Plan& p,
                                   const CaseEvaluator& eval, std::uint64_t chunk);
@@ -307,7 +314,7 @@ Expected<std::vector<std::uint32_t>> CudaBackend::eval(const Module& m, const Pl
 }
 
 Expected<CudaBackend::ChunkScan> CudaBackend::scan(const Module& m, const char* kernel, const Plan& p,
-                                                   std::uint64_t chunks, int repeat) {
+                                                   std::uint64_t first_chunk, std::uint64_t chunks, int repeat) {
   const Driver* drv = drv_;
   ChunkScan out;
   DeviceBuffer sums, kinds;
@@ -318,7 +325,7 @@ Expected<CudaBackend::ChunkScan> CudaBackend::scan(const Module& m, const char* 
   for (int r = 0; r < std::max(repeat, 1); ++r) {
     BP_CU(drv->cuMemsetD8(sums.get(), 0, chunks * abi::kSumWords * 4));
     BP_CU(drv->cuMemsetD8(kinds.get(), 0, abi::kMaxClaims * abi::kKinds * 8));
-    abi::SweepParams params{p.domain, p.recipes, p.claims, p.kind, 0, chunks, sums.get(), kinds.get()};
+    abi::SweepParams params{p.domain, p.recipes, p.claims, p.kind, first_chunk, chunks, sums.get(), kinds.get()};
     auto ms = launch(*f, static_cast<unsigned>(chunks), &params, sizeof params);
     if (!ms) return ms.error();
     out.ms.push_back(*ms);
@@ -350,24 +357,35 @@ Json timing_json(const std::vector<float>& ms, std::uint64_t cases) {
               {"cases_per_second", median > 0 ? static_cast<double>(cases) / (median / 1000.0) : 0.0}};
 }
 
+// A hardware table of cases [begin, end) checked case by case on the CPU.
+SweepPart checked_table(const Spec& spec, const EngineOptions& engine, const std::vector<std::uint32_t>& table,
+                        std::size_t slots, std::uint64_t begin, std::uint64_t end) {
+  const CaseEvaluator evaluator(spec);
+  return sweep_parts(engine, [&](std::uint64_t b, std::uint64_t e) {
+    return sweep_range(evaluator, spec, engine, b, e, table.data() + (b - begin) * slots);
+  }, begin, end);
+}
+
+ProofResult whole_result(const Spec& spec, const EngineOptions& engine, SweepPart part) {
+  std::vector<SweepPart> whole;
+  whole.push_back(std::move(part));
+  return merge_parts(spec, engine, std::move(whole));
+}
+
 Expected<Ok> CudaBackend::prove_small(const Spec& spec, const BackendOptions& options, const Plan& p, BackendRun& run) {
   EngineOptions engine = options.engine;
   engine.threads = resolve_threads(engine.threads);
-  const CaseEvaluator evaluator(spec);
   const std::uint64_t cases = spec.case_count();
   const std::size_t slots = p.recipes.slots;
   auto table = eval(default_, p, 0, cases);
   if (!table) return table.error();
-  run.result = run_sweep(spec, engine, [&](std::uint64_t begin, std::uint64_t end) {
-    return sweep_range(evaluator, spec, engine, begin, end, table->data() + begin * slots);
-  });
+  run.result = whole_result(spec, engine, checked_table(spec, engine, *table, slots, 0, cases));
   run.info["mode"] = "copy-back: every case's bits compared with the soft model on the CPU";
   if (!options.fast_math) return Ok{};
+  engine.progress = nullptr;
   auto fast = eval(fast_math_, p, 0, cases);
   if (!fast) return fast.error();
-  const ProofResult fm = run_sweep(spec, engine, [&](std::uint64_t begin, std::uint64_t end) {
-    return sweep_range(evaluator, spec, engine, begin, end, fast->data() + begin * slots);
-  });
+  const ProofResult fm = whole_result(spec, engine, checked_table(spec, engine, *fast, slots, 0, cases));
   std::uint64_t changed = 0;
   for (std::size_t i = 0; i < table->size(); ++i) changed += (*table)[i] != (*fast)[i] ? 1 : 0;
   Json claims = Json::array();
@@ -395,72 +413,90 @@ std::vector<std::uint32_t> engine_words(const std::vector<std::uint32_t>& words,
   return out;
 }
 
-Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& options, const Plan& p, BackendRun& run) {
+Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOptions& engine, const Plan& p,
+                                            std::uint64_t begin, std::uint64_t end, int repeat, ChunkScan& hw_out,
+                                            ChunkScan& model_out) {
   if (spec.claims.size() > static_cast<std::size_t>(abi::kMaxClaims)) {
     return Error{fmt::format("{}: the cuda backend checks at most {} claims on the device", spec.path, abi::kMaxClaims)};
   }
-  EngineOptions engine = options.engine;
-  engine.threads = resolve_threads(engine.threads);
   const CaseEvaluator evaluator(spec);
-  const std::uint64_t cases = spec.case_count();
-  const std::uint64_t chunks = (cases + kChunkCases - 1) / kChunkCases;
+  const std::uint64_t first = begin / kChunkCases;
+  const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
   const std::size_t recipes = p.recipes.slots;
   const std::size_t claims = spec.claims.size();
-  auto hw = scan(default_, "bp_sweep_hw", p, chunks, options.repeat);
+  SweepPart part;
+  part.begin = begin;
+  part.end = end;
+  part.claims.resize(claims);
+  if (chunks == 0) return part;
+  auto hw = scan(default_, "bp_sweep_hw", p, first, chunks, repeat);
   if (!hw) return hw.error();
-  ProofResult& r = run.result;
-  r.cases = cases;
-  r.claims.resize(claims);
-  r.digest_mode = DigestMode::kChunkSums;
-  r.case_digest = chunk_sums_digest(spec, engine_words(hw->words, recipes, claims));
+  part.chunk_sums = engine_words(hw->words, recipes, claims);
   // Claims: counts from the device; the first `keep` counterexamples from re-run chunks.
   std::vector<std::uint64_t> rerun;
   for (std::size_t c = 0; c < claims; ++c) {
-    ClaimResult& cr = r.claims[c];
-    cr.cases = cases;
+    ClaimResult& cr = part.claims[c];
+    cr.cases = end - begin;
     std::uint64_t failing = 0;
     for (std::uint64_t k = 0; k < chunks; ++k) {
       const std::uint32_t n = hw->words[k * abi::kSumWords + 2 * abi::kMaxSlots + c];
-      if (n != 0 && failing < engine.keep) rerun.push_back(k);
+      if (n != 0 && failing < engine.keep) rerun.push_back(first + k);
       failing += n;
     }
-    cr.holding = cases - failing;
+    cr.holding = cr.cases - failing;
     for (int kind = 1; kind < abi::kKinds; ++kind) {
       const unsigned long long n = hw->kinds[c * abi::kKinds + kind];
       if (n != 0) cr.by_kind[std::string(diff_kind_name(static_cast<DiffKind>(kind)))] = n;
     }
   }
   // Model: hardware against the soft model compiled for the device, every case.
-  auto model = scan(default_, "bp_sweep_model", p, chunks, 1);
+  auto model = scan(default_, "bp_sweep_model", p, first, chunks, 1);
   if (!model) return model.error();
-  r.model_compared = cases * recipes;
+  part.model_compared = (end - begin) * recipes;
   std::vector<std::uint64_t> model_chunks;
   for (std::uint64_t k = 0; k < chunks; ++k) {
     std::uint64_t n = 0;
     for (std::size_t s = 0; s < recipes; ++s) n += model->words[k * abi::kSumWords + s];
-    if (n != 0 && r.model_disagreement_count < engine.keep) model_chunks.push_back(k);
-    r.model_disagreement_count += n;
+    if (n != 0 && part.model_disagreement_count < engine.keep) model_chunks.push_back(first + k);
+    part.model_disagreement_count += n;
   }
   rerun.insert(rerun.end(), model_chunks.begin(), model_chunks.end());
   std::sort(rerun.begin(), rerun.end());
   rerun.erase(std::unique(rerun.begin(), rerun.end()), rerun.end());
   for (std::uint64_t k : rerun) {
-    auto part = rerun_chunk(spec, engine, p, evaluator, k);
-    if (!part) return part.error();
+    auto again = rerun_chunk(spec, engine, p, evaluator, k);
+    if (!again) return again.error();
     for (std::size_t c = 0; c < claims; ++c) {
-      for (Counterexample& cx : part->claims[c].counterexamples) {
-        if (r.claims[c].counterexamples.size() < engine.keep) r.claims[c].counterexamples.push_back(std::move(cx));
+      for (Counterexample& cx : again->claims[c].counterexamples) {
+        if (part.claims[c].counterexamples.size() < engine.keep) part.claims[c].counterexamples.push_back(std::move(cx));
       }
     }
-    for (ModelDisagreement& m : part->model_disagreements) {
-      if (r.model_disagreements.size() < engine.keep) r.model_disagreements.push_back(std::move(m));
+    for (ModelDisagreement& m : again->model_disagreements) {
+      if (part.model_disagreements.size() < engine.keep) part.model_disagreements.push_back(std::move(m));
     }
   }
+  if (engine.progress) engine.progress(end - begin, end - begin);
+  hw_out = std::move(*hw);
+  model_out = std::move(*model);
+  return part;
+}
+
+Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& options, const Plan& p, BackendRun& run) {
+  EngineOptions engine = options.engine;
+  engine.threads = resolve_threads(engine.threads);
+  const std::uint64_t cases = spec.case_count();
+  const std::uint64_t chunks = (cases + kChunkCases - 1) / kChunkCases;
+  const std::size_t claims = spec.claims.size();
+  ChunkScan hw, model;
+  auto part = large_part(spec, engine, p, 0, cases, options.repeat, hw, model);
+  if (!part) return part.error();
+  ProofResult& r = run.result;
+  r = whole_result(spec, engine, std::move(*part));
   add_sampled_witness(spec, engine, r);
   run.info["mode"] = "on-device: claims and hardware-vs-model compared on the GPU; chunks re-run for the first cases";
-  run.info["timing"] = Json{{"sweep", timing_json(hw->ms, cases)}, {"model", timing_json(model->ms, cases)}};
+  run.info["timing"] = Json{{"sweep", timing_json(hw.ms, cases)}, {"model", timing_json(model.ms, cases)}};
   if (!options.fast_math) return Ok{};
-  auto fast = scan(fast_math_, "bp_sweep_hw", p, chunks, 1);
+  auto fast = scan(fast_math_, "bp_sweep_hw", p, 0, chunks, 1);
   if (!fast) return fast.error();
   Json fm_claims = Json::array();
   for (std::size_t c = 0; c < claims; ++c) {
@@ -470,7 +506,7 @@ Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& op
   }
   run.info["fast_math"] = Json{{"kernel_image_sha256", fast_math_.sha256},
                                {"claims", fm_claims},
-                               {"bits_identical", fast->words == hw->words},
+                               {"bits_identical", fast->words == hw.words},
                                {"timing", timing_json(fast->ms, cases)}};
   return Ok{};
 }
@@ -494,6 +530,22 @@ Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& 
   if (!ok) return ok.error();
   run.info["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
+}
+
+Expected<SweepPart> CudaBackend::sweep_part(const Spec& spec, const BackendOptions& options, std::uint64_t begin,
+                                            std::uint64_t end) {
+  if (auto ok = check_sweepable(spec); !ok) return ok.error();
+  Plan p;
+  if (auto ok = plan(spec, p); !ok) return ok.error();
+  EngineOptions engine = options.engine;
+  engine.threads = resolve_threads(engine.threads);
+  if (spec.case_count() > kFullDigestLimit) {
+    ChunkScan hw, model;
+    return large_part(spec, engine, p, begin, end, 1, hw, model);
+  }
+  auto table = eval(default_, p, begin, end - begin);
+  if (!table) return table.error();
+  return checked_table(spec, engine, *table, p.recipes.slots, begin, end);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/cli.hpp"
+#include "cli/progress.hpp"
 #include "proof/discovery.hpp"
 #include "proof/spec.hpp"
 
@@ -70,10 +71,17 @@ int run_domain(const DomainArgs& a) {
   auto spec = load_spec(a.spec);
   if (!spec) return fail(spec.error());
   if (auto e = a.out.check()) return fail(*e);
-  auto d = discover(*spec, a.over, {a.keep});
+  Progress progress(fmt::format("{} domain over {}", spec->name, a.over), false);
+  EngineOptions options;
+  options.keep = a.keep;
+  options.progress = progress.callback();
+  auto d = discover(*spec, a.over, options);
+  progress.done();
   if (!d) return fail(d.error());
   print_discovery(*spec, *d);
-  if (auto e = a.out.write(discovery_report(*spec, *d))) return fail(*e);
+  if (a.out.any()) {
+    if (auto e = a.out.write(discovery_report(*spec, *d))) return fail(*e);
+  }
   bool all_hold = d->witness_disagreement_count == 0;
   for (const auto& cd : d->claims) all_hold = all_hold && cd.spec_interval_holds;
   return all_hold ? kExitHolds : kExitRefuted;

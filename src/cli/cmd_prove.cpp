@@ -6,6 +6,7 @@
 #include "audit/admission.hpp"
 #include "backend/backend.hpp"
 #include "cli/cli.hpp"
+#include "cli/progress.hpp"
 #include "proof/spec.hpp"
 #include "report/shard.hpp"
 
@@ -103,7 +104,8 @@ void print_hardware(const Spec& spec, const BackendRun& run) {
   }
 }
 
-// One slice of the domain, on the CPU: a shard report for `report merge`.
+// One slice of the domain: a shard report for `report merge`. Every selected
+// backend sweeps the slice; their parts must agree (as whole proofs must).
 int run_shard(const ProveArgs& a, const Spec& spec) {
   auto shard = parse_shard_flag(a.shard, "--shard");
   if (!shard) return fail(shard.error());
@@ -111,23 +113,62 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   if (!a.out.markdown.empty() || !a.out.junit.empty() || !a.out.svg.empty()) {
     return fail({"--shard: a shard writes only --report; render the merged report"});
   }
-  if (a.backend == "cuda") return fail({"--shard: shards run on the CPU backend (--backend cpu or all)", kExitNoBackend});
+  auto backends = select_backends(a.backend);
+  if (!backends) return fail(backends.error());
   if (auto e = a.out.check()) return fail(*e);
-  EngineOptions options;
-  options.keep = a.keep;
-  options.threads = a.threads;
-  const SweepPart part = sweep_shard(spec, options, *shard);
-  if (!a.gate.quiet) {
-    std::printf("%s shard %s: cases %llu..%llu of %llu (cpu)\n", domain_label(spec).c_str(), a.shard.c_str(),
-                static_cast<unsigned long long>(part.begin), static_cast<unsigned long long>(part.end),
-                static_cast<unsigned long long>(spec.case_count()));
-    for (std::size_t c = 0; c < part.claims.size(); ++c) {
-      std::printf("  claim %zu: %llu/%llu hold in this shard\n", c, static_cast<unsigned long long>(part.claims[c].holding),
-                  static_cast<unsigned long long>(part.claims[c].cases));
+  const auto [begin, end] = shard_range(spec.case_count(), *shard);
+  Progress progress(fmt::format("{} shard {}", spec.name, a.shard), a.gate.quiet);
+  BackendOptions options;
+  options.engine.keep = a.keep;
+  options.engine.threads = a.threads;
+  options.engine.progress = progress.callback();
+  std::vector<Json> reports;
+  std::string names;
+  for (const auto& backend : *backends) {
+    auto part = backend->sweep_part(spec, options, begin, end);
+    if (!part) return fail(part.error());
+    const Json info{{"name", backend->name()}, {"threads", resolve_threads(a.threads)}};
+    reports.push_back(shard_report(spec, *part, *shard, a.keep, info));
+    names += (names.empty() ? "" : ", ") + backend->name();
+  }
+  progress.done();
+  // The hardware-vs-model counts are a backend's own; the rest must be equal.
+  const auto without_model = [](Json result) {
+    for (const char* key : {"model_compared", "model_count", "model"}) result["part"]["disagreements"].erase(key);
+    return result;
+  };
+  Json report = reports.front();
+  Json& model = report["result"]["part"]["disagreements"];
+  for (const Json& other : reports) {
+    if (&other == &reports.front()) continue;
+    const Json& theirs = other["result"]["part"]["disagreements"];
+    model["model_compared"] = model["model_compared"].get<std::uint64_t>() + theirs["model_compared"].get<std::uint64_t>();
+    model["model_count"] = model["model_count"].get<std::uint64_t>() + theirs["model_count"].get<std::uint64_t>();
+    for (const Json& m : theirs["model"]) model["model"].push_back(m);
+  }
+  const Json& first = reports.front();
+  for (const Json& other : reports) {
+    if (without_model(other["result"]) != without_model(first["result"])) {
+      std::printf("BACKENDS DISAGREE on shard %s: %s's part differs from %s's\n", a.shard.c_str(),
+                  other["backends"][0]["name"].get<std::string>().c_str(),
+                  first["backends"][0]["name"].get<std::string>().c_str());
+      return kExitRefuted;
     }
   }
-  const Json info{{"name", "cpu"}, {"threads", resolve_threads(a.threads)}};
-  if (auto e = a.out.write(shard_report(spec, part, *shard, a.keep, info))) return fail(*e);
+  if (!a.gate.quiet) {
+    std::printf("%s shard %s: cases %llu..%llu of %llu (%s)\n", domain_label(spec).c_str(), a.shard.c_str(),
+                static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end),
+                static_cast<unsigned long long>(spec.case_count()), names.c_str());
+    const Json& claims = first["result"]["part"]["claims"];
+    for (std::size_t c = 0; c < claims.size(); ++c) {
+      std::printf("  claim %zu: %llu/%llu hold in this shard\n", c,
+                  static_cast<unsigned long long>(claims[c]["holding"].get<std::uint64_t>()),
+                  static_cast<unsigned long long>(claims[c]["cases"].get<std::uint64_t>()));
+    }
+  }
+  report["backends"] = Json::array();
+  for (const Json& r : reports) report["backends"].push_back(r["backends"][0]);
+  if (auto e = a.out.write(report)) return fail(*e);
   return kExitHolds;  // a shard proves nothing alone: the verdict comes from the merge
 }
 
@@ -144,6 +185,8 @@ int run_prove(const ProveArgs& a) {
   options.engine.threads = a.threads;
   std::vector<BackendRun> runs;
   for (const auto& backend : *backends) {
+    Progress progress(fmt::format("{} ({})", spec->name, backend->name()), a.gate.quiet);
+    options.engine.progress = progress.callback();
     auto run = backend->prove(*spec, options);
     if (!run) return fail(run.error());
     runs.push_back(std::move(*run));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "report/digest.hpp"
+
 namespace bitproof {
 namespace {
 
@@ -52,6 +54,13 @@ Expected<Discovery> discover(const Spec& spec, const std::string& over, const En
   swept.codes.resize(code_count);
   for (std::uint32_t c = 0; c < code_count; ++c) swept.codes[c] = c;
 
+  // Discovery consults the oracle on every case: the same ceiling as the
+  // oracle-checked claims (engine.hpp), so a slip costs an error, not days.
+  if (widened.case_count() > kFullDigestLimit) {
+    return Error{fmt::format("{}: --over {}: sweeping every {} code gives {} cases, more than the 2^24 that "
+                             "discovery checks with the oracle; narrow the other inputs",
+                             spec.path, over, spec_of(swept.format).name, widened.case_count())};
+  }
   out.claims.resize(spec.claims.size());
   for (ClaimDiscovery& d : out.claims) {
     d.codes.resize(code_count);
@@ -65,6 +74,7 @@ Expected<Discovery> discover(const Spec& spec, const std::string& over, const En
   out.cases = eval.case_count();
   const bool keep_map = out.cases / code_count <= kDiscoveryMapLimit;
   for (std::uint64_t i = 0; i < out.cases; ++i) {
+    if (options.progress && i % kChunkCases == 0 && i > 0) options.progress(i, out.cases);
     eval.codes_of(i, codes.data());
     eval.outputs(codes.data(), soft.data(), witness.data());
     for (std::size_t r = 0; r < n; ++r) {

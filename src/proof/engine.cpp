@@ -336,13 +336,15 @@ SweepPart sweep_range(const CaseEvaluator& eval, const Spec& spec, const EngineO
 
 // ---- parts ----
 
-std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t cases, std::size_t pieces) {
-  const std::uint64_t chunks = (cases + kChunkCases - 1) / kChunkCases;
+std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t begin, std::uint64_t end,
+                                                                 std::size_t pieces) {
+  const std::uint64_t first = begin / kChunkCases;
+  const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
   const std::uint64_t per = std::max<std::uint64_t>(1, (chunks + std::max<std::size_t>(pieces, 1) - 1) /
                                                            std::max<std::size_t>(pieces, 1));
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (std::uint64_t chunk = 0; chunk < chunks; chunk += per) {
-    ranges.emplace_back(chunk * kChunkCases, std::min(cases, (chunk + per) * kChunkCases));
+    ranges.emplace_back((first + chunk) * kChunkCases, std::min(end, (first + chunk + per) * kChunkCases));
   }
   return ranges;
 }
@@ -364,37 +366,56 @@ std::string chunk_sums_digest(const Spec& spec, const std::vector<std::uint32_t>
   return to_hex(h.finish());
 }
 
-ProofResult merge_parts(const Spec& spec, const EngineOptions& options, std::vector<SweepPart> parts) {
+SweepPart join_parts(const EngineOptions& options, std::vector<SweepPart> parts) {
   std::sort(parts.begin(), parts.end(), [](const SweepPart& a, const SweepPart& b) { return a.begin < b.begin; });
-  ProofResult result;
-  result.cases = spec.case_count();
-  result.claims.resize(spec.claims.size());
-  result.witness_mode = witness_mode_for(result.cases);
-  result.digest_mode = digest_mode_for(result.cases);
-  const std::size_t recipes = spec.recipes().size();
-  CaseTableDigest digest(result.cases, static_cast<std::uint32_t>(spec.inputs.size()),
-                         static_cast<std::uint32_t>(recipes));
-  std::vector<std::uint32_t> sums;
+  SweepPart joined;
+  if (parts.empty()) return joined;
+  joined.begin = parts.front().begin;
+  joined.end = parts.back().end;
+  joined.claims.resize(parts.front().claims.size());
   for (SweepPart& part : parts) {
-    for (std::size_t c = 0; c < result.claims.size(); ++c) {
-      ClaimResult& into = result.claims[c];
+    for (std::size_t c = 0; c < joined.claims.size(); ++c) {
+      ClaimResult& into = joined.claims[c];
       ClaimResult& from = part.claims[c];
       into.cases += from.cases;
       into.holding += from.holding;
       for (const auto& [kind, n] : from.by_kind) into.by_kind[kind] += n;
       append_kept(into.counterexamples, std::move(from.counterexamples), options.keep);
     }
-    result.witness_disagreement_count += part.witness_disagreement_count;
-    append_kept(result.witness_disagreements, std::move(part.witness_disagreements), options.keep);
-    result.witnessed_cases += part.witnessed_cases;
-    result.model_compared += part.model_compared;
-    result.model_disagreement_count += part.model_disagreement_count;
-    append_kept(result.model_disagreements, std::move(part.model_disagreements), options.keep);
-    digest.add_chunk_hashes(part.chunk_digests);
-    sums.insert(sums.end(), part.chunk_sums.begin(), part.chunk_sums.end());
+    joined.witness_disagreement_count += part.witness_disagreement_count;
+    append_kept(joined.witness_disagreements, std::move(part.witness_disagreements), options.keep);
+    joined.witnessed_cases += part.witnessed_cases;
+    joined.model_compared += part.model_compared;
+    joined.model_disagreement_count += part.model_disagreement_count;
+    append_kept(joined.model_disagreements, std::move(part.model_disagreements), options.keep);
+    joined.chunk_digests.insert(joined.chunk_digests.end(), part.chunk_digests.begin(), part.chunk_digests.end());
+    joined.chunk_sums.insert(joined.chunk_sums.end(), part.chunk_sums.begin(), part.chunk_sums.end());
   }
-  result.case_digest =
-      result.digest_mode == DigestMode::kFull ? digest.finish_hex() : chunk_sums_digest(spec, sums);
+  return joined;
+}
+
+ProofResult merge_parts(const Spec& spec, const EngineOptions& options, std::vector<SweepPart> parts) {
+  SweepPart whole = join_parts(options, std::move(parts));
+  ProofResult result;
+  result.cases = spec.case_count();
+  result.claims = std::move(whole.claims);
+  result.claims.resize(spec.claims.size());
+  result.witness_mode = witness_mode_for(result.cases);
+  result.digest_mode = digest_mode_for(result.cases);
+  result.witness_disagreement_count = whole.witness_disagreement_count;
+  result.witness_disagreements = std::move(whole.witness_disagreements);
+  result.witnessed_cases = whole.witnessed_cases;
+  result.model_compared = whole.model_compared;
+  result.model_disagreement_count = whole.model_disagreement_count;
+  result.model_disagreements = std::move(whole.model_disagreements);
+  if (result.digest_mode == DigestMode::kFull) {
+    CaseTableDigest digest(result.cases, static_cast<std::uint32_t>(spec.inputs.size()),
+                           static_cast<std::uint32_t>(spec.recipes().size()));
+    digest.add_chunk_hashes(whole.chunk_digests);
+    result.case_digest = digest.finish_hex();
+  } else {
+    result.case_digest = chunk_sums_digest(spec, whole.chunk_sums);
+  }
   return result;
 }
 
@@ -442,12 +463,29 @@ void add_sampled_witness(const Spec& spec, const EngineOptions& options, ProofRe
   }
 }
 
-ProofResult run_sweep(const Spec& spec, const EngineOptions& options, const RangeSweeper& sweep, std::size_t pieces) {
+SweepPart sweep_parts(const EngineOptions& options, const RangeSweeper& sweep, std::uint64_t begin, std::uint64_t end,
+                      std::size_t pieces) {
+  constexpr std::uint64_t kProgressCases = std::uint64_t{1} << 24;
   const unsigned threads = resolve_threads(options.threads);
-  const auto ranges = split_ranges(spec.case_count(), pieces != 0 ? pieces : std::size_t{threads} * 4);
+  if (pieces == 0) pieces = std::max<std::size_t>(std::size_t{threads} * 4, (end - begin) / kProgressCases + 1);
+  const auto ranges = split_ranges(begin, end, pieces);
   std::vector<SweepPart> parts(ranges.size());
-  parallel_for(ranges.size(), threads, [&](std::size_t k) { parts[k] = sweep(ranges[k].first, ranges[k].second); });
-  ProofResult result = merge_parts(spec, options, std::move(parts));
+  std::atomic<std::uint64_t> done{0};
+  parallel_for(ranges.size(), threads, [&](std::size_t k) {
+    parts[k] = sweep(ranges[k].first, ranges[k].second);
+    const std::uint64_t now = done += ranges[k].second - ranges[k].first;
+    if (options.progress) options.progress(now, end - begin);
+  });
+  SweepPart joined = join_parts(options, std::move(parts));
+  joined.begin = begin;
+  joined.end = end;
+  return joined;
+}
+
+ProofResult run_sweep(const Spec& spec, const EngineOptions& options, const RangeSweeper& sweep, std::size_t pieces) {
+  std::vector<SweepPart> whole;
+  whole.push_back(sweep_parts(options, sweep, 0, spec.case_count(), pieces));
+  ProofResult result = merge_parts(spec, options, std::move(whole));
   if (result.witness_mode == WitnessMode::kSampled) add_sampled_witness(spec, options, result);
   return result;
 }

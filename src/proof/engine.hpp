@@ -112,9 +112,14 @@ struct ProofResult {
   [[nodiscard]] bool holds() const;
 };
 
+// Called from sweep threads as ranges finish: cases done so far, cases in all
+// (of the range being swept). Must be thread-safe; never changes a result.
+using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
 struct EngineOptions {
   std::size_t keep = 8;  // counterexamples kept per claim
   unsigned threads = 1;  // CPU threads for a sweep; 0: every core
+  ProgressFn progress;   // optional
 };
 
 // Evaluates single cases of a spec; run_proof and discovery sweep with it.
@@ -189,13 +194,21 @@ struct SweepPart {
 
 using RangeSweeper = std::function<SweepPart(std::uint64_t begin, std::uint64_t end)>;
 
-// Chunk-aligned ranges covering [0, cases), about `pieces` of them (fewer for small domains).
-[[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t cases,
+// Chunk-aligned ranges covering [begin, end) (begin chunk-aligned), about
+// `pieces` of them (fewer for small domains).
+[[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t begin, std::uint64_t end,
                                                                                std::size_t pieces);
-// Runs `sweep` over the ranges on options.threads threads and merges the parts in
-// case order; adds the sampled witness when the domain is above the full-witness limit.
+// Runs `sweep` over chunk-aligned ranges of [begin, end) on options.threads
+// threads (0 pieces: enough for the threads and for progress every 2^24 cases),
+// reports progress, and joins the parts into one part of [begin, end).
+[[nodiscard]] SweepPart sweep_parts(const EngineOptions& options, const RangeSweeper& sweep, std::uint64_t begin,
+                                    std::uint64_t end, std::size_t pieces = 0);
+// The whole domain: sweep_parts over [0, cases), merged; adds the sampled
+// witness when the domain is above the full-witness limit.
 [[nodiscard]] ProofResult run_sweep(const Spec& spec, const EngineOptions& options, const RangeSweeper& sweep,
                                     std::size_t pieces = 0);
+// Joins parts that tile one range, in case order, into one part.
+[[nodiscard]] SweepPart join_parts(const EngineOptions& options, std::vector<SweepPart> parts);
 // Merges parts that cover [0, cases) in order (the last step of run_sweep).
 [[nodiscard]] ProofResult merge_parts(const Spec& spec, const EngineOptions& options, std::vector<SweepPart> parts);
 // The sampled witness (see above), computed on options.threads threads.

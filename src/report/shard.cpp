@@ -153,12 +153,6 @@ std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t cases, ShardId
   return {std::min(cases, chunk_at(shard.index) * kChunkCases), std::min(cases, chunk_at(shard.index + 1) * kChunkCases)};
 }
 
-SweepPart sweep_shard(const Spec& spec, const EngineOptions& options, ShardId shard) {
-  const auto [begin, end] = shard_range(spec.case_count(), shard);
-  const CaseEvaluator eval(spec);
-  return sweep_range(eval, spec, options, begin, end);
-}
-
 Json shard_report(const Spec& spec, const SweepPart& part, ShardId shard, std::size_t keep, const Json& backend_info) {
   const Json spec_json = spec_to_json(spec);
   Json digests = Json::array();

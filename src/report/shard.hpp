@@ -27,9 +27,6 @@ struct ShardId {
 // (may be empty when N exceeds the chunk count).
 [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t cases, ShardId shard);
 
-// Sweeps one shard on the CPU (threads from options).
-[[nodiscard]] SweepPart sweep_shard(const Spec& spec, const EngineOptions& options, ShardId shard);
-
 [[nodiscard]] Json shard_report(const Spec& spec, const SweepPart& part, ShardId shard, std::size_t keep,
                                 const Json& backend_info);
 

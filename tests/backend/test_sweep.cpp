@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <mutex>
 #include <random>
 
 #include "backend/backend.hpp"
@@ -84,7 +86,7 @@ TEST_SUITE("backend") {
   TEST_CASE("split_ranges: chunk-aligned, contiguous, covering") {
     for (std::uint64_t cases : {1ull, 208ull, 65536ull, 65537ull, 1000000ull, 4294967296ull}) {
       for (std::size_t pieces : {1u, 2u, 3u, 8u, 100u}) {
-        const auto ranges = split_ranges(cases, pieces);
+        const auto ranges = split_ranges(0, cases, pieces);
         REQUIRE_FALSE(ranges.empty());
         CHECK(ranges.front().first == 0);
         CHECK(ranges.back().second == cases);
@@ -95,6 +97,43 @@ TEST_SUITE("backend") {
         }
       }
     }
+  }
+
+  TEST_CASE("split_ranges of a slice [begin, end) stays inside it") {
+    const auto ranges = split_ranges(3 * kChunkCases, 10 * kChunkCases + 5, 4);
+    REQUIRE_FALSE(ranges.empty());
+    CHECK(ranges.front().first == 3 * kChunkCases);
+    CHECK(ranges.back().second == 10 * kChunkCases + 5);
+    for (std::size_t i = 1; i < ranges.size(); ++i) CHECK(ranges[i].first == ranges[i - 1].second);
+  }
+
+  TEST_CASE("sweep_parts: progress reaches the total; two joined halves equal the whole") {
+    const Spec spec = fp16_pairs(kHmulClaim, 0x3C00, 0x3C1F);  // 2^21 cases, 32 chunks
+    const CaseEvaluator eval(spec);
+    std::mutex mutex;
+    std::vector<std::uint64_t> seen;
+    EngineOptions options{8, 2};
+    options.progress = [&](std::uint64_t done, std::uint64_t total) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      CHECK(total == spec.case_count());
+      seen.push_back(done);
+    };
+    const RangeSweeper sweep = [&](std::uint64_t b, std::uint64_t e) { return sweep_range(eval, spec, options, b, e); };
+    const SweepPart whole = sweep_parts(options, sweep, 0, spec.case_count(), 8);
+    REQUIRE(seen.size() == 8);
+    CHECK(std::is_sorted(seen.begin(), seen.end()));
+    CHECK(seen.back() == spec.case_count());
+    options.progress = nullptr;
+    const std::uint64_t mid = 13 * kChunkCases;
+    std::vector<SweepPart> halves;
+    halves.push_back(sweep_parts(options, sweep, mid, spec.case_count()));
+    halves.push_back(sweep_parts(options, sweep, 0, mid));
+    const SweepPart joined = join_parts(options, std::move(halves));
+    CHECK(joined.begin == 0);
+    CHECK(joined.end == spec.case_count());
+    CHECK(joined.chunk_digests == whole.chunk_digests);
+    CHECK(joined.claims[0].holding == whole.claims[0].holding);
+    CHECK(joined.claims[0].cases == spec.case_count());
   }
 
   TEST_CASE("the result is the same whatever the thread count and the split (full and sampled witness)") {
