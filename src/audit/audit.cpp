@@ -58,6 +58,7 @@ void histogram_chunks(const std::vector<Chunk>& chunks, std::vector<TensorAudit>
   auto work = [&] {
     for (std::size_t i = next++; i < chunks.size(); i = next++) {
       Histogram local{};
+      prefault(chunks[i].bytes);
       add_histogram(chunks[i].bytes, local);
       const std::lock_guard lock(stripes[chunks[i].tensor % kLockStripes]);
       merge_histogram(tensors[chunks[i].tensor].histogram, local);

@@ -79,8 +79,11 @@ __attribute__((target("avx2"))) std::uint64_t sum_bytes(__m256i counts) {
          static_cast<std::uint64_t>(_mm256_extract_epi64(s, 3));
 }
 
-// Counts the values first .. first+7 over the n (a multiple of 32) bytes at p.
-__attribute__((target("avx2"))) void count_eight(const unsigned char* p, std::size_t n, unsigned first, Histogram& h) {
+// Counts the values first .. first+7 over the n (a multiple of 32) bytes at p,
+// prefetching the bytes at `ahead` (the next block) into L2 as it goes: the
+// next block's memory traffic then overlaps this block's compares.
+__attribute__((target("avx2"))) void count_eight(const unsigned char* p, std::size_t n, unsigned first, Histogram& h,
+                                                 const unsigned char* ahead) {
   __m256i value[kPassValues];
   for (int j = 0; j < kPassValues; ++j) value[j] = _mm256_set1_epi8(static_cast<char>(first + j));
   for (std::size_t i = 0; i < n;) {
@@ -89,6 +92,7 @@ __attribute__((target("avx2"))) void count_eight(const unsigned char* p, std::si
     const std::size_t end = std::min(n, i + kMaxRounds * kVector);
     for (; i < end; i += kVector) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+      if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 8
       for (int j = 0; j < kPassValues; ++j) acc[j] = _mm256_sub_epi8(acc[j], _mm256_cmpeq_epi8(x, value[j]));
     }
@@ -96,14 +100,100 @@ __attribute__((target("avx2"))) void count_eight(const unsigned char* p, std::si
   }
 }
 
-// A block whose bytes all lie in lo..hi (hi - lo < kNarrowSpan): passes of 8 values.
-void narrow_block(const unsigned char* p, std::size_t n, unsigned lo, unsigned hi, Histogram& h) {
+// Counts every value of the 8-value windows covering lo..hi (hi - lo <
+// kNarrowSpan) in the block, and every byte of its tail; prefetches `ahead`.
+void narrow_block(const unsigned char* p, std::size_t n, unsigned lo, unsigned hi, Histogram& h,
+                  const unsigned char* ahead) {
   const std::size_t whole = n - n % kVector;
   // Disjoint windows of 8 values covering lo..hi, moved down as a whole to end by 255.
   const unsigned passes = (hi - lo) / kPassValues + 1;
   const unsigned base = std::min(lo, 256u - passes * kPassValues);
-  for (unsigned w = 0; w < passes; ++w) count_eight(p, whole, base + w * kPassValues, h);
+  for (unsigned w = 0; w < passes; ++w) count_eight(p, whole, base + w * kPassValues, h, w == 0 ? ahead : p);
   for (std::size_t i = whole; i < n; ++i) ++h[p[i]];
+}
+
+// AVX-512BW: 64 bytes a step and 32 registers, so 16 values a pass (a scale
+// tensor's dozen exponents in one pass); a compare gives a mask, a masked add
+// counts it.
+constexpr std::size_t kVector512 = 64;
+constexpr int kPassValues512 = 16;
+
+__attribute__((target("avx512f,avx512bw"))) void count_sixteen(const unsigned char* p, std::size_t n, unsigned first,
+                                                                Histogram& h, const unsigned char* ahead) {
+  __m512i value[kPassValues512];
+  for (int j = 0; j < kPassValues512; ++j) value[j] = _mm512_set1_epi8(static_cast<char>(first + j));
+  const __m512i one = _mm512_set1_epi8(1);
+  for (std::size_t i = 0; i < n;) {
+    __m512i acc[kPassValues512];
+    for (int j = 0; j < kPassValues512; ++j) acc[j] = _mm512_setzero_si512();
+    const std::size_t end = std::min(n, i + kMaxRounds * kVector512);
+    for (; i < end; i += kVector512) {
+      const __m512i x = _mm512_loadu_si512(p + i);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
+#pragma GCC unroll 16
+      for (int j = 0; j < kPassValues512; ++j) {
+        acc[j] = _mm512_mask_add_epi8(acc[j], _mm512_cmpeq_epi8_mask(x, value[j]), acc[j], one);
+      }
+    }
+    for (int j = 0; j < kPassValues512; ++j) {
+      alignas(64) std::uint64_t sums[8];
+      _mm512_store_si512(sums, _mm512_sad_epu8(acc[j], _mm512_setzero_si512()));
+      for (std::uint64_t v : sums) h[first + j] += v;
+    }
+  }
+}
+
+__attribute__((target("avx512f,avx512bw"))) void narrow_block_512(const unsigned char* p, std::size_t n, unsigned lo,
+                                                                   unsigned hi, Histogram& h,
+                                                                   const unsigned char* ahead) {
+  const std::size_t whole = n - n % kVector512;
+  const unsigned passes = (hi - lo) / kPassValues512 + 1;
+  const unsigned base = std::min(lo, 256u - passes * kPassValues512);
+  for (unsigned w = 0; w < passes; ++w) count_sixteen(p, whole, base + w * kPassValues512, h, w == 0 ? ahead : p);
+  for (std::size_t i = whole; i < n; ++i) ++h[p[i]];
+}
+
+using NarrowBlock = void (*)(const unsigned char*, std::size_t, unsigned, unsigned, Histogram&, const unsigned char*);
+
+// Blocks of bytes, each counted with `narrow` (exact for any lo..hi given,
+// counting every value in its windows) when its span is narrow, else with
+// the portable loop.
+void add_blocks(std::span<const unsigned char> bytes, Histogram& h, NarrowBlock narrow) {
+  // Scale tensors keep their span from block to block, so each block is
+  // first counted in the previous block's windows, without a range pass.
+  // The windows are disjoint and the tail is counted whole, so the block's
+  // counts sum to its length exactly when every byte fell inside them; if
+  // not, the trial is dropped and the block is counted from its own range.
+  bool have_guess = false;
+  unsigned guess_lo = 0;
+  unsigned guess_hi = 0;
+  for (std::size_t off = 0; off < bytes.size(); off += kNarrowBlock) {
+    const unsigned char* p = bytes.data() + off;
+    const std::size_t n = std::min(kNarrowBlock, bytes.size() - off);
+    // Prefetch hints never fault; past the span they point back at this block.
+    const unsigned char* ahead = off + kNarrowBlock < bytes.size() ? p + kNarrowBlock : p;
+    if (have_guess) {
+      Histogram trial{};
+      narrow(p, n, guess_lo, guess_hi, trial, ahead);
+      std::uint64_t counted = 0;
+      for (std::uint64_t c : trial) counted += c;
+      if (counted == n) {
+        for (int b = 0; b < 256; ++b) h[b] += trial[b];
+        continue;
+      }
+    }
+    unsigned lo = 0;
+    unsigned hi = 0;
+    byte_range(p, n, lo, hi);
+    have_guess = hi - lo < detail::kNarrowSpan;
+    if (have_guess) {
+      narrow(p, n, lo, hi, h, ahead);
+      guess_lo = lo;
+      guess_hi = hi;
+    } else {
+      portable_block(p, n, h);
+    }
+  }
 }
 
 #endif
@@ -118,36 +208,40 @@ void add_histogram_portable(std::span<const unsigned char> bytes, Histogram& h) 
   }
 }
 
-bool narrow_path_available() {
+bool isa_available(HistogramIsa isa) {
 #ifdef BITPROOF_HISTOGRAM_AVX2
-  static const bool available = __builtin_cpu_supports("avx2");
-  return available;
-#else
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  switch (isa) {
+    case HistogramIsa::kPortable: return true;
+    case HistogramIsa::kAvx2: return avx2;
+    case HistogramIsa::kAvx512: return avx512;
+  }
   return false;
+#else
+  return isa == HistogramIsa::kPortable;
 #endif
+}
+
+HistogramIsa best_isa() {
+  if (isa_available(HistogramIsa::kAvx512)) return HistogramIsa::kAvx512;
+  if (isa_available(HistogramIsa::kAvx2)) return HistogramIsa::kAvx2;
+  return HistogramIsa::kPortable;
+}
+
+void add_histogram_with(std::span<const unsigned char> bytes, Histogram& h, HistogramIsa isa) {
+#ifdef BITPROOF_HISTOGRAM_AVX2
+  if (isa == HistogramIsa::kAvx512 && isa_available(isa)) return add_blocks(bytes, h, narrow_block_512);
+  if (isa == HistogramIsa::kAvx2 && isa_available(isa)) return add_blocks(bytes, h, narrow_block);
+#endif
+  add_histogram_portable(bytes, h);
 }
 
 }  // namespace detail
 
 void add_histogram(std::span<const unsigned char> bytes, Histogram& h) {
-#ifdef BITPROOF_HISTOGRAM_AVX2
-  if (detail::narrow_path_available()) {
-    for (std::size_t off = 0; off < bytes.size(); off += kNarrowBlock) {
-      const unsigned char* p = bytes.data() + off;
-      const std::size_t n = std::min(kNarrowBlock, bytes.size() - off);
-      unsigned lo = 0;
-      unsigned hi = 0;
-      byte_range(p, n, lo, hi);
-      if (hi - lo < detail::kNarrowSpan) {
-        narrow_block(p, n, lo, hi, h);
-      } else {
-        portable_block(p, n, h);
-      }
-    }
-    return;
-  }
-#endif
-  detail::add_histogram_portable(bytes, h);
+  static const detail::HistogramIsa isa = detail::best_isa();
+  detail::add_histogram_with(bytes, h, isa);
 }
 
 void merge_histogram(Histogram& h, const Histogram& other) {

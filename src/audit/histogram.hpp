@@ -1,7 +1,7 @@
 // Byte histograms at memory speed. Data is taken in blocks that stay in the
 // core's cache. A block whose bytes span at most kNarrowSpan values (scale
-// tensors hold a dozen exponents) is counted with AVX2 compares, 8 values a
-// pass, when the CPU has AVX2; any other block goes through a portable loop
+// tensors hold a dozen exponents) is counted with vector compares, 16 values
+// a pass with AVX-512BW or 8 with AVX2, when the CPU has them; any other block goes through a portable loop
 // that spreads its increments over 8 sub-histograms so that runs of equal
 // bytes do not serialize on one counter's store-to-load chain. Both paths
 // count exactly; the tests compare each with a plain count.
@@ -25,8 +25,13 @@ namespace detail {
 inline constexpr unsigned kNarrowSpan = 32;
 // The portable path alone.
 void add_histogram_portable(std::span<const unsigned char> bytes, Histogram& h);
-// Whether add_histogram uses the AVX2 path for narrow blocks on this CPU.
-[[nodiscard]] bool narrow_path_available();
+// The vector path for narrow blocks: AVX-512BW (16 values a pass) where the
+// CPU has it, else AVX2 (8 values a pass), else none. add_histogram uses the
+// best; the tests run each one this CPU has against a plain count.
+enum class HistogramIsa : std::uint8_t { kPortable, kAvx2, kAvx512 };
+[[nodiscard]] bool isa_available(HistogramIsa isa);
+[[nodiscard]] HistogramIsa best_isa();
+void add_histogram_with(std::span<const unsigned char> bytes, Histogram& h, HistogramIsa isa);
 }  // namespace detail
 
 }  // namespace bitproof::audit

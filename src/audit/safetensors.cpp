@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "audit/strict_json.hpp"
@@ -266,6 +269,17 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
   return m;
 }
 
+void prefault(std::span<const unsigned char> bytes) {
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;  // linux/mman.h, Linux 5.14
+#endif
+  if (bytes.empty()) return;
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data()) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(bytes.data() + bytes.size());
+  (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+}
+
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 
@@ -347,6 +361,25 @@ Expected<Ok> check_against_index(const CheckpointFile& f, const std::vector<std:
   return Ok{};
 }
 
+// Opens and parses the files on every core (the headers of a large sharded
+// checkpoint are megabytes of JSON); results in the order given, so the first
+// error reported is the same whatever the thread timing.
+std::vector<Expected<CheckpointFile>> open_files(const std::vector<std::pair<fs::path, std::string>>& files) {
+  std::vector<std::optional<Expected<CheckpointFile>>> opened(files.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) opened[i].emplace(open_file(files[i].first, files[i].second));
+  };
+  const unsigned threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), files.size());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  std::vector<Expected<CheckpointFile>> out;
+  for (auto& f : opened) out.push_back(std::move(*f));
+  return out;
+}
+
 Expected<Checkpoint> open_indexed(const fs::path& index_path, const std::string& root) {
   auto shards = parse_index(index_path.string());
   if (!shards) return shards.error();
@@ -358,13 +391,19 @@ Expected<Checkpoint> open_indexed(const fs::path& index_path, const std::string&
   ck.root = root;
   ck.index = index_path.filename().string();
   const fs::path dir = index_path.parent_path();
+  std::vector<std::pair<fs::path, std::string>> paths;
   for (const auto& [shard, tensors] : *shards) {
     const fs::path p = dir / shard;
     std::error_code ec;
     if (!fs::exists(p, ec)) {
       return Where{index_path.string()}.at(tensors.front(), fmt::format("shard {} is missing", printable(p.string())));
     }
-    auto f = open_file(p, shard);
+    paths.emplace_back(p, shard);
+  }
+  auto opened = open_files(paths);
+  std::size_t k = 0;
+  for (const auto& [shard, tensors] : *shards) {
+    auto& f = opened[k++];
     if (!f) return f.error();
     if (auto ok = check_against_index(*f, tensors, shard_of, index_path.string()); !ok) return ok.error();
     ck.files.push_back(std::move(*f));
@@ -415,8 +454,9 @@ Expected<Checkpoint> open_directory(const fs::path& dir, const std::string& root
   std::sort(files.begin(), files.end());
   Checkpoint ck;
   ck.root = root;
-  for (const fs::path& p : files) {
-    auto f = open_file(p, p.filename().string());
+  std::vector<std::pair<fs::path, std::string>> paths;
+  for (const fs::path& p : files) paths.emplace_back(p, p.filename().string());
+  for (auto& f : open_files(paths)) {
     if (!f) return f.error();
     ck.files.push_back(std::move(*f));
   }

@@ -98,6 +98,12 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+// Maps the pages of `bytes` (part of a MappedFile) in one call, before they
+// are read: page by page, first-touch faults cost more than the histogram
+// (bench/RESULTS.md). A hint only (MADV_POPULATE_READ, Linux 5.14+): ignored
+// where unsupported, and it never changes what is read.
+void prefault(std::span<const unsigned char> bytes);
+
 struct CheckpointFile {
   std::string path;  // as opened, for messages
   std::string name;  // relative to the checkpoint root, for reports

@@ -19,6 +19,9 @@ namespace {
 
 using testing::TempDir;
 
+constexpr detail::HistogramIsa kIsas[] = {detail::HistogramIsa::kPortable, detail::HistogramIsa::kAvx2,
+                                           detail::HistogramIsa::kAvx512};
+
 Histogram plain_count(const std::vector<unsigned char>& bytes, std::size_t begin, std::size_t end) {
   Histogram h{};
   for (std::size_t i = begin; i < end; ++i) ++h[bytes[i]];
@@ -97,7 +100,8 @@ TEST_SUITE("audit") {
   }
 
   TEST_CASE("narrow spans (the vector path), windows at the top of the byte range, long runs: exact counts") {
-    MESSAGE("AVX2 narrow-span path available: " << detail::narrow_path_available());
+    MESSAGE("narrow-span paths: AVX2 " << detail::isa_available(detail::HistogramIsa::kAvx2) << ", AVX-512BW "
+                                        << detail::isa_available(detail::HistogramIsa::kAvx512));
     std::uint64_t x = 0x9E3779B97F4A7C15ull;
     std::vector<unsigned char> bytes(140000);
     int compared = 0;
@@ -108,19 +112,50 @@ TEST_SUITE("audit") {
           x ^= x << 13, x ^= x >> 7, x ^= x << 17;
           b = static_cast<unsigned char>(lo + x % span);
         }
-        for (std::size_t len : {0, 31, 32, 33, 8159, 8160, 8161, 131072 + 77}) {
-          Histogram fast{};
-          Histogram portable{};
-          add_histogram(std::span(bytes).first(len), fast);
-          detail::add_histogram_portable(std::span(bytes).first(len), portable);
+        for (std::size_t len : {0, 31, 32, 33, 63, 64, 65, 8159, 8160, 8161, 16319, 16320, 16321, 131072 + 77}) {
           const Histogram plain = plain_count(bytes, 0, len);
-          CHECK(fast == plain);
-          CHECK(portable == plain);
+          for (const auto isa : kIsas) {
+            if (!detail::isa_available(isa)) continue;
+            Histogram counted{};
+            detail::add_histogram_with(std::span(bytes).first(len), counted, isa);
+            CHECK_MESSAGE(counted == plain, "isa " << static_cast<int>(isa) << " span " << span << " lo " << lo);
+          }
+          Histogram best{};
+          add_histogram(std::span(bytes).first(len), best);
+          CHECK(best == plain);
           ++compared;
         }
       }
     }
-    CHECK(compared == 392);  // 49 (span, lo) pairs x 8 lengths
+    CHECK(compared == 686);  // 49 (span, lo) pairs x 14 lengths
+  }
+
+  TEST_CASE("blocks counted in the previous block's windows: a stray byte, a shifted or widened span, exact counts") {
+    // Four blocks of 2^17 bytes: 114..126, the same with one stray byte (0x00
+    // in the middle, then 0xFF in the tail), a span shifted up by 40, a wide one.
+    constexpr std::size_t kBlock = std::size_t{1} << 17;
+    std::vector<unsigned char> bytes(4 * kBlock + 45);
+    std::uint64_t x = 0x243F6A8885A308D3ull;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const std::size_t block = i / kBlock;
+      const unsigned span = block == 3 ? 200 : 13;
+      const unsigned lo = block == 2 ? 154 : 114;
+      bytes[i] = static_cast<unsigned char>(lo + x % span);
+    }
+    for (std::size_t stray : {kBlock + 5000, kBlock + kBlock - 3, 4 * kBlock + 40}) {
+      std::vector<unsigned char> with = bytes;
+      with[stray] = stray % 2 ? 0x00 : 0xFF;
+      for (std::size_t len : {2 * kBlock, 4 * kBlock + 45}) {
+        for (const auto isa : kIsas) {
+          if (!detail::isa_available(isa)) continue;
+          Histogram counted{};
+          detail::add_histogram_with(std::span(with).first(len), counted, isa);
+          CHECK_MESSAGE(counted == plain_count(with, 0, len),
+                        "isa " << static_cast<int>(isa) << ", stray byte at " << stray << ", length " << len);
+        }
+      }
+    }
   }
 
   TEST_CASE("layer numbers come from layers.L. in the name") {
