@@ -6,7 +6,7 @@
 #
 #   BIN=<dir with bitproof_gpu_tests [and bitproof]> bench/gpu_sweep.sh
 #
-# BIN defaults to build/. LD_LIBRARY_PATH may point at carried libraries
+# BIN defaults to build/; QUICK=1 skips the PyTorch peer and memcheck. LD_LIBRARY_PATH may point at carried libraries
 # (libfmt.so.9, libcrypto.so.3) where the machine lacks Debian's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +48,27 @@ if [ -x "$BIN/bitproof" ]; then
   step cli_cuda 60 tests/gpu/cli_cuda.sh "$BIN/bitproof" proofs/dsv4-mxfp4-fp16-fold.json
   cat "$OUT/cli_cuda.log" | tee -a "$OUT/summary.txt"
 fi
+if [ -x "$BIN/bitproof" ]; then
+  # Shards on the GPU merge to the CPU's whole result (copy-back and on-device domains).
+  step shards_cuda 300 tests/gpu/shards_cuda.sh "$BIN/bitproof" "$OUT/shards-cuda" tests/cli/data/shardable.json \
+    proofs/fp16-hmul-vs-fp32-round.json
+  cat "$OUT/shards_cuda.log" | tee -a "$OUT/summary.txt"
+  # Shards on every backend (cpu and cuda sweep each slice and must agree), N = 1, 2, 3, 7.
+  "$BIN/bitproof" prove tests/cli/data/shardable.json --backend cpu --report "$OUT/shard-whole.json" --quiet
+  for n in 1 2 3 7; do
+    step "shards_all_$n" 120 tests/render/shards.sh "$BIN/bitproof" tests/cli/data/shardable.json "$n" \
+      "$OUT/shards-all-$n" "$OUT/shard-whole.json"
+    tail -1 "$OUT/shards_all_$n.log" | tee -a "$OUT/summary.txt"
+  done
+  # Every committed proof on every backend: the summary lines and the backends' agreement.
+  mkdir -p "$OUT/reports"
+  for spec in proofs/*.json; do
+    name=$(basename "$spec" .json)
+    step "proof_$name" 300 "$BIN/bitproof" prove "$spec" --backend all --report "$OUT/reports/$name.json"
+    grep -vE "^  " "$OUT/proof_$name.log" | head -12 | tee -a "$OUT/summary.txt"
+  done
+fi
+if [ "${QUICK:-0}" = 1 ]; then log "QUICK=1: torch peer and memcheck skipped"; exit 0; fi
 step bench_torch 180 python3 bench/gpu_peer_torch.py 1024 5
 tail -1 "$OUT/bench_torch.log" | tee -a "$OUT/summary.txt"
 

@@ -34,8 +34,15 @@ Spec parse(const std::string& text) {
   return *spec;
 }
 
+// The repository root: BITPROOF_SOURCE_DIR from the environment (a GPU machine
+// that runs a carried binary in a copy of the tree), else the build's.
+std::string source_dir() {
+  const char* from_env = std::getenv("BITPROOF_SOURCE_DIR");
+  return from_env != nullptr && *from_env != '\0' ? from_env : BITPROOF_SOURCE_DIR;
+}
+
 Spec load(const std::string& relative) {
-  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/" + relative);
+  auto spec = load_spec(source_dir() + "/" + relative);
   REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
   return *spec;
 }
