@@ -366,10 +366,14 @@ SweepPart checked_table(const Spec& spec, const EngineOptions& engine, const std
   }, begin, end);
 }
 
+// The proof result of a part covering the whole domain, with the sampled
+// oracle witness added above the full-witness limit (as run_sweep does).
 ProofResult whole_result(const Spec& spec, const EngineOptions& engine, SweepPart part) {
   std::vector<SweepPart> whole;
   whole.push_back(std::move(part));
-  return merge_parts(spec, engine, std::move(whole));
+  ProofResult result = merge_parts(spec, engine, std::move(whole));
+  if (result.witness_mode == WitnessMode::kSampled) add_sampled_witness(spec, engine, result);
+  return result;
 }
 
 Expected<Ok> CudaBackend::prove_small(const Spec& spec, const BackendOptions& options, const Plan& p, BackendRun& run) {
@@ -492,7 +496,6 @@ Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& op
   if (!part) return part.error();
   ProofResult& r = run.result;
   r = whole_result(spec, engine, std::move(*part));
-  add_sampled_witness(spec, engine, r);
   run.info["mode"] = "on-device: claims and hardware-vs-model compared on the GPU; chunks re-run for the first cases";
   run.info["timing"] = Json{{"sweep", timing_json(hw.ms, cases)}, {"model", timing_json(model.ms, cases)}};
   if (!options.fast_math) return Ok{};
