@@ -6,7 +6,7 @@
 #
 #   BIN=<dir with bitproof_gpu_tests [and bitproof]> bench/gpu_sweep.sh
 #
-# BIN defaults to build/; QUICK=1 skips the PyTorch peer and memcheck. LD_LIBRARY_PATH may point at carried libraries
+# BIN defaults to build/; QUICK=1 skips the PyTorch peer and memcheck, SKIP_TORCH=1 the peer. LD_LIBRARY_PATH may point at carried libraries
 # (libfmt.so.9, libcrypto.so.3) where the machine lacks Debian's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -69,8 +69,10 @@ if [ -x "$BIN/bitproof" ]; then
   done
 fi
 if [ "${QUICK:-0}" = 1 ]; then log "QUICK=1: torch peer and memcheck skipped"; exit 0; fi
-step bench_torch 180 python3 bench/gpu_peer_torch.py 1024 5
-tail -1 "$OUT/bench_torch.log" | tee -a "$OUT/summary.txt"
+if [ "${SKIP_TORCH:-0}" != 1 ]; then
+  step bench_torch 180 python3 bench/gpu_peer_torch.py 1024 5
+  tail -1 "$OUT/bench_torch.log" | tee -a "$OUT/summary.txt"
+fi
 
 step memcheck 240 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
   "$GPU_TESTS" --test-case-exclude='2^32*'
