@@ -7,6 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 jobs=$(nproc)
+# What only the tests need: headless Chromium renders the SVG case map (cli.svg_in_chromium).
+if ! command -v chromium >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "test: installing chromium"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
 
 echo "== tests (Release) =="
 ctest --test-dir build -j"$jobs" --output-on-failure
