@@ -47,6 +47,11 @@ CATALOGUE = [
     ("fnuz-e5m2-fp16", "AMD E5M2FNUZ → FP16, E4M3FNUZ → BF16"),
     ("fnuz-e4m3-bf16", "AMD E5M2FNUZ → FP16, E4M3FNUZ → BF16"),
     ("fp16-half2float", "FP16 ↔ FP32 conversions"),
+    ("cuda-vendor-e2m1-fp16", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
+    ("cuda-vendor-e4m3-fp16", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
+    ("cuda-vendor-e5m2-fp16", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
+    ("cuda-vendor-e8m0-bf16", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
+    ("cuda-vendor-mxfp4-fp32", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
 ]
 # Specs in the catalogue (scripts/regen-reports.sh regenerates their reports).
 OWNED = [name for name, _ in CATALOGUE if name != "dsv4-mxfp4-fp16-fold"]
