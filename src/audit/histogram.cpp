@@ -100,18 +100,6 @@ __attribute__((target("avx2"))) void count_eight(const unsigned char* p, std::si
   }
 }
 
-// Counts every value of the 8-value windows covering lo..hi (hi - lo <
-// kNarrowSpan) in the block, and every byte of its tail; prefetches `ahead`.
-void narrow_block(const unsigned char* p, std::size_t n, unsigned lo, unsigned hi, Histogram& h,
-                  const unsigned char* ahead) {
-  const std::size_t whole = n - n % kVector;
-  // Disjoint windows of 8 values covering lo..hi, moved down as a whole to end by 255.
-  const unsigned passes = (hi - lo) / kPassValues + 1;
-  const unsigned base = std::min(lo, 256u - passes * kPassValues);
-  for (unsigned w = 0; w < passes; ++w) count_eight(p, whole, base + w * kPassValues, h, w == 0 ? ahead : p);
-  for (std::size_t i = whole; i < n; ++i) ++h[p[i]];
-}
-
 // AVX-512BW: 64 bytes a step and 32 registers, so 16 values a pass (a scale
 // tensor's dozen exponents in one pass); a compare gives a mask, a masked add
 // counts it.
@@ -143,15 +131,24 @@ __attribute__((target("avx512f,avx512bw"))) void count_sixteen(const unsigned ch
   }
 }
 
-__attribute__((target("avx512f,avx512bw"))) void narrow_block_512(const unsigned char* p, std::size_t n, unsigned lo,
-                                                                   unsigned hi, Histogram& h,
-                                                                   const unsigned char* ahead) {
-  const std::size_t whole = n - n % kVector512;
-  const unsigned passes = (hi - lo) / kPassValues512 + 1;
-  const unsigned base = std::min(lo, 256u - passes * kPassValues512);
-  for (unsigned w = 0; w < passes; ++w) count_sixteen(p, whole, base + w * kPassValues512, h, w == 0 ? ahead : p);
+using CountPass = void (*)(const unsigned char*, std::size_t, unsigned, Histogram&, const unsigned char*);
+
+// Counts every value of the kValues-wide windows covering lo..hi (hi - lo <
+// kNarrowSpan) in the block, with `count` taking kStep bytes a step, and every
+// byte of its tail; prefetches `ahead` during the first pass.
+template <std::size_t kStep, unsigned kValues, CountPass count>
+void narrow_windows(const unsigned char* p, std::size_t n, unsigned lo, unsigned hi, Histogram& h,
+                    const unsigned char* ahead) {
+  const std::size_t whole = n - n % kStep;
+  // Disjoint windows covering lo..hi, moved down as a whole to end by 255.
+  const unsigned passes = (hi - lo) / kValues + 1;
+  const unsigned base = std::min(lo, 256u - passes * kValues);
+  for (unsigned w = 0; w < passes; ++w) count(p, whole, base + w * kValues, h, w == 0 ? ahead : p);
   for (std::size_t i = whole; i < n; ++i) ++h[p[i]];
 }
+
+constexpr auto narrow_block = narrow_windows<kVector, kPassValues, count_eight>;
+constexpr auto narrow_block_512 = narrow_windows<kVector512, kPassValues512, count_sixteen>;
 
 using NarrowBlock = void (*)(const unsigned char*, std::size_t, unsigned, unsigned, Histogram&, const unsigned char*);
 

@@ -366,12 +366,17 @@ SweepPart checked_table(const Spec& spec, const EngineOptions& engine, const std
   }, begin, end);
 }
 
-// The proof result of a part covering the whole domain, with the sampled
-// oracle witness added above the full-witness limit (as run_sweep does).
-ProofResult whole_result(const Spec& spec, const EngineOptions& engine, SweepPart part) {
+// Claim counts and model comparison of a part covering the whole domain.
+ProofResult merged(const Spec& spec, const EngineOptions& engine, SweepPart part) {
   std::vector<SweepPart> whole;
   whole.push_back(std::move(part));
-  ProofResult result = merge_parts(spec, engine, std::move(whole));
+  return merge_parts(spec, engine, std::move(whole));
+}
+
+// The proof result of such a part: with the sampled oracle witness added
+// above the full-witness limit, as run_sweep does.
+ProofResult whole_result(const Spec& spec, const EngineOptions& engine, SweepPart part) {
+  ProofResult result = merged(spec, engine, std::move(part));
   if (result.witness_mode == WitnessMode::kSampled) add_sampled_witness(spec, engine, result);
   return result;
 }
@@ -389,7 +394,7 @@ Expected<Ok> CudaBackend::prove_small(const Spec& spec, const BackendOptions& op
   engine.progress = nullptr;
   auto fast = eval(fast_math_, p, 0, cases);
   if (!fast) return fast.error();
-  const ProofResult fm = whole_result(spec, engine, checked_table(spec, engine, *fast, slots, 0, cases));
+  const ProofResult fm = merged(spec, engine, checked_table(spec, engine, *fast, slots, 0, cases));
   std::uint64_t changed = 0;
   for (std::size_t i = 0; i < table->size(); ++i) changed += (*table)[i] != (*fast)[i] ? 1 : 0;
   Json claims = Json::array();

@@ -468,7 +468,8 @@ SweepPart sweep_parts(const EngineOptions& options, const RangeSweeper& sweep, s
   constexpr std::uint64_t kProgressCases = std::uint64_t{1} << 24;
   const unsigned threads = resolve_threads(options.threads);
   if (pieces == 0) pieces = std::max<std::size_t>(std::size_t{threads} * 4, (end - begin) / kProgressCases + 1);
-  const auto ranges = split_ranges(begin, end, pieces);
+  auto ranges = split_ranges(begin, end, pieces);
+  if (ranges.empty()) ranges.emplace_back(begin, end);  // an empty slice still has one (empty) part per claim
   std::vector<SweepPart> parts(ranges.size());
   std::atomic<std::uint64_t> done{0};
   parallel_for(ranges.size(), threads, [&](std::size_t k) {

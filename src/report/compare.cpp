@@ -31,19 +31,31 @@ std::map<std::uint64_t, std::string> cases_of(const Json& claim) {
   return cases;
 }
 
-void diff_counterexamples(std::vector<std::string>& out, std::size_t c, const Json& a, const Json& b) {
-  const auto ca = cases_of(a), cb = cases_of(b);
-  for (const auto& [index, outputs] : ca) {
-    const auto other = cb.find(index);
-    if (other == cb.end()) {
-      out.push_back(fmt::format("claim {}: case {} fails in A only:{}", c, index, outputs));
-    } else if (other->second != outputs) {
-      out.push_back(fmt::format("claim {}: case {} differs: A{} | B{}", c, index, outputs, other->second));
+// Lines for the keys of two maps that only one holds or that map to different values.
+template <class Value, class OnlyA, class OnlyB, class Differ>
+void diff_maps(std::vector<std::string>& out, const std::map<std::uint64_t, Value>& a,
+               const std::map<std::uint64_t, Value>& b, OnlyA only_a, OnlyB only_b, Differ differ) {
+  for (const auto& [key, value] : a) {
+    const auto other = b.find(key);
+    if (other == b.end()) {
+      out.push_back(only_a(key, value));
+    } else if (other->second != value) {
+      out.push_back(differ(key, value, other->second));
     }
   }
-  for (const auto& [index, outputs] : cb) {
-    if (!ca.count(index)) out.push_back(fmt::format("claim {}: case {} fails in B only:{}", c, index, outputs));
+  for (const auto& [key, value] : b) {
+    if (!a.contains(key)) out.push_back(only_b(key, value));
   }
+}
+
+void diff_counterexamples(std::vector<std::string>& out, std::size_t c, const Json& a, const Json& b) {
+  diff_maps(
+      out, cases_of(a), cases_of(b),
+      [c](auto index, const std::string& outputs) { return fmt::format("claim {}: case {} fails in A only:{}", c, index, outputs); },
+      [c](auto index, const std::string& outputs) { return fmt::format("claim {}: case {} fails in B only:{}", c, index, outputs); },
+      [c](auto index, const std::string& x, const std::string& y) {
+        return fmt::format("claim {}: case {} differs: A{} | B{}", c, index, x, y);
+      });
 }
 
 // Per-code holding counts from a domain claim's runs (see code_runs_json).
@@ -56,18 +68,11 @@ std::map<std::uint64_t, std::uint64_t> holding_by_code(const Json& runs) {
 }
 
 void diff_code_runs(std::vector<std::string>& out, std::size_t c, const Json& a, const Json& b) {
-  const auto ha = holding_by_code(a), hb = holding_by_code(b);
-  for (const auto& [code, holding] : ha) {
-    const auto other = hb.find(code);
-    if (other == hb.end()) {
-      out.push_back(fmt::format("claim {}: code {}: A {} | B absent", c, code, holding));
-    } else if (other->second != holding) {
-      out.push_back(fmt::format("claim {}: code {}: A {} | B {}", c, code, holding, other->second));
-    }
-  }
-  for (const auto& [code, holding] : hb) {
-    if (!ha.contains(code)) out.push_back(fmt::format("claim {}: code {}: A absent | B {}", c, code, holding));
-  }
+  diff_maps(
+      out, holding_by_code(a), holding_by_code(b),
+      [c](auto code, std::uint64_t holding) { return fmt::format("claim {}: code {}: A {} | B absent", c, code, holding); },
+      [c](auto code, std::uint64_t holding) { return fmt::format("claim {}: code {}: A absent | B {}", c, code, holding); },
+      [c](auto code, std::uint64_t x, std::uint64_t y) { return fmt::format("claim {}: code {}: A {} | B {}", c, code, x, y); });
 }
 
 void diff_claim(std::vector<std::string>& out, std::size_t c, const Json& a, const Json& b) {

@@ -121,7 +121,9 @@ Expected<SweepPart> part_of(const Spec& spec, const CaseEvaluator& eval, const S
 
 // The shards, sorted, must tile [0, cases) exactly.
 Expected<Ok> check_coverage(std::vector<ShardView>& views, std::uint64_t cases) {
-  std::sort(views.begin(), views.end(), [](const ShardView& a, const ShardView& b) { return a.begin < b.begin; });
+  // Empty shards (N above the chunk count) sort before the shard that starts where they sit.
+  std::sort(views.begin(), views.end(),
+            [](const ShardView& a, const ShardView& b) { return std::pair(a.begin, a.end) < std::pair(b.begin, b.end); });
   std::uint64_t next = 0;
   for (const ShardView& v : views) {
     if (v.begin < next) return at(v.path, "result.shard", fmt::format("cases {}..{} overlap another shard", v.begin, v.end));

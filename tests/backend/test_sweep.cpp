@@ -128,6 +128,9 @@ TEST_SUITE("backend") {
     std::vector<SweepPart> halves;
     halves.push_back(sweep_parts(options, sweep, mid, spec.case_count()));
     halves.push_back(sweep_parts(options, sweep, 0, mid));
+    const SweepPart empty = sweep_parts(options, sweep, mid, mid);  // a shard of N > chunks
+    REQUIRE(empty.claims.size() == 1);
+    CHECK(empty.claims[0].cases == 0);
     const SweepPart joined = join_parts(options, std::move(halves));
     CHECK(joined.begin == 0);
     CHECK(joined.end == spec.case_count());
