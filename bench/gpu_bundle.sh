@@ -27,7 +27,7 @@ sed -e "s|@kdir@|$work|g" -e "s|@CMAKE_CUDA_ARCHITECTURES@|${arch}-real|" -e "s|
   kernels/kernel_images.cpp.in >"$work/kernel_images.cpp"
 c++ -O2 -c "$work/kernel_images.cpp" -o "$work/kernel_images.o"
 c++ -O3 "$build/tests/gpu/CMakeFiles/bitproof_gpu_tests.dir/test_gpu.cpp.o" "$work/kernel_images.o" \
-  "$build/libbitproof_core.a" ${CRYPTO:-/usr/lib/x86_64-linux-gnu/libcrypto.so.3} /usr/lib/x86_64-linux-gnu/libfmt.so.9 \
+  "$build/libbitproof_cuda.a" "$build/libbitproof_core.a" ${CRYPTO:-/usr/lib/x86_64-linux-gnu/libcrypto.so.3} /usr/lib/x86_64-linux-gnu/libfmt.so.9 \
   -ldl -lpthread -o "$work/bitproof_gpu_tests"
 [ -n "${DEBUG_OUT:-}" ] && cp "$work/bitproof_gpu_tests" "$DEBUG_OUT"  # unstripped, for addr2line
 strip "$work/bitproof_gpu_tests"

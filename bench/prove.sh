@@ -12,8 +12,15 @@ bp=${BITPROOF:-build/bitproof}
 out=$(mktemp -d)
 py=/usr/bin/python3  # Debian's interpreter: the one a fresh machine has
 [ -x "$py" ] || py=python3
+# The dynamically linked twin (a CUDA build's bitproof-cuda), when there is one:
+# the same work, to show what the static link buys.
+twin=()
+[ -x "$(dirname "$bp")/bitproof-cuda" ] &&
+  twin=(-n "bitproof-cuda prove (dynamic)" "$(dirname "$bp")/bitproof-cuda prove proofs/dsv4-mxfp4-fp16-fold.json --backend cpu")
 hyperfine -N --warmup 20 --runs "$runs" --export-json "$out/prove.json" \
   -n "bitproof prove" "$bp prove proofs/dsv4-mxfp4-fp16-fold.json --backend cpu" \
+  -n "bitproof prove (default --backend all)" "$bp prove proofs/dsv4-mxfp4-fp16-fold.json" \
+  "${twin[@]}" \
   -n "bitproof prove --report" "$bp prove proofs/dsv4-mxfp4-fp16-fold.json --backend cpu --report $out/r.json" \
   -n "bitproof domain" "$bp domain proofs/dsv4-mxfp4-fp16-fold.json" \
   -n "python3 peer (208 cases)" "$py bench/peer_fold.py" >/dev/null

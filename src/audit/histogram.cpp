@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend/cpu_features.hpp"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BITPROOF_HISTOGRAM_AVX2 1
 #include <immintrin.h>
@@ -207,8 +209,9 @@ void add_histogram_portable(std::span<const unsigned char> bytes, Histogram& h) 
 
 bool isa_available(HistogramIsa isa) {
 #ifdef BITPROOF_HISTOGRAM_AVX2
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  const CpuFeatures& cpu = cpu_features();
+  const bool avx2 = cpu.avx2;
+  const bool avx512 = avx2 && cpu.avx512f && cpu.avx512bw;
   switch (isa) {
     case HistogramIsa::kPortable: return true;
     case HistogramIsa::kAvx2: return avx2;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "arith/soft_arith.hpp"
+#include "backend/cpu_features.hpp"
 #include "backend/diff_kind.hpp"
 
 namespace bitproof::simd {
@@ -26,14 +27,8 @@ std::uint32_t scalar_soft_op(int op, std::uint32_t a, std::uint32_t b, std::uint
 namespace {
 
 bool cpu_has_avx512() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
+  const CpuFeatures& f = cpu_features();
+  return f.avx512f && f.avx512cd && f.avx512bw && f.avx512dq && f.avx512vl && f.f16c && f.fma;
 }
 
 // The unit's index of a registry recipe (matched by name), or -1.

@@ -6,6 +6,7 @@
 #include "audit/admission.hpp"
 #include "backend/backend.hpp"
 #include "cli/cli.hpp"
+#include "cli/cuda_twin.hpp"
 #include "cli/progress.hpp"
 #include "proof/spec.hpp"
 #include "report/shard.hpp"
@@ -173,6 +174,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
 }
 
 int run_prove(const ProveArgs& a) {
+  if (auto e = hand_off_for_cuda(a.backend)) return fail(*e);
   auto spec = load_with_override(a.spec, a.scales, a.scales_from);
   if (!spec) return fail(spec.error());
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);

@@ -2,23 +2,23 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <bit>
 #include <cmath>
 
 namespace bitproof::oracle {
 namespace {
 
-// Bring mag to odd (or zero) so equal values have equal representations.
-Exact normalized(Exact e) {
-  if (e.kind != Kind::kFinite) return e;
-  if (e.mag == 0) return Exact::zero(e.negative);
-  const auto shift = static_cast<int>(boost::multiprecision::lsb(e.mag));
-  e.mag >>= shift;
-  e.exp2 += shift;
-  return e;
-}
-
+// mag * 2^exp2 with mag made odd (or the zero of that sign), so equal values
+// have equal representations.
 Exact finite(bool negative, Int mag, int exp2) {
-  return normalized({Kind::kFinite, negative, std::move(mag), exp2});
+  if (mag == 0) return Exact::zero(negative);
+  const auto shift = static_cast<int>(boost::multiprecision::lsb(mag));
+  if (shift != 0) {
+    mag >>= shift;
+    exp2 += shift;
+  }
+  return {Kind::kFinite, negative, std::move(mag), exp2};
 }
 
 int bit_length(const Int& v) { return v == 0 ? 0 : static_cast<int>(boost::multiprecision::msb(v)) + 1; }
@@ -63,12 +63,28 @@ Rounded overflowed(const FormatSpec& f, bool negative, Rounding mode, Overflow o
   return {std::nullopt, true};
 }
 
-// Sign-blind comparison of two finite nonzero values: -1, 0 or 1.
-int compare_magnitude(const Exact& a, const Exact& b) {
-  const int exp2 = std::min(a.exp2, b.exp2);
-  const Int lhs = a.mag << (a.exp2 - exp2);
+// Sign-blind comparison of mag_a * 2^exp_a and b (both finite, nonzero): -1, 0 or 1.
+int compare_magnitude(const Int& mag_a, int exp_a, const Exact& b) {
+  const int top_a = bit_length(mag_a) - 1 + exp_a;  // 2^top <= |value| < 2^(top+1)
+  const int top_b = bit_length(b.mag) - 1 + b.exp2;
+  if (top_a != top_b) return top_a < top_b ? -1 : 1;
+  const int exp2 = std::min(exp_a, b.exp2);
+  const Int lhs = mag_a << (exp_a - exp2);
   const Int rhs = b.mag << (b.exp2 - exp2);
   return lhs < rhs ? -1 : (lhs > rhs ? 1 : 0);
+}
+
+// The largest finite value of each format, built once.
+const Exact& max_finite_of(FormatId format) {
+  static const auto table = [] {
+    std::array<Exact, kFormats.size()> t;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const auto id = static_cast<FormatId>(i);
+      t[i] = exact_of(id, spec_of(id).max_finite_code());
+    }
+    return t;
+  }();
+  return table[static_cast<std::size_t>(format)];
 }
 
 // Round mag * 2^exp2 (> 0) to an integer multiple n of 2^quantum_exp.
@@ -109,8 +125,7 @@ Rounded round_finite(FormatId format, const Exact& v, Rounding mode, Overflow ov
     n >>= 1;
     quantum_exp += 1;
   }
-  const Exact max_finite = exact_of(format, f.max_finite_code());
-  if (compare_magnitude(finite(false, n, quantum_exp), max_finite) > 0) {
+  if (compare_magnitude(n, quantum_exp, max_finite_of(format)) > 0) {
     return overflowed(f, v.negative, mode, overflow);
   }
   std::uint32_t code = 0;
@@ -134,7 +149,8 @@ Exact exact_of(FormatId format, std::uint32_t code) {
     case Kind::kNaN: return Exact::nan();
     case Kind::kFinite: break;
   }
-  return finite(d.negative, Int{d.significand}, d.exp2);
+  const int shift = std::countr_zero(d.significand);  // made odd in 64 bits, then widened once
+  return {Kind::kFinite, d.negative, Int{d.significand >> shift}, d.exp2 + shift};
 }
 
 Exact mul(const Exact& a, const Exact& b) {

@@ -14,7 +14,7 @@
 
 namespace bitproof::oracle {
 
-using Int = boost::multiprecision::cpp_int;
+using Int = boost::multiprecision::number<boost::multiprecision::cpp_int_backend<>, boost::multiprecision::et_off>;
 
 enum class Rounding : std::uint8_t { kNearestEven, kTowardZero };
 
