@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake git libboost-dev libfmt-dev nlohmann-json3-dev doctest-dev libcli11-dev libssl-dev
-          python3 python3-jsonschema)
+          lld python3 python3-jsonschema)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

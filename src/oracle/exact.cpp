@@ -63,28 +63,33 @@ Rounded overflowed(const FormatSpec& f, bool negative, Rounding mode, Overflow o
   return {std::nullopt, true};
 }
 
-// Sign-blind comparison of mag_a * 2^exp_a and b (both finite, nonzero): -1, 0 or 1.
-int compare_magnitude(const Int& mag_a, int exp_a, const Exact& b) {
-  const int top_a = bit_length(mag_a) - 1 + exp_a;  // 2^top <= |value| < 2^(top+1)
-  const int top_b = bit_length(b.mag) - 1 + b.exp2;
-  if (top_a != top_b) return top_a < top_b ? -1 : 1;
-  const int exp2 = std::min(exp_a, b.exp2);
-  const Int lhs = mag_a << (exp_a - exp2);
-  const Int rhs = b.mag << (b.exp2 - exp2);
-  return lhs < rhs ? -1 : (lhs > rhs ? 1 : 0);
-}
+// The largest finite value of each format and its top exponent
+// (2^top_exp <= value < 2^(top_exp+1)), built once.
+struct MaxFinite {
+  Exact value;
+  int top_exp = 0;
+};
 
-// The largest finite value of each format, built once.
-const Exact& max_finite_of(FormatId format) {
+const MaxFinite& max_finite_of(FormatId format) {
   static const auto table = [] {
-    std::array<Exact, kFormats.size()> t;
+    std::array<MaxFinite, kFormats.size()> t;
     for (std::size_t i = 0; i < t.size(); ++i) {
       const auto id = static_cast<FormatId>(i);
-      t[i] = exact_of(id, spec_of(id).max_finite_code());
+      t[i].value = exact_of(id, spec_of(id).max_finite_code());
+      t[i].top_exp = bit_length(t[i].value.mag) - 1 + t[i].value.exp2;
     }
     return t;
   }();
   return table[static_cast<std::size_t>(format)];
+}
+
+// Whether n * 2^exp2 (n > 0, with top exponent top_exp) is above the format's
+// largest finite value.
+bool exceeds_max_finite(FormatId format, const Int& n, int exp2, int top_exp) {
+  const MaxFinite& max = max_finite_of(format);
+  if (top_exp != max.top_exp) return top_exp > max.top_exp;
+  const int common = std::min(exp2, max.value.exp2);
+  return (n << (exp2 - common)) > (max.value.mag << (max.value.exp2 - common));
 }
 
 // Round mag * 2^exp2 (> 0) to an integer multiple n of 2^quantum_exp.
@@ -121,20 +126,20 @@ Rounded round_finite(FormatId format, const Exact& v, Rounding mode, Overflow ov
     if (!f.has_zero()) return {std::nullopt, true};
     return {zero_code(f, v.negative), true};
   }
-  if (bit_length(n) > f.man_bits + 1) {  // rounding carried into the next binade
+  int n_bits = bit_length(n);
+  if (n_bits > f.man_bits + 1) {  // rounding carried into the next binade: n == 2^(man_bits+1)
     n >>= 1;
     quantum_exp += 1;
+    n_bits -= 1;
   }
-  if (compare_magnitude(n, quantum_exp, max_finite_of(format)) > 0) {
+  if (exceeds_max_finite(format, n, quantum_exp, n_bits - 1 + quantum_exp)) {
     return overflowed(f, v.negative, mode, overflow);
   }
-  std::uint32_t code = 0;
-  if (bit_length(n) == f.man_bits + 1) {
+  const auto significand = n.convert_to<std::uint32_t>();  // below 2^(man_bits+1)
+  std::uint32_t code = significand;                         // subnormal: the exponent field is zero
+  if (n_bits == f.man_bits + 1) {
     const int exp_field = quantum_exp + f.man_bits + f.bias;
-    const Int fraction = n - (Int{1} << f.man_bits);
-    code = (static_cast<std::uint32_t>(exp_field) << f.man_bits) | fraction.convert_to<std::uint32_t>();
-  } else {  // subnormal: the exponent field is zero
-    code = n.convert_to<std::uint32_t>();
+    code = (static_cast<std::uint32_t>(exp_field) << f.man_bits) | (significand & f.man_mask());
   }
   return {with_sign(f, v.negative, code), inexact};
 }

@@ -165,8 +165,16 @@ std::string CaseEvaluator::check(const Claim& claim, const std::uint32_t* codes,
     }
     return "";
   }
+  // The recipes of a claim mostly mean one value (the same intent over the same
+  // input formats): it is rounded once for all of them.
+  const RecipeCard* rounded_for = nullptr;
+  oracle::Rounded expected;
   for (const RecipeEntry* r : claim.recipes) {
-    const oracle::Rounded expected = oracle::round_to(out, intent_value(*r->card, codes), claim.rounding);
+    const RecipeCard& card = *r->card;
+    if (rounded_for == nullptr || card.intent != rounded_for->intent || card.inputs != rounded_for->inputs) {
+      expected = oracle::round_to(out, intent_value(card, codes), claim.rounding);
+      rounded_for = &card;
+    }
     if (claim.kind == ClaimKind::kExact && (expected.inexact || !expected.code)) return "inexact";
     std::string kind = against_oracle(out, expected.code, soft[slot(r)]);
     if (!kind.empty()) return kind;

@@ -119,7 +119,7 @@ using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
 struct EngineOptions {
   std::size_t keep = 8;  // counterexamples kept per claim
   unsigned threads = 1;  // CPU threads for a sweep; 0: every core
-  ProgressFn progress;   // optional
+  ProgressFn progress = {};  // optional
 };
 
 // Evaluates single cases of a spec; run_proof and discovery sweep with it.

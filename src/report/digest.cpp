@@ -1,5 +1,7 @@
 #include "report/digest.hpp"
 
+#include <algorithm>
+
 // OpenSSL's low-level SHA-256 (SHA-NI / AVX2 code paths where the CPU has them).
 // Not EVP: EVP_DigestInit fetches a provider and loads openssl.cnf, which was
 // 44% of a 208-case proof's instructions (callgrind). The low-level calls are
@@ -52,7 +54,7 @@ void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
 
 CaseTableDigest::CaseTableDigest(std::uint64_t cases, std::uint32_t inputs, std::uint32_t recipes)
     : cases_(cases), inputs_(inputs), recipes_(recipes) {
-  buffer_.reserve(kChunkCases * (inputs + recipes) * 4);
+  buffer_.reserve(std::min<std::uint64_t>(kChunkCases, cases) * (inputs + recipes) * 4);
 }
 
 void CaseTableDigest::add(const std::uint32_t* codes, const std::uint32_t* outputs) {
