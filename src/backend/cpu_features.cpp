@@ -29,8 +29,8 @@ CpuFeatures probe() {
   const bool osxsave = bit(ecx, 27);
   if (!osxsave || !bit(ecx, 28)) return f;  // no AVX, or the OS does not save YMM
   const std::uint64_t xcr0 = os_saved_state();
-  const bool ymm_saved = (xcr0 & 0x6) == 0x6;     // SSE + AVX state
-  const bool zmm_saved = (xcr0 & 0xE6) == 0xE6;   // + opmask, ZMM_Hi256, Hi16_ZMM
+  const bool ymm_saved = (xcr0 & 0x6) == 0x6;    // SSE + AVX state
+  const bool zmm_saved = (xcr0 & 0xE6) == 0xE6;  // + opmask, ZMM_Hi256, Hi16_ZMM
   if (!ymm_saved) return f;
   f.fma = bit(ecx, 12);
   f.f16c = bit(ecx, 29);

@@ -88,7 +88,8 @@ void print_hardware(const Spec& spec, const BackendRun& run) {
   if (r.model_disagreement_count == 0) {
     std::printf("%s hardware ≡ soft model on all %llu recipe evaluations; soft ≡ oracle witness on %llu cases (%s)\n",
                 run.label.c_str(), static_cast<unsigned long long>(r.model_compared),
-                static_cast<unsigned long long>(r.witnessed_cases), std::string(witness_mode_name(r.witness_mode)).c_str());
+                static_cast<unsigned long long>(r.witnessed_cases),
+                std::string(witness_mode_name(r.witness_mode)).c_str());
   } else {
     std::printf("MODEL DISAGREEMENT: %s hardware and the soft model differ on %llu recipe evaluations\n",
                 run.label.c_str(), static_cast<unsigned long long>(r.model_disagreement_count));
@@ -143,7 +144,8 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   for (const Json& other : reports) {
     if (&other == &reports.front()) continue;
     const Json& theirs = other["result"]["part"]["disagreements"];
-    model["model_compared"] = model["model_compared"].get<std::uint64_t>() + theirs["model_compared"].get<std::uint64_t>();
+    model["model_compared"] =
+        model["model_compared"].get<std::uint64_t>() + theirs["model_compared"].get<std::uint64_t>();
     model["model_count"] = model["model_count"].get<std::uint64_t>() + theirs["model_count"].get<std::uint64_t>();
     for (const Json& m : theirs["model"]) model["model"].push_back(m);
   }

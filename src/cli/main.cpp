@@ -12,14 +12,13 @@
 #include "cli/cli.hpp"
 #include "cli/cuda_twin.hpp"
 
-
 int main(int argc, char** argv) {
   namespace cli = bitproof::cli;
   cli::remember_arguments(argc, argv);
   CLI::App app{"bitproof: exhaustive, bit-for-bit proofs about low-precision GPU arithmetic"};
-  app.set_version_flag("--version", fmt::format("bitproof {} (git {}; backends built in: {})", bitproof::tool_version(),
-                                                bitproof::tool_git_commit(),
-                                                bitproof::cuda_backend_built() ? "cpu, cuda" : "cpu"));
+  app.set_version_flag("--version",
+                       fmt::format("bitproof {} (git {}; backends built in: {})", bitproof::tool_version(),
+                                   bitproof::tool_git_commit(), bitproof::cuda_backend_built() ? "cpu, cuda" : "cpu"));
   app.require_subcommand(1);
 
   // Building every subcommand's options costs more than a 208-case proof, so

@@ -136,7 +136,7 @@ Rounded round_finite(FormatId format, const Exact& v, Rounding mode, Overflow ov
     return overflowed(f, v.negative, mode, overflow);
   }
   const auto significand = n.convert_to<std::uint32_t>();  // below 2^(man_bits+1)
-  std::uint32_t code = significand;                         // subnormal: the exponent field is zero
+  std::uint32_t code = significand;                        // subnormal: the exponent field is zero
   if (n_bits == f.man_bits + 1) {
     const int exp_field = quantum_exp + f.man_bits + f.bias;
     code = (static_cast<std::uint32_t>(exp_field) << f.man_bits) | (significand & f.man_mask());

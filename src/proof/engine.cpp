@@ -231,9 +231,10 @@ Expected<Ok> check_sweepable(const Spec& spec) {
   if (cases <= kFullDigestLimit) return Ok{};
   for (std::size_t i = 0; i < spec.claims.size(); ++i) {
     if (spec.claims[i].kind == ClaimKind::kEqual) continue;
-    return Error{fmt::format("{}: claims[{}]: a {} claim consults the oracle on every case; domains above {} cases "
-                             "take `equal` claims only (this one has {})",
-                             spec.path, i, claim_name(spec.claims[i].kind), kFullDigestLimit, cases)};
+    return Error{
+        fmt::format("{}: claims[{}]: a {} claim consults the oracle on every case; domains above {} cases "
+                    "take `equal` claims only (this one has {})",
+                    spec.path, i, claim_name(spec.claims[i].kind), kFullDigestLimit, cases)};
   }
   return Ok{};
 }
@@ -299,7 +300,8 @@ SweepPart sweep_range(const CaseEvaluator& eval, const Spec& spec, const EngineO
   part.claims.resize(spec.claims.size());
   RangeState state{eval, spec, options, part, recipes};
   std::optional<CaseTableDigest> digest;
-  if (full_digest) digest.emplace(cases, static_cast<std::uint32_t>(spec.inputs.size()), static_cast<std::uint32_t>(recipes));
+  if (full_digest)
+    digest.emplace(cases, static_cast<std::uint32_t>(spec.inputs.size()), static_cast<std::uint32_t>(recipes));
   ChunkSummer summer(cases, recipes, spec.claims.size());
   std::array<std::uint32_t, kMaxArity> codes{};
   std::vector<std::uint32_t> soft(recipes);
@@ -345,11 +347,11 @@ SweepPart sweep_range(const CaseEvaluator& eval, const Spec& spec, const EngineO
 // ---- parts ----
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t begin, std::uint64_t end,
-                                                                 std::size_t pieces) {
+                                                                  std::size_t pieces) {
   const std::uint64_t first = begin / kChunkCases;
   const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
-  const std::uint64_t per = std::max<std::uint64_t>(1, (chunks + std::max<std::size_t>(pieces, 1) - 1) /
-                                                           std::max<std::size_t>(pieces, 1));
+  const std::uint64_t per =
+      std::max<std::uint64_t>(1, (chunks + std::max<std::size_t>(pieces, 1) - 1) / std::max<std::size_t>(pieces, 1));
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (std::uint64_t chunk = 0; chunk < chunks; chunk += per) {
     ranges.emplace_back((first + chunk) * kChunkCases, std::min(end, (first + chunk + per) * kChunkCases));
