@@ -17,6 +17,8 @@
 namespace bitproof::cli {
 namespace {
 
+constexpr const char* kHandedOff = "BITPROOF_CUDA_HANDED_OFF";
+
 std::vector<char*>& arguments() {
   static std::vector<char*> argv;
   return argv;
@@ -60,14 +62,21 @@ bool driver_may_be_present() {
 }
 
 std::optional<Error> hand_off_for_cuda(std::string_view backend) {
-  if (backend == "cpu" || cuda_backend_built() || arguments().empty()) return std::nullopt;
+  // A process started by a hand-off never hands off again (a twin without the
+  // CUDA backend, e.g. BITPROOF_CUDA_TWIN naming this binary, then runs the
+  // command itself instead of starting itself for ever).
+  if (backend == "cpu" || cuda_backend_built() || arguments().empty() || std::getenv(kHandedOff) != nullptr) {
+    return std::nullopt;
+  }
   const std::string twin = twin_path();
   if (twin.empty() || ::access(twin.c_str(), X_OK) != 0) return std::nullopt;  // a CPU-only build
   if (backend == "all" && !driver_may_be_present()) return std::nullopt;
   std::vector<char*> argv = arguments();
   argv.push_back(nullptr);
   std::fflush(nullptr);
+  ::setenv(kHandedOff, "1", 1);
   ::execv(twin.c_str(), argv.data());
+  ::unsetenv(kHandedOff);
   return Error{fmt::format("--backend {}: cannot start the CUDA twin {}: {}", backend, twin, std::strerror(errno)),
                kExitNoBackend};
 }

@@ -26,6 +26,7 @@ void remember_arguments(int argc, char** argv);
 // (exit 3) when the twin exists but cannot be started.
 //
 // The twin is `bitproof-cuda` next to this executable, or $BITPROOF_CUDA_TWIN.
+// It starts with BITPROOF_CUDA_HANDED_OFF=1 and never hands off again.
 [[nodiscard]] std::optional<Error> hand_off_for_cuda(std::string_view backend);
 
 // Whether libcuda.so.1 could load here: the NVIDIA kernel driver or its

@@ -59,6 +59,13 @@ if [ "$driver_here" = 0 ]; then
   [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || fail "--backend cuda with no twin: not one line: $err"
 fi
 
+# A twin without the CUDA backend (here: this very binary) runs the command
+# itself after one hand-off, instead of starting itself for ever.
+err=$(BITPROOF_CUDA_TWIN="$bp" timeout 10 "$bp" prove "$spec" --backend cuda 2>&1 >/dev/null)
+rc=$?
+[ "$rc" = 3 ] || fail "a twin without CUDA: exit $rc (124: it kept handing off): $err"
+echo "$err" | grep -q "built without the CUDA backend" || fail "a twin without CUDA: $err"
+
 printf 'not a program\n' >"$dir/broken" && chmod +x "$dir/broken"
 err=$(BITPROOF_CUDA_TWIN="$dir/broken" "$bp" prove "$spec" --backend cuda 2>&1 >/dev/null)
 rc=$?
