@@ -14,6 +14,8 @@
 
 namespace bitproof::oracle {
 
+// cpp_int without expression templates: every operation yields a plain value
+// (no lazily evaluated expression objects behind `auto`), and fewer temporaries.
 using Int = boost::multiprecision::number<boost::multiprecision::cpp_int_backend<>, boost::multiprecision::et_off>;
 
 enum class Rounding : std::uint8_t { kNearestEven, kTowardZero };
