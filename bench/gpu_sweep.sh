@@ -4,7 +4,7 @@
 # PyTorch peer, in one go (a device lease is short). Writes logs to $OUT (or
 # ./gpu-sweep-out) and prints a summary last.
 #
-#   BIN=<dir with bitproof_gpu_tests [and bitproof]> bench/gpu_sweep.sh
+#   BIN=<dir with bitproof_gpu_tests [and bitproof, bitproof-cuda]> bench/gpu_sweep.sh
 #
 # BIN defaults to build/; QUICK=1 skips the PyTorch peer and memcheck, SKIP_TORCH=1 the peer. LD_LIBRARY_PATH may point at carried libraries
 # (libfmt.so.9, libcrypto.so.3) where the machine lacks Debian's.
