@@ -309,7 +309,9 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
   }
 }
 
-// One block per chunk: per slot, the cases where hardware and soft model differ.
+#if !defined(BITPROOF_KERNELS_HW_ONLY)
+// One block per chunk: per slot, the cases where hardware and soft model differ
+// (the default image only: the fast-math image has no soft model).
 __device__ void model_chunks(const abi::SweepParams& p) {
   constexpr int kPerThread = static_cast<int>(kChunk) / kThreads;
   __shared__ std::uint32_t differing[abi::kMaxSlots];
@@ -338,6 +340,7 @@ __device__ void model_chunks(const abi::SweepParams& p) {
     sums[threadIdx.x] = threadIdx.x < abi::kMaxSlots ? differing[threadIdx.x] : 0;
   }
 }
+#endif
 
 }  // namespace
 }  // namespace bitproof::kernels

@@ -63,7 +63,8 @@ std::vector<std::string> row_labels(const Json& result, std::size_t rows) {
       ++others;
     }
   }
-  const auto format = others == 1 ? format_by_name(other->value("format", "")) : std::nullopt;
+  std::optional<FormatId> format;
+  if (others == 1) format = format_by_name(other->value("format", ""));
   std::vector<std::uint32_t> codes;
   if (format) {
     const Json& c = (*other)["codes"];
