@@ -76,8 +76,9 @@ std::optional<Error> hand_off_for_cuda(std::string_view backend) {
   std::fflush(nullptr);
   ::setenv(kHandedOff, "1", 1);
   ::execv(twin.c_str(), argv.data());
+  const int why = errno;  // execv returned: the twin did not start
   ::unsetenv(kHandedOff);
-  return Error{fmt::format("--backend {}: cannot start the CUDA twin {}: {}", backend, twin, std::strerror(errno)),
+  return Error{fmt::format("--backend {}: cannot start the CUDA twin {}: {}", backend, twin, std::strerror(why)),
                kExitNoBackend};
 }
 
