@@ -3,15 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 #include "audit/scale_transform.hpp"
 #include "audit/strict_json.hpp"
+#include "parallel.hpp"
 #include "report/report.hpp"
 
 namespace bitproof::audit {
@@ -53,21 +52,14 @@ struct Chunk {
 };
 
 void histogram_chunks(const std::vector<Chunk>& chunks, std::vector<TensorAudit>& tensors, unsigned threads) {
-  std::atomic<std::size_t> next{0};
   std::vector<std::mutex> stripes(kLockStripes);
-  auto work = [&] {
-    for (std::size_t i = next++; i < chunks.size(); i = next++) {
-      Histogram local{};
-      prefault(chunks[i].bytes);
-      add_histogram(chunks[i].bytes, local);
-      const std::lock_guard lock(stripes[chunks[i].tensor % kLockStripes]);
-      merge_histogram(tensors[chunks[i].tensor].histogram, local);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  parallel_for(chunks.size(), threads, [&](std::size_t i) {
+    Histogram local{};
+    prefault(chunks[i].bytes);
+    add_histogram(chunks[i].bytes, local);
+    const std::lock_guard lock(stripes[chunks[i].tensor % kLockStripes]);
+    merge_histogram(tensors[chunks[i].tensor].histogram, local);
+  });
 }
 
 Json histogram_json(const Histogram& h) {
@@ -258,10 +250,7 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
       chunks.push_back({i, data[i].subspan(off, std::min(kChunkBytes, data[i].size() - off))});
     }
   }
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned threads = options.threads ? options.threads : hw;
-  histogram_chunks(chunks, audit.tensors,
-                   static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, chunks.size()))));
+  histogram_chunks(chunks, audit.tensors, resolve_threads(options.threads));
   std::sort(audit.tensors.begin(), audit.tensors.end(),
             [](const TensorAudit& a, const TensorAudit& b) { return a.name < b.name; });
   return audit;

@@ -8,16 +8,15 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <optional>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "audit/strict_json.hpp"
+#include "parallel.hpp"
 
 namespace bitproof::audit {
 
@@ -366,15 +365,8 @@ Expected<Ok> check_against_index(const CheckpointFile& f, const std::vector<std:
 // error reported is the same whatever the thread timing.
 std::vector<Expected<CheckpointFile>> open_files(const std::vector<std::pair<fs::path, std::string>>& files) {
   std::vector<std::optional<Expected<CheckpointFile>>> opened(files.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < files.size(); i = next++) opened[i].emplace(open_file(files[i].first, files[i].second));
-  };
-  const unsigned threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), files.size());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  parallel_for(files.size(), resolve_threads(0),
+               [&](std::size_t i) { opened[i].emplace(open_file(files[i].first, files[i].second)); });
   std::vector<Expected<CheckpointFile>> out;
   for (auto& f : opened) out.push_back(std::move(*f));
   return out;

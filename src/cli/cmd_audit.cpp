@@ -5,12 +5,12 @@
 
 #include <chrono>
 #include <cstdio>
-#include <thread>
 
 #include "audit/admission.hpp"
 #include "audit/audit.hpp"
 #include "audit/synth.hpp"
 #include "cli/cli.hpp"
+#include "parallel.hpp"
 
 namespace bitproof::cli {
 namespace {
@@ -34,7 +34,7 @@ int run_audit_command(const AuditArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   auto checkpoint = audit::open_checkpoint(a.path);
   if (!checkpoint) return fail(checkpoint.error());
-  const unsigned threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = resolve_threads(a.threads);
   auto result = audit::run_audit(*checkpoint, {*selection, threads});
   if (!result) return fail(result.error());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -5,12 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include "backend/cpu_simd.hpp"
 #include "backend/diff_kind.hpp"
+#include "parallel.hpp"
 #include "report/digest.hpp"
 
 namespace bitproof {
@@ -66,34 +64,6 @@ class ChunkSummer {
   std::vector<std::uint32_t> current_;
   std::vector<std::uint32_t> words_;
 };
-
-// Runs body(i) for i in [0, n) on `threads` threads, taking indices in order;
-// the first exception is rethrown on the calling thread.
-void parallel_for(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& body) {
-  const unsigned workers = static_cast<unsigned>(std::min<std::size_t>(threads, n));
-  if (workers <= 1) {
-    for (std::size_t i = 0; i < n; ++i) body(i);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++) {
-      try {
-        body(i);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = n;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < workers; ++t) pool.emplace_back(work);
-  for (std::thread& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
 
 template <class T>
 void append_kept(std::vector<T>& into, std::vector<T>&& from, std::size_t keep) {
@@ -241,11 +211,6 @@ Expected<Ok> check_sweepable(const Spec& spec) {
 
 std::size_t chunk_sum_words(const Spec& spec) { return 2 * spec.recipes().size() + spec.claims.size(); }
 
-unsigned resolve_threads(unsigned threads) {
-  if (threads != 0) return threads;
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 // ---- one range ----
 
 namespace {
@@ -348,10 +313,11 @@ SweepPart sweep_range(const CaseEvaluator& eval, const Spec& spec, const EngineO
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t begin, std::uint64_t end,
                                                                   std::size_t pieces) {
+  if (begin == end) return {{begin, end}};  // an empty slice is one empty range (one empty part per claim)
   const std::uint64_t first = begin / kChunkCases;
   const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
-  const std::uint64_t per =
-      std::max<std::uint64_t>(1, (chunks + std::max<std::size_t>(pieces, 1) - 1) / std::max<std::size_t>(pieces, 1));
+  const std::uint64_t wanted = std::max<std::size_t>(pieces, 1);
+  const std::uint64_t per = std::max<std::uint64_t>(1, (chunks + wanted - 1) / wanted);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (std::uint64_t chunk = 0; chunk < chunks; chunk += per) {
     ranges.emplace_back((first + chunk) * kChunkCases, std::min(end, (first + chunk + per) * kChunkCases));
@@ -478,8 +444,7 @@ SweepPart sweep_parts(const EngineOptions& options, const RangeSweeper& sweep, s
   constexpr std::uint64_t kProgressCases = std::uint64_t{1} << 24;
   const unsigned threads = resolve_threads(options.threads);
   if (pieces == 0) pieces = std::max<std::size_t>(std::size_t{threads} * 4, (end - begin) / kProgressCases + 1);
-  auto ranges = split_ranges(begin, end, pieces);
-  if (ranges.empty()) ranges.emplace_back(begin, end);  // an empty slice still has one (empty) part per claim
+  const auto ranges = split_ranges(begin, end, pieces);
   std::vector<SweepPart> parts(ranges.size());
   std::atomic<std::uint64_t> done{0};
   parallel_for(ranges.size(), threads, [&](std::size_t k) {

@@ -44,6 +44,7 @@
 
 #include "error.hpp"
 #include "oracle/exact.hpp"
+#include "parallel.hpp"  // resolve_threads, for the engine's callers
 #include "proof/spec.hpp"
 
 namespace bitproof {
@@ -101,7 +102,7 @@ struct ProofResult {
   std::vector<ClaimResult> claims;  // per spec claim
   std::uint64_t witness_disagreement_count = 0;
   std::vector<WitnessDisagreement> witness_disagreements;  // the first `keep`
-  std::string case_digest;                                  // see report/digest.hpp and above
+  std::string case_digest;                                 // see report/digest.hpp and above
   WitnessMode witness_mode = WitnessMode::kFull;
   std::uint64_t witnessed_cases = 0;  // cases the oracle witness evaluated
   DigestMode digest_mode = DigestMode::kFull;
@@ -117,8 +118,8 @@ struct ProofResult {
 using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
 struct EngineOptions {
-  std::size_t keep = 8;  // counterexamples kept per claim
-  unsigned threads = 1;  // CPU threads for a sweep; 0: every core
+  std::size_t keep = 8;      // counterexamples kept per claim
+  unsigned threads = 1;      // CPU threads for a sweep; 0: every core
   ProgressFn progress = {};  // optional
 };
 
@@ -175,7 +176,7 @@ class CaseEvaluator {
 struct SweepPart {
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
-  std::vector<ClaimResult> claims;  // counts; counterexamples: the first `keep` of the range
+  std::vector<ClaimResult> claims;               // counts; counterexamples: the first `keep` of the range
   std::uint64_t witness_disagreement_count = 0;  // full witness mode only
   std::vector<WitnessDisagreement> witness_disagreements;
   std::uint64_t witnessed_cases = 0;
@@ -195,9 +196,9 @@ struct SweepPart {
 using RangeSweeper = std::function<SweepPart(std::uint64_t begin, std::uint64_t end)>;
 
 // Chunk-aligned ranges covering [begin, end) (begin chunk-aligned), about
-// `pieces` of them (fewer for small domains).
+// `pieces` of them (fewer for small domains); an empty slice gives one empty range.
 [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t begin, std::uint64_t end,
-                                                                               std::size_t pieces);
+                                                                                std::size_t pieces);
 // Runs `sweep` over chunk-aligned ranges of [begin, end) on options.threads
 // threads (0 pieces: enough for the threads and for progress every 2^24 cases),
 // reports progress, and joins the parts into one part of [begin, end).
@@ -217,7 +218,5 @@ void add_sampled_witness(const Spec& spec, const EngineOptions& options, ProofRe
 [[nodiscard]] std::vector<std::uint64_t> witness_sample(std::uint64_t cases);
 // The chunk-sum digest of a whole domain's chunk words (chunk order).
 [[nodiscard]] std::string chunk_sums_digest(const Spec& spec, const std::vector<std::uint32_t>& words);
-
-[[nodiscard]] unsigned resolve_threads(unsigned threads);
 
 }  // namespace bitproof

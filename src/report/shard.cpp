@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <thread>
 
+#include "parallel.hpp"
 #include "report/digest.hpp"
 
 namespace bitproof {
@@ -204,7 +204,7 @@ Expected<Json> merge_shards(const std::vector<Json>& shards, const std::vector<s
   }
   EngineOptions options;
   options.keep = keep;
-  options.threads = std::max(1u, std::thread::hardware_concurrency());
+  options.threads = resolve_threads(0);
   ProofResult merged = merge_parts(*spec, options, std::move(parts));
   if (merged.witness_mode == WitnessMode::kSampled) add_sampled_witness(*spec, options, merged);
   BackendRun run{"merged", fmt::format("{} shards", shards.size()), std::move(merged)};
