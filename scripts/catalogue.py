@@ -20,36 +20,47 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The catalogue, in reading order: (spec name, family heading).
 CATALOGUE = [
     ("dsv4-mxfp4-fp16-fold", "TurboMind SM70 MXFP4 → FP16 (DeepSeek V4 fold)"),
+    ("dsv4-mxfp4-fp16-prescaled", "TurboMind SM70 MXFP4 → FP16 (DeepSeek V4 fold)"),
     ("marlin-e2m1-decode", "vLLM Marlin FP4"),
     ("marlin-e2m1-bf16-decode", "vLLM Marlin FP4"),
     ("marlin-e8m0-bf16-scale", "vLLM Marlin FP4"),
     ("marlin-mxfp4-bf16", "vLLM Marlin FP4"),
     ("marlin-nvfp4-fp16", "vLLM Marlin FP4"),
     ("marlin-nvfp4-bf16", "vLLM Marlin FP4"),
+    ("marlin-nvfp4-current", "vLLM Marlin FP4"),
+    ("marlin-nvfp4-bf16-rescale-overflow", "vLLM Marlin FP4"),
     ("fp8-e4m3-fp16-shift", "FP8 → FP16 by shift"),
     ("fp8-e4m3-fp16-scale-fold", "FP8 → FP16 by shift"),
     ("fp8-e4m3-fp16-scale-fold-edges", "FP8 → FP16 by shift"),
     ("fp8-e5m2-fp16-shift", "FP8 → FP16 by shift"),
+    ("fp8-e5m2-fp16-nan", "FP8 → FP16 by shift"),
     ("gptq-int4-magic", "GPTQ INT4 → FP16 magic number"),
     ("gptq-int4-fma-fold", "GPTQ INT4 → FP16 magic number"),
     ("sm70-e8m0-fp16-scale", "SM70 UE8M0 → FP16 scale"),
     ("sm70-mxfp4-fp16", "SM70 UE8M0 → FP16 scale"),
     ("fp32fma-mxfp4-fp16", "Decode then FP32 FMA vs FP16 multiply"),
     ("llama-mxfp4-fp32", "llama.cpp MXFP4"),
+    ("llama-mxfp4-cuda", "llama.cpp MXFP4"),
     ("triton-mxfp4-fp16-upcast", "triton_kernels MXFP4 upcast and Triton's AMD path"),
     ("triton-mxfp4-bf16-upcast", "triton_kernels MXFP4 upcast and Triton's AMD path"),
+    ("triton-mxfp4-fp16-sm90-clamp", "triton_kernels MXFP4 upcast and Triton's AMD path"),
     ("lut-e2m1-fp16-decode", "E2M1 lookup-table decode (byte permute)"),
     ("lut-e2m1-bf16-decode", "E2M1 lookup-table decode (byte permute)"),
     ("awq-int4-zero-point", "INT4 with a zero point (AWQ, exllama)"),
     ("awq-int4-fold", "INT4 with a zero point (AWQ, exllama)"),
+    ("gptq-v1-int4-zero-16", "INT4 with a zero point (AWQ, exllama)"),
     ("fnuz-e4m3-fp16", "AMD E4M3FNUZ → FP16"),
     ("fnuz-e4m3-fp16-sw-old", "AMD E4M3FNUZ → FP16"),
+    ("fnuz-e4m3-fp16-nan-guard", "AMD E4M3FNUZ → FP16"),
     ("fnuz-e5m2-fp16", "AMD E5M2FNUZ → FP16, E4M3FNUZ → BF16"),
     ("fnuz-e4m3-bf16", "AMD E5M2FNUZ → FP16, E4M3FNUZ → BF16"),
+    ("fnuz-e5m2-fp16-nan-guard", "AMD E5M2FNUZ → FP16, E4M3FNUZ → BF16"),
+    ("fnuz-e4m3-bf16-nan-guard", "AMD E5M2FNUZ → FP16, E4M3FNUZ → BF16"),
     ("fp16-half2float", "FP16 ↔ FP32 conversions"),
     ("cuda-vendor-e2m1-fp16", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
     ("cuda-vendor-e4m3-fp16", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
     ("cuda-vendor-e5m2-fp16", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
+    ("cuda-vendor-e5m2-vllm", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
     ("cuda-vendor-e8m0-bf16", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
     ("cuda-vendor-mxfp4-fp32", "CUDA's own conversions (cuda_fp4.h, cuda_fp8.h) as witnesses"),
 ]
@@ -103,6 +114,57 @@ def domain_rows(domain, claim_index):
     return held, edge_text(over, d.get("below")), edge_text(over, d.get("above"))
 
 
+def pin_lines(result):
+    """Where each recipe of a spec comes from: its pins, with the upstream lines paraphrased."""
+    lines = []
+    for card in result.get("recipes", []):
+        if card["role"] == "control":
+            lines.append(f"- `{card['name']}`: negative control of `{card['control_of']}`: {cell(card['summary'])}")
+            continue
+        lines.append(f"- `{card['name']}`: {cell(card['summary'])}")
+        for pin in card["pins"]:
+            if pin["kind"] == "code":
+                lines.append(f"  - {pin['repo']} `{pin['path']}` at `{pin['revision']}`, `{cell(pin['symbol'])}`, "
+                             f"lines {pin['lines']}: {cell(pin['models'])}")
+            else:
+                lines.append(f"  - {pin['repo']} {pin['path']} ({cell(pin['symbol'])}; prose, no code read): "
+                             f"{cell(pin['models'])}")
+        if "caveat" in card:
+            lines.append(f"  - **caveat**: {cell(card['caveat'])}")
+    return lines
+
+
+def verdict_text(claim):
+    verdict = claim.get("verdict", "holds" if claim["holds"] else "refuted")
+    return {"holds": "holds", "refuted": "**refuted**", "refuted_as_expected": "refuted as expected (finding)",
+            "expectation_missed": "**not as expected**"}.get(verdict, verdict)
+
+
+def findings(reports):
+    """The section listing every claim that records an expected refutation."""
+    out = ["## What the catalogue found", "",
+           "Each finding is a claim whose spec records the refutation it expects (`\"expect\": {\"refuted\": N, "
+           "\"kinds\": ...}`): `bitproof prove` exits 0 only while the claim is refuted exactly so, and CI",
+           "regenerates every report, so a finding that disappears or changes fails the build as a broken proof would.",
+           "", "| spec | claim | recipes | refuted | what it means |", "|---|---|---|---|---|"]
+    for name, result in reports:
+        roles = {card["name"]: card["role"] for card in result.get("recipes", [])}
+        first = True
+        for i, c in enumerate(result["claims"]):
+            expect = result["spec"]["claims"][i].get("expect")
+            if not expect:
+                continue
+            kinds = ", ".join(f"{n} {k}" for k, n in sorted(c["by_kind"].items(), key=lambda kv: -kv[1]))
+            recipes = ", ".join(f"`{r}`" + (" (negative control)" if roles.get(r) == "control" else "")
+                                for r in c["recipes"])
+            meaning = cell(result["spec"].get("title", "")) if first else "(the same spec)"
+            first = False
+            out.append(f"| [`{name}`](../proofs/{name}.json) | {c['claim']} | {recipes} | "
+                       f"{c['cases'] - c['holding']} of {c['cases']} ({kinds}); {verdict_text(c)} | {meaning} |")
+    out.append("")
+    return out
+
+
 def render():
     out = [
         "# The recipe catalogue",
@@ -111,46 +173,57 @@ def render():
         "`scripts/regen-reports.sh` regenerates the reports and this file). Every row is one claim of a",
         "proof spec in `proofs/`: proven over the spec's own domain by `bitproof prove`, and swept over every",
         "code of one input by `bitproof domain` for the maximal interval where it holds and the first",
-        "counterexample on each side. Sources name the shipped code each recipe models (see each recipe's",
-        "spec card, `bitproof recipes`).",
+        "counterexample on each side. Under each spec, \"Where the recipes come from\" gives every recipe's pins:",
+        "the upstream repository, file, commit (or release), function and lines it models, with what those lines",
+        "compute in our own words, and a caveat where the model and the shipped code part (`bitproof recipes`",
+        "prints the same). References are the plain computation a claim measures against and model no shipped",
+        "code; negative controls are deliberately wrong. Where shipped code and model differ, the difference is",
+        "kept as a finding: a claim that records its expected refutation, listed first.",
         "",
     ]
     family = None
+    loaded = []
+    body = []
     for name, heading in CATALOGUE:
         report_path = os.path.join(ROOT, "reports", f"{name}.json")
         if heading != family:
-            out += [f"## {heading}", ""]
+            body += [f"## {heading}", ""]
             family = heading
         if not os.path.exists(report_path):
-            out += [f"### `{name}`", "", "**no report committed**", ""]
+            body += [f"### `{name}`", "", "**no report committed**", ""]
             continue
         result = load(report_path)["result"]
+        loaded.append((name, result))
         domain_path = os.path.join(ROOT, "reports", f"{name}.domain.json")
         domain = load(domain_path) if os.path.exists(domain_path) else None
         spec = result["spec"]
-        out += [f"### `{name}`", "", cell(spec.get("title", "")), "", f"Source: {cell(spec.get('source', '—'))}", ""]
-        out += [f"Domain proven: `{result['domain']['label']}`, {result['domain']['cases']} cases; verdict "
+        body += [f"### `{name}`", "", cell(spec.get("title", "")), "", f"Source: {cell(spec.get('source', '—'))}", ""]
+        body += [f"Domain proven: `{result['domain']['label']}`, {result['domain']['cases']} cases; verdict "
                 f"**{result['verdict']}**; case digest `{result['case_digest']['sha256'][:16]}…`", ""]
-        out += ["| claim | recipes | holding | maximal domain (`bitproof domain`) | first counterexample below | "
-                "first counterexample above |", "|---|---|---|---|---|---|"]
+        body += ["| claim | recipes | holding | verdict | maximal domain (`bitproof domain`) | first counterexample below | "
+                "first counterexample above |", "|---|---|---|---|---|---|---|"]
         for i, c in enumerate(result["claims"]):
             recipes = ", ".join(f"`{r}`" for r in c["recipes"])
             held, below, above = domain_rows(domain, i)
-            out.append(f"| {c['claim']} | {recipes} | {c['holding']}/{c['cases']} | {cell(held)} | {cell(below)} | "
+            body.append(f"| {c['claim']} | {recipes} | {c['holding']}/{c['cases']} | {verdict_text(c)} | {cell(held)} | "
+                        f"{cell(below)} | "
                        f"{cell(above)} |")
-        out.append("")
+        body.append("")
+        body += ["Where the recipes come from:", ""] + pin_lines(result) + [""]
         for extra in EXTRA_DOMAINS.get(name, []):
             extra_path = os.path.join(ROOT, "reports", extra)
             if not os.path.exists(extra_path):
                 continue
             d = load(extra_path)
             over = d["result"]["over"]["input"]
-            out.append(f"Swept over `{over}` instead (`reports/{extra}`):")
-            out.append("")
+            body.append(f"Swept over `{over}` instead (`reports/{extra}`):")
+            body.append("")
             for c in d["result"]["claims"]:
-                out.append(f"- {c['claim']} {', '.join('`' + r + '`' for r in c['recipes'])}: holds on "
+                body.append(f"- {c['claim']} {', '.join('`' + r + '`' for r in c['recipes'])}: holds on "
                            f"{over} {runs_text(c['holding'])}")
-            out.append("")
+            body.append("")
+    out += findings(loaded)
+    out += body
     return "\n".join(out)
 
 

@@ -26,6 +26,7 @@
 #include "backend/cuda_driver.hpp"
 #include "backend/diff_kind.hpp"
 #include "backend/sweep_abi.hpp"
+#include "backend/vendor_paths.hpp"
 #include "report/digest.hpp"
 
 namespace bitproof::kernel_images {
@@ -151,6 +152,8 @@ class CudaBackend : public Backend {
   Module fast_math_;
   Json device_info_;
   std::string label_;
+  int major_ = 0;  // compute capability of the device
+  int minor_ = 0;
 };
 
 Expected<Ok> CudaBackend::init() {
@@ -174,14 +177,17 @@ Expected<Ok> CudaBackend::init() {
   std::size_t memory = 0;
   BP_CU(drv->cuDeviceTotalMem(&memory, device_));
   label_ = fmt::format("cuda sm_{}{}", major, minor);
-  device_info_ = Json{{"name", std::string(name)},
-                      {"compute_capability", fmt::format("{}.{}", major, minor)},
-                      {"multiprocessors", sms},
-                      {"memory_bytes", memory},
-                      {"driver_version", fmt::format("{}.{}", driver_version / 1000, (driver_version % 1000) / 10)},
-                      {"runtime_version", fmt::format("{}.{} (driver API; the CUDA toolkit the host code was built with)",
-                                                      CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10)},
-                      {"nvcc", std::string(kernel_images::kNvccVersion)}};
+  major_ = major;
+  minor_ = minor;
+  device_info_ =
+      Json{{"name", std::string(name)},
+           {"compute_capability", fmt::format("{}.{}", major, minor)},
+           {"multiprocessors", sms},
+           {"memory_bytes", memory},
+           {"driver_version", fmt::format("{}.{}", driver_version / 1000, (driver_version % 1000) / 10)},
+           {"runtime_version", fmt::format("{}.{} (driver API; the CUDA toolkit the host code was built with)",
+                                           CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10)},
+           {"nvcc", std::string(kernel_images::kNvccVersion)}};
   if (auto ok = load_module(default_, kernel_images::kDefault, kernel_images::kDefaultSize); !ok) return ok;
   if (auto ok = load_module(fast_math_, kernel_images::kFastMath, kernel_images::kFastMathSize); !ok) return ok;
   return Ok{};
@@ -306,7 +312,8 @@ Expected<std::vector<std::uint32_t>> CudaBackend::eval(const Module& m, const Pl
   for (std::uint64_t done = 0; done < n; done += kBatch) {
     const std::uint64_t count = std::min(kBatch, n - done);
     abi::EvalParams params{p.domain, p.recipes, begin + done, count, buffer.get()};
-    const auto grid = static_cast<unsigned>(std::min<std::uint64_t>((count + abi::kThreads - 1) / abi::kThreads, 65535));
+    const auto grid =
+        static_cast<unsigned>(std::min<std::uint64_t>((count + abi::kThreads - 1) / abi::kThreads, 65535));
     if (auto ms = launch(*kernel, grid, &params, sizeof params); !ms) return ms.error();
     BP_CU(drv->cuMemcpyDtoH(out.data() + done * slots, buffer.get(), count * slots * 4));
   }
@@ -320,7 +327,8 @@ Expected<CudaBackend::ChunkScan> CudaBackend::scan(const Module& m, const char* 
   DeviceBuffer sums, kinds;
   if (auto ok = sums.allocate(drv, chunks * abi::kSumWords * 4); !ok) return ok.error();
   if (auto ok = kinds.allocate(drv, abi::kMaxClaims * abi::kKinds * 8); !ok) return ok.error();
-  auto f = function(m, std::string(kernel) == "bp_sweep_model" ? std::string(kernel) : fmt::format("{}_{}", kernel, p.slots));
+  auto f = function(
+      m, std::string(kernel) == "bp_sweep_model" ? std::string(kernel) : fmt::format("{}_{}", kernel, p.slots));
   if (!f) return f.error();
   for (int r = 0; r < std::max(repeat, 1); ++r) {
     BP_CU(drv->cuMemsetD8(sums.get(), 0, chunks * abi::kSumWords * 4));
@@ -361,9 +369,12 @@ Json timing_json(const std::vector<float>& ms, std::uint64_t cases) {
 SweepPart checked_table(const Spec& spec, const EngineOptions& engine, const std::vector<std::uint32_t>& table,
                         std::size_t slots, std::uint64_t begin, std::uint64_t end) {
   const CaseEvaluator evaluator(spec);
-  return sweep_parts(engine, [&](std::uint64_t b, std::uint64_t e) {
-    return sweep_range(evaluator, spec, engine, b, e, table.data() + (b - begin) * slots);
-  }, begin, end);
+  return sweep_parts(
+      engine,
+      [&](std::uint64_t b, std::uint64_t e) {
+        return sweep_range(evaluator, spec, engine, b, e, table.data() + (b - begin) * slots);
+      },
+      begin, end);
 }
 
 // Claim counts and model comparison of a part covering the whole domain.
@@ -426,7 +437,8 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
                                             std::uint64_t begin, std::uint64_t end, int repeat, ChunkScan& hw_out,
                                             ChunkScan& model_out) {
   if (spec.claims.size() > static_cast<std::size_t>(abi::kMaxClaims)) {
-    return Error{fmt::format("{}: the cuda backend checks at most {} claims on the device", spec.path, abi::kMaxClaims)};
+    return Error{
+        fmt::format("{}: the cuda backend checks at most {} claims on the device", spec.path, abi::kMaxClaims)};
   }
   const CaseEvaluator evaluator(spec);
   const std::uint64_t first = begin / kChunkCases;
@@ -477,7 +489,8 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     if (!again) return again.error();
     for (std::size_t c = 0; c < claims; ++c) {
       for (Counterexample& cx : again->claims[c].counterexamples) {
-        if (part.claims[c].counterexamples.size() < engine.keep) part.claims[c].counterexamples.push_back(std::move(cx));
+        if (part.claims[c].counterexamples.size() < engine.keep)
+          part.claims[c].counterexamples.push_back(std::move(cx));
       }
     }
     for (ModelDisagreement& m : again->model_disagreements) {
@@ -523,8 +536,9 @@ Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& 
   if (auto ok = check_sweepable(spec); !ok) return ok.error();
   Plan p;
   if (auto ok = plan(spec, p); !ok) return ok.error();
-  BackendRun run{"cuda", fmt::format("CUDA kernels on {} ({}), hardware bits checked against the soft model",
-                                     device_info_["name"].get<std::string>(), label_),
+  BackendRun run{"cuda",
+                 fmt::format("CUDA kernels on {} ({}), hardware bits checked against the soft model",
+                             device_info_["name"].get<std::string>(), label_),
                  ProofResult{}};
   run.label = label_;
   run.info["device"] = device_info_;
@@ -532,9 +546,11 @@ Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& 
                                   {"bytes", default_.bytes},
                                   {"architectures", std::string(kernel_images::kArchitectures)},
                                   {"loaded_with", "cuModuleLoadData"}};
+  Json paths = vendor_conversion_paths(spec, kernel_images::kArchitectures, major_, minor_);
+  if (!paths.empty()) run.info["vendor_conversion_paths"] = std::move(paths);
   const auto start = std::chrono::steady_clock::now();
-  auto ok = spec.case_count() <= kFullDigestLimit ? prove_small(spec, options, p, run)
-                                                   : prove_large(spec, options, p, run);
+  auto ok =
+      spec.case_count() <= kFullDigestLimit ? prove_small(spec, options, p, run) : prove_large(spec, options, p, run);
   if (!ok) return ok.error();
   run.info["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;

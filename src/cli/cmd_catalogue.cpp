@@ -1,4 +1,6 @@
 // bitproof formats | recipes: the catalogue.
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include "cli/cli.hpp"
@@ -28,16 +30,26 @@ int run_formats() {
   return 0;
 }
 
+void print_pin(const Pin& p) {
+  const std::string at =
+      p.kind == PinKind::kCode
+          ? fmt::format("{}@{} {} ({}, lines {})", p.repo, p.revision.substr(0, 12), p.path, p.symbol, p.lines)
+          : fmt::format("{} {} ({}; prose, no code read)", p.repo, p.path, p.symbol);
+  std::printf("    pin: %s\n         %s\n", at.c_str(), std::string(p.models).c_str());
+}
+
 int run_recipes() {
   for (const RecipeEntry& r : all_recipes()) {
     const RecipeCard& c = *r.card;
     std::string inputs;
     for (int i = 0; i < c.arity; ++i) inputs += (i ? "×" : "") + std::string(spec_of(c.inputs[i]).name);
     const bool control = c.role == Role::kControl;
-    std::printf("%-48s %-8s %s→%s\n    %s\n", std::string(c.name).c_str(), control ? "control" : "recipe",
+    std::printf("%-48s %-8s %s→%s\n    %s\n", std::string(c.name).c_str(), std::string(role_name(c.role)).c_str(),
                 inputs.c_str(), std::string(spec_of(c.output).name).c_str(), std::string(c.summary).c_str());
     if (control) std::printf("    must be refuted against %s\n", std::string(c.control_of).c_str());
     std::printf("    source: %s\n", std::string(c.source).c_str());
+    for (int i = 0; i < c.pin_count(); ++i) print_pin(*c.pins[i]);
+    if (!c.caveat.empty()) std::printf("    caveat: %s\n", std::string(c.caveat).c_str());
   }
   return 0;
 }
@@ -46,7 +58,8 @@ int run_recipes() {
 
 void add_catalogue_commands(CLI::App& app, Commands& commands) {
   commands.push_back({app.add_subcommand("formats", "list the format catalogue"), run_formats});
-  commands.push_back({app.add_subcommand("recipes", "list the recipe catalogue, negative controls included"), run_recipes});
+  commands.push_back(
+      {app.add_subcommand("recipes", "list the recipe catalogue, negative controls included"), run_recipes});
 }
 
 }  // namespace bitproof::cli

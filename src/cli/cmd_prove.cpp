@@ -67,14 +67,16 @@ void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const A
     if (agree.results_identical) {
       const ClaimResult& r = runs.front().result.claims[c];
       const std::string line = fmt::format("{} {} ({})", label, claim_summary(spec.claims[c], r), backend_labels(runs));
-      std::printf("%s\n", painted(line, r.holds()).c_str());
+      std::printf("%s\n", painted(line, verdict_passes(claim_verdict(spec.claims[c], r))).c_str());
     } else {
       for (const BackendRun& run : runs) {
         std::printf("%s %s (%s only)\n", label.c_str(), claim_summary(spec.claims[c], run.result.claims[c]).c_str(),
                     (run.label.empty() ? run.name : run.label).c_str());
       }
     }
-    const auto& cxs = runs.front().result.claims[c].counterexamples;
+    const ClaimResult& first = runs.front().result.claims[c];
+    if (claim_verdict(spec.claims[c], first) == ClaimVerdict::kRefutedAsExpected) continue;  // a known finding
+    const auto& cxs = first.counterexamples;
     for (std::size_t i = 0; i < cxs.size() && i < kPrintedCounterexamples; ++i) {
       print_lines(counterexample_lines(spec, cxs[i]));
     }
@@ -94,6 +96,11 @@ void print_hardware(const Spec& spec, const BackendRun& run) {
     std::printf("MODEL DISAGREEMENT: %s hardware and the soft model differ on %llu recipe evaluations\n",
                 run.label.c_str(), static_cast<unsigned long long>(r.model_disagreement_count));
     for (const ModelDisagreement& m : r.model_disagreements) print_lines(model_lines(spec, run.label, m));
+  }
+  if (run.info.contains("vendor_conversion_paths")) {
+    for (const auto& [recipe, path] : run.info["vendor_conversion_paths"].items()) {
+      std::printf("  %s %s: %s\n", run.label.c_str(), recipe.c_str(), path.get<std::string>().c_str());
+    }
   }
   if (!run.info.contains("fast_math")) return;
   const Json& claims = run.info["fast_math"]["claims"];
@@ -200,7 +207,9 @@ int run_prove(const ProveArgs& a) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
   for (const ClaimResult& c : first.claims) counts.emplace_back(c.holding, c.cases);
   const std::vector<std::string> unexpected = a.gate.mismatches(counts);
-  if (!a.gate.quiet || !first.holds() || !agree.holds() || !unexpected.empty()) print_claims(*spec, runs, agree);
+  if (!a.gate.quiet || !first.passes(*spec) || !agree.holds() || !unexpected.empty()) {
+    print_claims(*spec, runs, agree);
+  }
   for (const std::string& line : unexpected) std::printf("%s\n", painted(line, false).c_str());
   const ProofResult& r = runs.front().result;
   print_witness(*spec, r.witness_disagreement_count, r.witness_disagreements);
@@ -213,7 +222,7 @@ int run_prove(const ProveArgs& a) {
   if (a.out.any()) {
     if (auto e = a.out.write(proof_report(*spec, runs, a.keep))) return fail(*e);
   }
-  return r.holds() && agree.holds() && unexpected.empty() ? kExitHolds : kExitRefuted;
+  return r.passes(*spec) && agree.holds() && unexpected.empty() ? kExitHolds : kExitRefuted;
 }
 
 }  // namespace

@@ -52,7 +52,8 @@ int run_verify(const std::string& path) {
                 first_difference(recorded, *now).c_str());
     return kExitRefuted;
   }
-  const std::string digest = recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
+  const std::string digest =
+      recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
   std::printf("verified: %s: the result part reproduces byte for byte%s\n", name.c_str(),
               digest.empty() ? "" : fmt::format(" (case digest {})", digest).c_str());
   return kExitHolds;
@@ -94,8 +95,9 @@ int run_merge(const MergeArgs& a) {
   auto merged = merge_shards(shards, a.shards);
   if (!merged) return fail(merged.error());
   if (auto e = a.out.write(*merged)) return fail(*e);
-  for (const Json& claim : (*merged)["result"]["claims"]) std::printf("%s (%zu shards)\n", claim["summary"].get<std::string>().c_str(), shards.size());
-  return (*merged)["result"]["verdict"] == "holds" ? kExitHolds : kExitRefuted;
+  for (const Json& claim : (*merged)["result"]["claims"])
+    std::printf("%s (%zu shards)\n", claim["summary"].get<std::string>().c_str(), shards.size());
+  return proof_verdict_passes((*merged)["result"]["verdict"].get<std::string>()) ? kExitHolds : kExitRefuted;
 }
 
 }  // namespace

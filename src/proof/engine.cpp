@@ -80,6 +80,24 @@ bool ProofResult::holds() const {
          std::all_of(claims.begin(), claims.end(), [](const ClaimResult& c) { return c.holds(); });
 }
 
+ClaimCounts counts_of(const ClaimResult& r) { return {r.cases, r.holding, r.by_kind}; }
+
+ClaimVerdict claim_verdict(const Claim& claim, const ClaimResult& r) {
+  return claim_verdict(claim.expect, counts_of(r));
+}
+
+bool ProofResult::passes(const Spec& spec) const {
+  if (witness_disagreement_count != 0 || model_disagreement_count != 0) return false;
+  for (std::size_t c = 0; c < claims.size(); ++c) {
+    if (!verdict_passes(claim_verdict(spec.claims[c], claims[c]))) return false;
+  }
+  return true;
+}
+
+bool ProofResult::has_findings(const Spec& spec) const {
+  return std::any_of(spec.claims.begin(), spec.claims.end(), [](const Claim& c) { return c.expect.has_value(); });
+}
+
 std::string difference_kind(FormatId format, std::uint32_t a, std::uint32_t b) {
   return std::string(diff_kind_name(classify_difference(kind_format(spec_of(format)), a, b)));
 }

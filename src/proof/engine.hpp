@@ -111,7 +111,14 @@ struct ProofResult {
   std::uint64_t model_disagreement_count = 0;
   std::vector<ModelDisagreement> model_disagreements;  // the first `keep`, in case order
   [[nodiscard]] bool holds() const;
+  // No witness or model disagreement and every claim holds or is refuted as its
+  // spec expects (a finding): what exit 0 means.
+  [[nodiscard]] bool passes(const Spec& spec) const;
+  [[nodiscard]] bool has_findings(const Spec& spec) const;
 };
+
+[[nodiscard]] ClaimCounts counts_of(const ClaimResult& r);
+[[nodiscard]] ClaimVerdict claim_verdict(const Claim& claim, const ClaimResult& r);
 
 // Called from sweep threads as ranges finish: cases done so far, cases in all
 // (of the range being swept). Must be thread-safe; never changes a result.

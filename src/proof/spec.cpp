@@ -51,8 +51,7 @@ Expected<std::uint64_t> unsigned_value(const Where& w, const json& v, const std:
   return v.get<std::uint64_t>();
 }
 
-Expected<FormatId> format_field(const Where& w, const json& object, const std::string& parent,
-                                const std::string& key) {
+Expected<FormatId> format_field(const Where& w, const json& object, const std::string& parent, const std::string& key) {
   auto name = string_field(w, object, parent, key, true);
   if (!name) return name.error();
   const auto id = format_by_name(*name);
@@ -76,7 +75,8 @@ void fill_range(InputDomain& in, CodeRange r) {
 
 Expected<Ok> parse_codes(const Where& w, const json& v, const std::string& field, InputDomain& in) {
   if (v.is_string()) {
-    if (v.get<std::string>() != "all") return w.at(field, "expected \"all\", {\"range\": [lo, hi]} or {\"list\": [...]}");
+    if (v.get<std::string>() != "all")
+      return w.at(field, "expected \"all\", {\"range\": [lo, hi]} or {\"list\": [...]}");
     in.all = true;
     fill_range(in, {0, static_cast<std::uint32_t>(spec_of(in.format).code_count() - 1)});
     return Ok{};
@@ -140,14 +140,15 @@ std::string format_list(const std::vector<FormatId>& formats) {
 Expected<const RecipeEntry*> recipe_for(const Where& w, const Spec& spec, const json& v, const std::string& field) {
   if (!v.is_string()) return w.at(field, "expected a recipe name, found " + type_name(v));
   const RecipeEntry* recipe = recipe_by_name(v.get<std::string>());
-  if (recipe == nullptr) return w.at(field, fmt::format("unknown recipe \"{}\" (see `bitproof recipes`)", v.get<std::string>()));
+  if (recipe == nullptr)
+    return w.at(field, fmt::format("unknown recipe \"{}\" (see `bitproof recipes`)", v.get<std::string>()));
   const RecipeCard& card = *recipe->card;
   std::vector<FormatId> takes(card.inputs.begin(), card.inputs.begin() + card.arity);
   std::vector<FormatId> given;
   for (const InputDomain& in : spec.inputs) given.push_back(in.format);
   if (takes != given) {
-    return w.at(field, fmt::format("recipe \"{}\" takes {} but the spec's inputs are {}", card.name,
-                                   format_list(takes), format_list(given)));
+    return w.at(field, fmt::format("recipe \"{}\" takes {} but the spec's inputs are {}", card.name, format_list(takes),
+                                   format_list(given)));
   }
   if (card.output != spec.output) {
     return w.at(field, fmt::format("recipe \"{}\" produces {} but the spec's output is {}", card.name,
@@ -165,7 +166,8 @@ Expected<ClaimKind> claim_kind(const Where& w, const std::string& name, const st
 
 Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, const std::string& field) {
   if (!v.is_object()) return w.at(field, "expected an object, found " + type_name(v));
-  if (auto ok = only_keys(w, v, field, {"claim", "recipes", "expected_cases", "rounding"}); !ok) return ok.error();
+  if (auto ok = only_keys(w, v, field, {"claim", "recipes", "expected_cases", "rounding", "expect"}); !ok)
+    return ok.error();
   Claim claim{};
   auto kind_name = string_field(w, v, field, "claim", true);
   if (!kind_name) return kind_name.error();
@@ -174,7 +176,8 @@ Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, con
   claim.kind = *kind;
   if (!v.contains("recipes")) return w.at(field + ".recipes", "missing");
   const json& recipes = v.at("recipes");
-  if (!recipes.is_array()) return w.at(field + ".recipes", "expected an array of recipe names, found " + type_name(recipes));
+  if (!recipes.is_array())
+    return w.at(field + ".recipes", "expected an array of recipe names, found " + type_name(recipes));
   const std::size_t needed = claim.kind == ClaimKind::kEqual ? 2 : 1;
   if (recipes.size() < needed) {
     return w.at(field + ".recipes", fmt::format("claim \"{}\" needs at least {} recipe(s)", *kind_name, needed));
@@ -191,15 +194,16 @@ Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, con
     auto expected = unsigned_value(w, v.at("expected_cases"), field + ".expected_cases");
     if (!expected) return expected.error();
     if (*expected != spec.case_count()) {
-      return w.at(field + ".expected_cases", fmt::format("{} cannot match the domain, which has {} cases",
-                                                         *expected, spec.case_count()));
+      return w.at(field + ".expected_cases",
+                  fmt::format("{} cannot match the domain, which has {} cases", *expected, spec.case_count()));
     }
     claim.expected_cases = *expected;
   }
   if (v.contains("rounding")) {
     auto mode = string_field(w, v, field, "rounding", true);
     if (!mode) return mode.error();
-    if (claim.kind != ClaimKind::kCorrectlyRounded) return w.at(field + ".rounding", "only a correctly_rounded claim takes a rounding");
+    if (claim.kind != ClaimKind::kCorrectlyRounded)
+      return w.at(field + ".rounding", "only a correctly_rounded claim takes a rounding");
     if (*mode == "nearest_even") {
       claim.rounding = oracle::Rounding::kNearestEven;
     } else if (*mode == "toward_zero") {
@@ -207,6 +211,11 @@ Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, con
     } else {
       return w.at(field + ".rounding", fmt::format("unknown rounding \"{}\" (nearest_even, toward_zero)", *mode));
     }
+  }
+  if (v.contains("expect")) {
+    auto expect = parse_expectation(v.at("expect"), field + ".expect", spec.case_count());
+    if (!expect) return Error{fmt::format("{}: {}", w.path, expect.error().message)};
+    claim.expect = std::move(*expect);
   }
   return claim;
 }
@@ -219,7 +228,8 @@ bool valid_name(const std::string& name) {
 
 Expected<Ok> parse_header(const Where& w, const json& root, Spec& spec) {
   if (!root.is_object()) return w.at("(top level)", "expected a JSON object, found " + type_name(root));
-  if (auto ok = only_keys(w, root, "", {"bitproof_spec", "name", "title", "source", "inputs", "output", "claims"}); !ok) {
+  if (auto ok = only_keys(w, root, "", {"bitproof_spec", "name", "title", "source", "inputs", "output", "claims"});
+      !ok) {
     return ok.error();
   }
   if (!root.contains("bitproof_spec")) return w.at("bitproof_spec", "missing (this file is not a bitproof spec)");
@@ -245,7 +255,8 @@ Expected<Ok> parse_inputs(const Where& w, const json& root, Spec& spec) {
   const json& inputs = root.at("inputs");
   if (!inputs.is_array()) return w.at("inputs", "expected an array, found " + type_name(inputs));
   if (inputs.empty()) return w.at("inputs", "empty domain: no inputs");
-  if (inputs.size() > static_cast<std::size_t>(kMaxArity)) return w.at("inputs", fmt::format("at most {} inputs", kMaxArity));
+  if (inputs.size() > static_cast<std::size_t>(kMaxArity))
+    return w.at("inputs", fmt::format("at most {} inputs", kMaxArity));
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     auto in = parse_input(w, inputs[i], fmt::format("inputs[{}]", i));
     if (!in) return in.error();
@@ -330,7 +341,10 @@ Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange
   in.all = range.lo == 0 && range.hi + std::uint64_t{1} == spec_of(in.format).code_count();
   fill_range(in, range);
   // The expected counts were written for the spec's own domain, which the user has just replaced.
-  for (Claim& c : spec.claims) c.expected_cases.reset();
+  for (Claim& c : spec.claims) {
+    c.expected_cases.reset();
+    c.expect.reset();
+  }
   return Ok{};
 }
 
@@ -381,6 +395,7 @@ nlohmann::ordered_json spec_to_json(const Spec& spec) {
     for (const RecipeEntry* r : c.recipes) claim["recipes"].push_back(r->card->name);
     if (c.expected_cases) claim["expected_cases"] = *c.expected_cases;
     if (c.kind == ClaimKind::kCorrectlyRounded) claim["rounding"] = rounding_name(c.rounding);
+    if (c.expect) claim["expect"] = expectation_json(*c.expect);
     j["claims"].push_back(claim);
   }
   return j;

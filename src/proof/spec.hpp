@@ -14,8 +14,9 @@
 //   "claims": [
 //     {"claim": "equal", "recipes": ["a", "b"], "expected_cases": 208},
 //     {"claim": "correctly_rounded", "recipes": ["a"], "rounding": "nearest_even"},
-//     {"claim": "exact", "recipes": ["a"]}
-//   ]
+//     {"claim": "exact", "recipes": ["a"]},
+//     {"claim": "equal", "recipes": ["c", "d"], "expect": {"refuted": 6, "kinds": {"nan-bits": 6}}}
+//   ]                                         expect: a finding (proof/expect.hpp)
 // }
 #pragma once
 
@@ -28,6 +29,7 @@
 #include "error.hpp"
 #include "format/format.hpp"
 #include "oracle/exact.hpp"
+#include "proof/expect.hpp"
 #include "recipes/registry.hpp"
 
 namespace bitproof {
@@ -54,6 +56,7 @@ struct Claim {
   std::vector<const RecipeEntry*> recipes;
   std::optional<std::uint64_t> expected_cases;
   oracle::Rounding rounding = oracle::Rounding::kNearestEven;
+  std::optional<Expectation> expect = std::nullopt;  // a finding: the refutation this claim records (proof/expect.hpp)
 };
 
 struct Spec {
@@ -76,7 +79,8 @@ struct Spec {
 [[nodiscard]] Expected<Spec> load_spec(const std::string& path);
 
 // Replaces the codes of input `input_name` by the range; checks it as parse does.
-// The claims' expected_cases, written for the spec's own domain, are dropped.
+// The claims' expected_cases and expectations, written for the spec's own
+// domain, are dropped: a finding's claim is then judged as a plain claim.
 [[nodiscard]] Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange range,
                                           const std::string& origin);
 // Parses "LO:HI" (decimal or 0x hex).

@@ -36,6 +36,79 @@ namespace bitproof::fnuz {
 inline constexpr std::string_view kSource =
     "triton-lang/triton third_party/amd/lib/TritonAMDGPUToLLVM/ConvertFpCastOpToLLVM.cpp (Fp8E4M3FNUZ_to_Fp16: "
     "_HW on CDNA3, _SW / Fp8E4M3FNUZ_to_Fp16_oneValue elsewhere)";
+// Pins. bd2fe16b is upstream Triton's "[AMD] Fix tt.fp_to_fp bf16 to fp32 conversion (#4238)",
+// 2024-07-03, read in openeuler-mirror/triton-cpu (which carries upstream history); 01d980fc
+// is the newest stored triton-lang/triton version of the renamed file.
+inline constexpr std::string_view kMirror = "openeuler-mirror/triton-cpu";
+inline constexpr std::string_view kBd2fe16b = "bd2fe16b8a8b38f0145c5c1c7c8a02a73b604470";
+inline constexpr std::string_view kEwOld = "third_party/amd/lib/TritonAMDGPUToLLVM/ElementwiseOpToLLVM.cpp";
+inline constexpr std::string_view kCastNew = "third_party/amd/lib/TritonAMDGPUToLLVM/ConvertFpCastOpToLLVM.cpp";
+inline constexpr std::string_view k01d980fc = "01d980fcd2b594846681c45c1fc1675c2ddd6b4c";
+inline constexpr Pin kPinHwChain{PinKind::kCode,
+                                 kMirror,
+                                 kEwOld,
+                                 kBd2fe16b,
+                                 "Fp8E4M3FNUZ_to_Fp16_HW, convert_val_Fp8_to_Fp16, cvtFp8ToFp32, cvtFp32ToFp16",
+                                 "96-143, 184-195, 624-628",
+                                 "v_cvt_pk_f32_fp8 gives the exact FP32 of the code, v_cvt_f16_f32 rounds it to FP16 "
+                                 "(nearest even); selected on CDNA3"};
+inline constexpr Pin kPinSwOld{PinKind::kCode,
+                               kMirror,
+                               kEwOld,
+                               kBd2fe16b,
+                               "Fp8E4M3FNUZ_to_Fp16_oneValue",
+                               "583-613",
+                               "a = byte << 8; (|a| >> 1) + 0x0C00 when a & 0x7A00 is 0, else + 0x1C00; sign ORed: no "
+                               "subnormal handling (selected on every non-CDNA3 target, 630-633)"};
+inline constexpr Pin kPinE5m2Hw{PinKind::kCode,
+                                kMirror,
+                                kEwOld,
+                                kBd2fe16b,
+                                "Fp8E5M2FNUZ_to_Fp16_HW",
+                                "387-396",
+                                "v_cvt_pk_f32_bf8 then nearest-even FP16, on CDNA3"};
+inline constexpr Pin kPinE5m2SwOld{PinKind::kCode,
+                                   kMirror,
+                                   kEwOld,
+                                   kBd2fe16b,
+                                   "Fp8E5M2FNUZ_to_Fp16_oneValue",
+                                   "343-376",
+                                   "exponent field 0: m >> 1; field 1: (m >> 1) + 0x0200; else exponent lowered by "
+                                   "one; sign ORed: 0x80 (the NaN) becomes -0"};
+inline constexpr Pin kPinBf16Hw{PinKind::kCode,
+                                kMirror,
+                                kEwOld,
+                                kBd2fe16b,
+                                "Fp8E4M3FNUZ_to_Bf16, convertFp32ToBf16",
+                                "313-318, 542-550",
+                                "the hardware cvt to FP32, then truncated to BF16 (>> 16, RTZ)"};
+
+inline constexpr Pin kPinSwNow{PinKind::kCode,
+                               "triton-lang/triton",
+                               kCastNew,
+                               k01d980fc,
+                               "CvtFp8E4M3ToFp16::Fp8E4M3fnuzToFp16OneValue",
+                               "949-999",
+                               "byte in the high half, sign split off, >> 1, + 0x1C00; magnitudes 0..7 from a table; "
+                               "sign ORed; then, as the last write (line 995), 0x80 (the NaN) becomes 0x7E00; selected "
+                               "off CDNA3 (918-921)"};
+inline constexpr Pin kPinE5m2SwNow{PinKind::kCode,
+                                   "triton-lang/triton",
+                                   kCastNew,
+                                   k01d980fc,
+                                   "CvtFp8E5M2ToFp16::Fp8E5M2fnuzToFp16OneValue",
+                                   "1124-1162",
+                                   "exponent lowered by one, fields 0 and 1 to subnormals by hand; line 1159 maps the "
+                                   "NaN byte 0x80 to 0x7E00"};
+inline constexpr Pin kPinBf16SwNow{PinKind::kCode,
+                                   "triton-lang/triton",
+                                   kCastNew,
+                                   k01d980fc,
+                                   "CvtFp8E4M3ToBf16::Fp8E4M3fnuzToBf16SW",
+                                   "1261-1317",
+                                   "magnitude bits moved to BF16 position, read as FP32, times 2^119 (1294-1295), sign "
+                                   "ORed; lines 1313-1316 map the NaN byte 0x80 to 0x7FC0"};
+
 inline constexpr std::string_view kOldSource =
     "triton-lang/triton AMD backend, older Fp8E4M3FNUZ_to_Fp16_oneValue (exponent mask 0x7A00, + 0x0C00 / "
     "+ 0x1C00; 'does not handle denormals'), as stored in several forks";
@@ -145,8 +218,9 @@ constexpr RecipeCard card(std::string_view name, std::string_view label, std::st
 
 struct Hw {
   static constexpr RecipeCard kCard =
-      card("triton_amd.e4m3fnuz_fp16.hw", "fnuz-hw", "float2half_rn(exact FP32 of the code): v_cvt_pk_f32_fp8, RTNE",
-           kSource);
+      pinned(card("triton_amd.e4m3fnuz_fp16.hw", "fnuz-hw",
+                  "float2half_rn(exact FP32 of the code): v_cvt_pk_f32_fp8, RTNE", kSource),
+             {&kPinHwChain});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return Ar::float2half_rn(e4m3fnuz_float_bits(c));
@@ -154,10 +228,13 @@ struct Hw {
 };
 
 struct Sw {
-  static constexpr RecipeCard kCard =
+  static constexpr RecipeCard kCard = pinned(
       card("triton_amd.e4m3fnuz_fp16.sw", "fnuz-sw",
            "sign | ((|byte << 8| >> 1) + 0x1C00), NaN select 0x7E00, then |c| < 8 from a table (NaN lands on -0)",
-           kSource);
+           kSource),
+      {&kPinSwNow},
+      "the version before the NaN guard (stored without a commit id): 0x80 (the NaN) gives -0 here and 0x7E00 in "
+      "01d980fc (triton_amd.e4m3fnuz_fp16.sw_nan_guard)");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return sw_bits(c);
@@ -166,8 +243,9 @@ struct Sw {
 
 struct SwOld {
   static constexpr RecipeCard kCard =
-      card("triton_amd.e4m3fnuz_fp16.sw_old", "fnuz-sw-old",
-           "sign | ((|byte << 8| >> 1) + (byte & 0x7A ? 0x1C00 : 0x0C00)): no subnormal handling", kOldSource);
+      pinned(card("triton_amd.e4m3fnuz_fp16.sw_old", "fnuz-sw-old",
+                  "sign | ((|byte << 8| >> 1) + (byte & 0x7A ? 0x1C00 : 0x0C00)): no subnormal handling", kOldSource),
+             {&kPinSwOld});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return sw_old_bits(c);
@@ -178,9 +256,10 @@ struct SwOld {
 
 struct E5m2Hw {
   static constexpr RecipeCard kCard =
-      card("triton_amd.e5m2fnuz_fp16.hw", "e5m2fnuz-hw",
-           "float2half_rn(exact FP32 of the code): v_cvt_pk_f32_bf8, RTNE (Fp8E5M2FNUZ_to_Fp16_HW)", kSource,
-           Role::kRecipe, {}, FormatId::e5m2fnuz, FormatId::fp16);
+      pinned(card("triton_amd.e5m2fnuz_fp16.hw", "e5m2fnuz-hw",
+                  "float2half_rn(exact FP32 of the code): v_cvt_pk_f32_bf8, RTNE (Fp8E5M2FNUZ_to_Fp16_HW)", kSource,
+                  Role::kRecipe, {}, FormatId::e5m2fnuz, FormatId::fp16),
+             {&kPinE5m2Hw, &kPinHwChain});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return Ar::float2half_rn(e5m2fnuz_float_bits(c));
@@ -188,10 +267,13 @@ struct E5m2Hw {
 };
 
 struct E5m2Sw {
-  static constexpr RecipeCard kCard =
+  static constexpr RecipeCard kCard = pinned(
       card("triton_amd.e5m2fnuz_fp16.sw", "e5m2fnuz-sw",
            "byte << 8 with the exponent lowered by 1 (field 1 to the subnormal 0x0200 + m/2, field 0 m/2); NaN -> -0",
-           kSource, Role::kRecipe, {}, FormatId::e5m2fnuz, FormatId::fp16);
+           kSource, Role::kRecipe, {}, FormatId::e5m2fnuz, FormatId::fp16),
+      {&kPinE5m2SwOld, &kPinE5m2SwNow},
+      "as bd2fe16b ships it: 0x80 (the NaN) gives -0; 01d980fc maps it to 0x7E00 "
+      "(triton_amd.e5m2fnuz_fp16.sw_nan_guard)");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return e5m2fnuz_sw_bits(c);
@@ -200,9 +282,10 @@ struct E5m2Sw {
 
 struct E4m3Bf16Hw {
   static constexpr RecipeCard kCard =
-      card("triton_amd.e4m3fnuz_bf16.hw", "fnuz-bf16-hw",
-           "exact FP32 of the code, truncated to BF16 (v_cvt_pk_f32_fp8, convertFp32ToBf16 RTZ)", kSource,
-           Role::kRecipe, {}, FormatId::e4m3fnuz, FormatId::bf16);
+      pinned(card("triton_amd.e4m3fnuz_bf16.hw", "fnuz-bf16-hw",
+                  "exact FP32 of the code, truncated to BF16 (v_cvt_pk_f32_fp8, convertFp32ToBf16 RTZ)", kSource,
+                  Role::kRecipe, {}, FormatId::e4m3fnuz, FormatId::bf16),
+             {&kPinBf16Hw, &kPinHwChain});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return e4m3fnuz_float_bits(c) >> 16;
@@ -211,15 +294,55 @@ struct E4m3Bf16Hw {
 
 struct E4m3Bf16Sw {
   static constexpr RecipeCard kCard =
-      card("triton_amd.e4m3fnuz_bf16.sw", "fnuz-bf16-sw",
-           "fmul(float bits (|byte << 8| >> 4) << 16, 2^119) >> 16 | sign: an FP32 multiply moves the bias "
-           "(Fp8E4M3FNUZ_to_Bf16_SW, CDNA4); NaN -> -0",
-           kSource, Role::kRecipe, {}, FormatId::e4m3fnuz, FormatId::bf16);
+      pinned(card("triton_amd.e4m3fnuz_bf16.sw", "fnuz-bf16-sw",
+                  "fmul(float bits (|byte << 8| >> 4) << 16, 2^119) >> 16 | sign: an FP32 multiply moves the bias "
+                  "(Fp8E4M3FNUZ_to_Bf16_SW, CDNA4); NaN -> -0",
+                  kSource, Role::kRecipe, {}, FormatId::e4m3fnuz, FormatId::bf16),
+             {&kPinBf16SwNow},
+             "the version before the NaN guard (stored without a commit id): 0x80 gives -0 here, 0x7FC0 in 01d980fc; "
+             "assumes the FP32 multiply keeps subnormals");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     const std::uint32_t a = (c & 0xFF) << 8;
     const std::uint32_t shifted = (a & 0x7FFF) >> 4;
     return (Ar::fmul(shifted << 16, kFloatTwoPow119) >> 16) | (a & 0x8000);
+  }
+};
+
+// ---- the newest stored version (01d980fc): the NaN byte 0x80 guarded as the last write ----
+
+struct SwNanGuard {
+  static constexpr RecipeCard kCard =
+      pinned(card("triton_amd.e4m3fnuz_fp16.sw_nan_guard", "fnuz-sw-nan",
+                  "the software decode with 01d980fc's NaN guard: 0x80 -> 0x7E00, every other code as sw", kSource),
+             {&kPinSwNow});
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
+    return (c & 0xFF) == 0x80 ? 0x7E00u : sw_bits(c);
+  }
+};
+
+struct E5m2SwNanGuard {
+  static constexpr RecipeCard kCard =
+      pinned(card("triton_amd.e5m2fnuz_fp16.sw_nan_guard", "e5m2fnuz-sw-nan",
+                  "the E5M2FNUZ software decode with 01d980fc's NaN guard: 0x80 -> 0x7E00", kSource, Role::kRecipe, {},
+                  FormatId::e5m2fnuz, FormatId::fp16),
+             {&kPinE5m2SwNow});
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
+    return (c & 0xFF) == 0x80 ? 0x7E00u : e5m2fnuz_sw_bits(c);
+  }
+};
+
+struct E4m3Bf16SwNanGuard {
+  static constexpr RecipeCard kCard = pinned(card("triton_amd.e4m3fnuz_bf16.sw_nan_guard", "fnuz-bf16-sw-nan",
+                                                  "the BF16 software path with 01d980fc's NaN guard: 0x80 -> 0x7FC0",
+                                                  kSource, Role::kRecipe, {}, FormatId::e4m3fnuz, FormatId::bf16),
+                                             {&kPinBf16SwNow});
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
+    if ((c & 0xFF) == 0x80) return 0x7FC0u;
+    return E4m3Bf16Sw::eval<Ar>(c);
   }
 };
 

@@ -25,6 +25,7 @@
 
 #include "hd.hpp"
 #include "recipes/recipe.hpp"
+#include "recipes/upstream.hpp"
 
 namespace bitproof::fp16 {
 
@@ -55,7 +56,8 @@ constexpr RecipeCard convert_card(std::string_view name, std::string_view label,
 }
 
 struct Hmul {
-  static constexpr RecipeCard kCard = mul_card("fp16.hmul", "hmul", "hmul(a, b): one FP16 multiply, nearest even");
+  static constexpr RecipeCard kCard =
+      pinned(mul_card("fp16.hmul", "hmul", "hmul(a, b): one FP16 multiply, nearest even"), {&upstream::kPinHmul});
   template <class Ar, class W = std::uint32_t>
   BP_HD static constexpr W eval(W a, W b) {
     return Ar::hmul(a, b);
@@ -64,8 +66,9 @@ struct Hmul {
 
 struct Fp32Round {
   static constexpr RecipeCard kCard =
-      mul_card("fp16.fp32_round", "fp32-round",
-               "float2half_rn(fmul(half2float(a), half2float(b))): FP32 multiply rounded once to FP16");
+      pinned(mul_card("fp16.fp32_round", "fp32-round",
+                      "float2half_rn(fmul(half2float(a), half2float(b))): FP32 multiply rounded once to FP16"),
+             {&upstream::kPinHalf2Float, &upstream::kPinFmulRn, &upstream::kPinFloat2HalfRn});
   template <class Ar, class W = std::uint32_t>
   BP_HD static constexpr W eval(W a, W b) {
     return Ar::float2half_rn(Ar::fmul(Ar::half2float(a), Ar::half2float(b)));
@@ -77,8 +80,8 @@ struct Fp32Round {
 struct Fp32RoundTowardZero {
   static constexpr RecipeCard kCard =
       mul_card("fp16.control.fp32_round_rz", "fp32-round-rz",
-               "the FP32 path rounded toward zero: wrong wherever the product is inexact or overflows",
-               Role::kControl, "fp16.fp32_round");
+               "the FP32 path rounded toward zero: wrong wherever the product is inexact or overflows", Role::kControl,
+               "fp16.fp32_round");
   template <class Ar, class W = std::uint32_t>
   BP_HD static constexpr W eval(W a, W b) {
     return Ar::float2half_rz(Ar::fmul(Ar::half2float(a), Ar::half2float(b)));
@@ -86,9 +89,9 @@ struct Fp32RoundTowardZero {
 };
 
 struct HmulTowardZero {
-  static constexpr RecipeCard kCard = mul_card("fp16.control.hmul_rz", "hmul-rz",
-                                               "FP16 multiply rounded toward zero: wrong wherever the product rounds",
-                                               Role::kControl, "fp16.hmul");
+  static constexpr RecipeCard kCard =
+      mul_card("fp16.control.hmul_rz", "hmul-rz",
+               "FP16 multiply rounded toward zero: wrong wherever the product rounds", Role::kControl, "fp16.hmul");
   template <class Ar, class W = std::uint32_t>
   BP_HD static constexpr W eval(W a, W b) {
     return Ar::hmul_rz(a, b);
@@ -98,8 +101,8 @@ struct HmulTowardZero {
 struct HmulFlushing {
   static constexpr RecipeCard kCard =
       mul_card("fp16.control.hmul_ftz", "hmul-ftz",
-               "FP16 multiply flushing subnormal inputs and results to zero: wrong on every subnormal",
-               Role::kControl, "fp16.hmul");
+               "FP16 multiply flushing subnormal inputs and results to zero: wrong on every subnormal", Role::kControl,
+               "fp16.hmul");
   template <class Ar, class W = std::uint32_t>
   BP_HD static constexpr W eval(W a, W b) {
     return Ar::hmul_ftz(a, b);
@@ -109,8 +112,9 @@ struct HmulFlushing {
 // ---- conversions ----
 
 struct HalfToFloat {
-  static constexpr RecipeCard kCard = convert_card("fp16.half2float", "half2float", "half2float(h): FP16 -> FP32",
-                                                   FormatId::fp16, FormatId::fp32);
+  static constexpr RecipeCard kCard = pinned(
+      convert_card("fp16.half2float", "half2float", "half2float(h): FP16 -> FP32", FormatId::fp16, FormatId::fp32),
+      {&upstream::kPinHalf2Float});
   template <class Ar, class W = std::uint32_t>
   BP_HD static constexpr W eval(W h) {
     return Ar::half2float(h);
@@ -118,8 +122,10 @@ struct HalfToFloat {
 };
 
 struct FloatToHalfNearest {
-  static constexpr RecipeCard kCard = convert_card(
-      "fp16.float2half_rn", "float2half_rn", "float2half_rn(f): FP32 -> FP16, nearest even", FormatId::fp32, FormatId::fp16);
+  static constexpr RecipeCard kCard =
+      pinned(convert_card("fp16.float2half_rn", "float2half_rn", "float2half_rn(f): FP32 -> FP16, nearest even",
+                          FormatId::fp32, FormatId::fp16),
+             {&upstream::kPinFloat2HalfRn});
   template <class Ar, class W = std::uint32_t>
   BP_HD static constexpr W eval(W f) {
     return Ar::float2half_rn(f);
@@ -127,8 +133,10 @@ struct FloatToHalfNearest {
 };
 
 struct FloatToHalfTowardZero {
-  static constexpr RecipeCard kCard = convert_card(
-      "fp16.float2half_rz", "float2half_rz", "float2half_rz(f): FP32 -> FP16, toward zero", FormatId::fp32, FormatId::fp16);
+  static constexpr RecipeCard kCard =
+      pinned(convert_card("fp16.float2half_rz", "float2half_rz", "float2half_rz(f): FP32 -> FP16, toward zero",
+                          FormatId::fp32, FormatId::fp16),
+             {&upstream::kPinFloat2HalfRz});
   template <class Ar, class W = std::uint32_t>
   BP_HD static constexpr W eval(W f) {
     return Ar::float2half_rz(f);

@@ -43,12 +43,156 @@
 
 namespace bitproof::marlin {
 
-inline constexpr std::uint16_t kHalfTwoPow14 = 0b0'11101'0000000000;  // +16384 = 2^14
+// ---- pins: vllm-project/vllm, read at 6097afb9 (main, 2026-04-19) unless named otherwise ----
+// Since 2026-01-23 the kernels live in csrc/quantization/marlin/ (earlier: gptq_marlin/).
+inline constexpr std::string_view kVllm = "vllm-project/vllm";
+inline constexpr std::string_view kVllmMain = "6097afb9bdf9bf59fec70c04b12ab355daf07b23";
+inline constexpr std::string_view kVllmPreRescale = "4561f13985e86ea15c9c672fbcfa28f12530e3e5";  // 2026-01-23
+inline constexpr std::string_view kVllmMinRescale = "9482b0b085e044fe9db8926d0ba262fd70b56ca1";  // 2026-03-18
+inline constexpr std::string_view kDequantH = "csrc/quantization/marlin/dequant.h";
+inline constexpr std::string_view kTemplateH = "csrc/quantization/marlin/marlin_template.h";
+inline constexpr std::string_view kUtilsFp4 = "vllm/model_executor/layers/quantization/utils/marlin_utils_fp4.py";
+
+inline constexpr Pin kPinFp4Half{PinKind::kCode,
+                                 kVllm,
+                                 kDequantH,
+                                 kVllmMain,
+                                 "dequant<half2, kFE2M1f, *>",
+                                 "397-431",
+                                 "code at bits 15..12; sign kept, exponent+mantissa moved right 3: the FP16 bits of "
+                                 "E2M1 x 2^-14; the flop multiplies by 2^14 (__hmul2, RN)"};
+inline constexpr Pin kPinFp4Bf16{PinKind::kCode,
+                                 kVllm,
+                                 kDequantH,
+                                 kVllmMain,
+                                 "dequant<nv_bfloat162, kFE2M1f, *>",
+                                 "433-471",
+                                 "the same move by 6: the BF16 bits of E2M1 x 2^-126; the flop multiplies by 2^126 "
+                                 "(the float with bits (126 + 127) << 23, BF16 __hmul2)"};
+inline constexpr Pin kPinE8m0Bf16{PinKind::kCode,
+                                  kVllm,
+                                  kDequantH,
+                                  kVllmMain,
+                                  "dequant_fp8_scales<nv_bfloat162, kFE8M0fnu>",
+                                  "550-562",
+                                  "the scale byte moved to BF16 bits 14..7 (2^(s-127)); the comment accepts that "
+                                  "s = 0 becomes 0; s = 255 becomes +Inf"};
+inline constexpr Pin kPinGroupScale{PinKind::kCode,
+                                    kVllm,
+                                    kTemplateH,
+                                    kVllmMain,
+                                    "scale<>",
+                                    "104-116",
+                                    "one group scale broadcast and multiplied into the dequantized pair (__hmul2, RN)"};
+inline constexpr Pin kPinMxfp4Scales{PinKind::kCode,
+                                     kVllm,
+                                     kUtilsFp4,
+                                     kVllmMain,
+                                     "mxfp4_marlin_process_scales",
+                                     "117-131",
+                                     "16-bit activations: the E8M0 bytes only permuted; FP8 activations: +6 added to "
+                                     "each byte after asserting the largest is <= 249 (no wrap)"};
+inline constexpr Pin kPinNvfp4ScalesNow{PinKind::kCode,
+                                        kVllm,
+                                        kUtilsFp4,
+                                        kVllmMain,
+                                        "nvfp4_marlin_process_scales",
+                                        "53-114",
+                                        "scales to half (exact), times 2^7 in half, every entry below 2 set to 0 "
+                                        "(line 109, #37502), int16 bits << 1, high byte kept: the S0E5M3 byte"};
+inline constexpr Pin kPinNvfp4FactorNow{PinKind::kCode,
+                                        kVllm,
+                                        kUtilsFp4,
+                                        kVllmMain,
+                                        "_nvfp4_compute_scale_factor",
+                                        "30-50",
+                                        "1 for half; BF16: 2^floor(log2(57344 / M)), M the largest v x 2^7, when M < "
+                                        "57344: so v x sf x 2^7 <= 57344 and never overflows FP16"};
+inline constexpr Pin kPinNvfp4GlobalNow{PinKind::kCode,
+                                        kVllm,
+                                        kUtilsFp4,
+                                        kVllmMain,
+                                        "nvfp4_marlin_process_global_scale",
+                                        "134-146",
+                                        "the global scale in FP32 times 2^(bias - 7): 2^7 for half, 2^119 for BF16, "
+                                        "divided by the rescale factor"};
+inline constexpr Pin kPinFp8ScalesHalf{PinKind::kCode,
+                                       kVllm,
+                                       kDequantH,
+                                       kVllmMain,
+                                       "dequant_fp8_scales<half2, kFE4M3fn>",
+                                       "520-531",
+                                       "the S0E5M3 byte expanded to the half bits byte << 7"};
+inline constexpr Pin kPinFp8ScalesBf16{PinKind::kCode,
+                                       kVllm,
+                                       kDequantH,
+                                       kVllmMain,
+                                       "dequant_fp8_scales<nv_bfloat162, kFE4M3fn>",
+                                       "533-548",
+                                       "the byte's top bit to BF16 exponent bit 7, its low 7 bits >> 4: BF16 exponent "
+                                       "e5 + 112 only while the top bit is set"};
+inline constexpr Pin kPinWriteGlobalNow{
+    PinKind::kCode,
+    kVllm,
+    kTemplateH,
+    kVllmMain,
+    "write_result: write",
+    "1655-1660",
+    "the FP32 accumulator times the FP32 global scale, then rounded to 16 bits once"};
+inline constexpr Pin kPinFp8Half{PinKind::kCode,
+                                 kVllm,
+                                 kDequantH,
+                                 kVllmMain,
+                                 "dequant<half2, kFE4M3fn, *>",
+                                 "320-354",
+                                 "byte at bits 15..8; sign kept, magnitude moved right 1: the FP16 bits of E4M3 x 2^-8 "
+                                 "(NaN S.1111.111 not special); the flop multiplies by 2^8 (__hmul2)"};
+inline constexpr Pin kPinFp8FusedBias{PinKind::kCode,
+                                      kVllm,
+                                      "vllm/model_executor/layers/quantization/utils/marlin_utils_fp8.py",
+                                      kVllmMain,
+                                      "fp8_fused_exponent_bias_into_scales",
+                                      "28-39",
+                                      "16-bit activations: the scale tensor times 2^8 at load time in its own dtype "
+                                      "(one FP16 multiply, nearest even); the kernel then skips the flop"};
+inline constexpr Pin kPinNvfp4ScalesOld{PinKind::kCode,
+                                        kVllm,
+                                        kUtilsFp4,
+                                        kVllmPreRescale,
+                                        "nvfp4_marlin_process_scales",
+                                        "30-58",
+                                        "before #34577: scales to half, times 2^7, int16 bits << 1, high byte kept; no "
+                                        "rescale, no flush"};
+inline constexpr Pin kPinNvfp4GlobalOld{PinKind::kCode,
+                                        kVllm,
+                                        kUtilsFp4,
+                                        kVllmPreRescale,
+                                        "nvfp4_marlin_process_global_scale",
+                                        "78-88",
+                                        "the global scale times 2^(bias - 7), kept in the 16-bit activation dtype"};
+inline constexpr Pin kPinWriteGlobalOld{PinKind::kCode,
+                                        kVllm,
+                                        kTemplateH,
+                                        kVllmPreRescale,
+                                        "write_result: write",
+                                        "1646-1648, 1663-1665",
+                                        "before #33972: the FP32 sum rounded to 16 bits, then __hmul2 by the 16-bit "
+                                        "global scale (for one element and a unit global, the same bits)"};
+inline constexpr Pin kPinNvfp4FactorMin{PinKind::kCode,
+                                        kVllm,
+                                        kUtilsFp4,
+                                        kVllmMinRescale,
+                                        "_nvfp4_compute_scale_factor, nvfp4_marlin_process_scales",
+                                        "30-42, 93-98",
+                                        "2026-03-18..04-07: sf = 2^ceil(log2(2 / m)), m the smallest v x 2^7, no "
+                                        "overflow check; scales (v x sf) to half, then x 2^7 in half"};
+
+inline constexpr std::uint16_t kHalfTwoPow14 = 0b0'11101'0000000000;   // +16384 = 2^14
 inline constexpr std::uint16_t kBf16TwoPow126 = 0b0'11111101'0000000;  // 2^126: (126 + 127) << 7
 inline constexpr std::uint16_t kHalfTwoPow8 = 0b0'10111'0000000000;    // +256 = 2^8
 inline constexpr std::uint16_t kHalfTwoPow7 = 0b0'10110'0000000000;    // +128 = 2^7
-inline constexpr std::uint32_t kFloatTwoPow7 = 0x43000000u;             // +128.0f = 2^7
-inline constexpr std::uint32_t kFloatTwoPow6 = 0x42800000u;             // +64.0f = 2^6
+inline constexpr std::uint32_t kFloatTwoPow7 = 0x43000000u;            // +128.0f = 2^7
+inline constexpr std::uint32_t kFloatTwoPow6 = 0x42800000u;            // +64.0f = 2^6
 
 // E2M1 code x placed at bits 15..12 of a lane, then Marlin's FP16 / BF16 moves.
 BP_HD constexpr std::uint16_t fp4_to_half_bits(std::uint32_t x, int right_shift = 3) {
@@ -113,8 +257,9 @@ constexpr RecipeCard card(std::string_view name, std::string_view label, std::st
   return RecipeCard{.name = name,
                     .label = label,
                     .summary = summary,
-                    .source = "vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h (dequant<…, kFE2M1f>, "
-                              "dequant_fp8_scales); quantization/utils/marlin_utils_fp4.py",
+                    .source =
+                        "vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h (dequant<…, kFE2M1f>, "
+                        "dequant_fp8_scales); quantization/utils/marlin_utils_fp4.py",
                     .arity = arity,
                     .inputs = inputs,
                     .output = output,
@@ -126,9 +271,12 @@ constexpr RecipeCard card(std::string_view name, std::string_view label, std::st
 // ---- element decode, E2M1 -> FP16 and -> BF16 (dequant<…, kFE2M1f, false>) ----
 
 struct E2m1Fp16 {
-  static constexpr RecipeCard kCard = card("marlin.e2m1_fp16.flop", "marlin-fp16",
-                                           "hmul((q & 0x8000) | ((q & 0x7000) >> 3), 2^14), q = x << 12", 1,
-                                           {FormatId::e2m1, FormatId::e2m1}, FormatId::fp16);
+  static constexpr RecipeCard kCard =
+      pinned(card("marlin.e2m1_fp16.flop", "marlin-fp16", "hmul((q & 0x8000) | ((q & 0x7000) >> 3), 2^14), q = x << 12",
+                  1, {FormatId::e2m1, FormatId::e2m1}, FormatId::fp16),
+             {&kPinFp4Half},
+             "no generated kernel runs the FP16 flop (NVFP4 skips it; MXFP4 is generated for BF16 only): upstream "
+             "code, unreached");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x) {
     return Ar::hmul(fp4_to_half_bits(x), kHalfTwoPow14);
@@ -136,9 +284,10 @@ struct E2m1Fp16 {
 };
 
 struct E2m1Bf16 {
-  static constexpr RecipeCard kCard = card("marlin.e2m1_bf16.flop", "marlin-bf16",
-                                           "bmul((q & 0x8000) | ((q & 0x7000) >> 6), 2^126), q = x << 12", 1,
-                                           {FormatId::e2m1, FormatId::e2m1}, FormatId::bf16);
+  static constexpr RecipeCard kCard = pinned(
+      card("marlin.e2m1_bf16.flop", "marlin-bf16", "bmul((q & 0x8000) | ((q & 0x7000) >> 6), 2^126), q = x << 12", 1,
+           {FormatId::e2m1, FormatId::e2m1}, FormatId::bf16),
+      {&kPinFp4Bf16});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x) {
     return Ar::bmul(fp4_to_bf16_bits(x), kBf16TwoPow126);
@@ -148,9 +297,10 @@ struct E2m1Bf16 {
 // ---- scale decode, E8M0 -> BF16 bits ----
 
 struct E8m0Bf16 {
-  static constexpr RecipeCard kCard = card("marlin.e8m0_bf16.shift", "marlin-e8m0",
-                                           "bf16 bits s << 7 (dequant_fp8_scales, kFE8M0fnu)", 1,
-                                           {FormatId::ue8m0, FormatId::ue8m0}, FormatId::bf16);
+  static constexpr RecipeCard kCard =
+      pinned(card("marlin.e8m0_bf16.shift", "marlin-e8m0", "bf16 bits s << 7 (dequant_fp8_scales, kFE8M0fnu)", 1,
+                  {FormatId::ue8m0, FormatId::ue8m0}, FormatId::bf16),
+             {&kPinE8m0Bf16});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t s) {
     return e8m0_to_bf16_bits(s);
@@ -160,9 +310,11 @@ struct E8m0Bf16 {
 // ---- MXFP4 -> BF16, E2M1 element × E8M0 scale ----
 
 struct Mxfp4Bf16 {
-  static constexpr RecipeCard kCard = card("marlin.mxfp4_bf16.ordinary", "ordinary",
-                                           "bmul(bmul(raw_bf16, 2^126), bf16 bits s << 7): the flop, then the scale",
-                                           2, {FormatId::e2m1, FormatId::ue8m0}, FormatId::bf16);
+  static constexpr RecipeCard kCard =
+      pinned(card("marlin.mxfp4_bf16.ordinary", "ordinary",
+                  "bmul(bmul(raw_bf16, 2^126), bf16 bits s << 7): the flop, then the scale", 2,
+                  {FormatId::e2m1, FormatId::ue8m0}, FormatId::bf16),
+             {&kPinFp4Bf16, &kPinE8m0Bf16, &kPinGroupScale, &kPinMxfp4Scales});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t s) {
     return Ar::bmul(Ar::bmul(fp4_to_bf16_bits(x), kBf16TwoPow126), e8m0_to_bf16_bits(s));
@@ -176,8 +328,13 @@ BP_HD constexpr std::uint16_t folded_scale(std::uint32_t s) {
 
 struct Mxfp4Bf16Folded {
   static constexpr RecipeCard kCard =
-      card("marlin.mxfp4_bf16.folded", "folded", "bmul(raw_bf16, bf16 bits ((s + 126) mod 256) << 7): skip-flop, "
-           "2^126 folded into the scale byte", 2, {FormatId::e2m1, FormatId::ue8m0}, FormatId::bf16);
+      pinned(card("marlin.mxfp4_bf16.folded", "folded",
+                  "bmul(raw_bf16, bf16 bits ((s + 126) mod 256) << 7): skip-flop, "
+                  "2^126 folded into the scale byte",
+                  2, {FormatId::e2m1, FormatId::ue8m0}, FormatId::bf16),
+             {&kPinMxfp4Scales, &kPinFp4Bf16, &kPinE8m0Bf16},
+             "no upstream kernel folds 2^126 into the byte: BF16 activations run the flop; this is the skip-flop form "
+             "a kernel could ship, wrapping mod 256 where upstream's FP8-activation fold (+6) asserts instead");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t s) {
     return Ar::bmul(fp4_to_bf16_bits(x), folded_scale<126>(s));
@@ -190,7 +347,7 @@ struct Nvfp4Ordinary {
   static constexpr RecipeCard kCard =
       card("marlin.nvfp4_fp16.ordinary", "ordinary",
            "fmul(half2float(hmul(raw, 2^14)), half2float(half(v))): exact decode of both, one FP32 product", 2,
-           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32);
+           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32, Role::kReference);
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
     const std::uint16_t element = Ar::hmul(fp4_to_half_bits(x), kHalfTwoPow14);
@@ -200,10 +357,13 @@ struct Nvfp4Ordinary {
 };
 
 struct Nvfp4Folded {
-  static constexpr RecipeCard kCard =
+  static constexpr RecipeCard kCard = pinned(
       card("marlin.nvfp4_fp16.folded", "folded",
            "fmul(half2float(hmul(raw, S0E5M3 scale v * 2^7)), global 2^7): skip-flop, 2^14 / 2^7 in the global scale",
-           2, {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32);
+           2, {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32),
+      {&kPinNvfp4ScalesOld, &kPinFp8ScalesHalf, &kPinFp4Half, &kPinWriteGlobalOld},
+      "the pipeline as shipped 2025-05-10 (d74e5f37) .. 2026-04-07: current main flushes scale codes 1..7 to 0 "
+      "(marlin.nvfp4_fp16.current; finding marlin-nvfp4-current)");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
     return Ar::fmul(Ar::half2float(Ar::hmul(fp4_to_half_bits(x), nvfp4_scale_half<Ar>(v))), kFloatTwoPow7);
@@ -216,7 +376,7 @@ struct Nvfp4Bf16Ordinary {
   static constexpr RecipeCard kCard =
       card("marlin.nvfp4_bf16.ordinary", "ordinary",
            "fmul(fp32(bmul(raw_bf16, 2^126)), half2float(half(v))): exact decode of both, one FP32 product", 2,
-           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32);
+           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32, Role::kReference);
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
     const std::uint16_t element = Ar::bmul(fp4_to_bf16_bits(x), kBf16TwoPow126);
@@ -226,15 +386,89 @@ struct Nvfp4Bf16Ordinary {
 };
 
 struct Nvfp4Bf16Folded {
-  static constexpr RecipeCard kCard =
+  static constexpr RecipeCard kCard = pinned(
       card("marlin.nvfp4_bf16.folded", "folded",
            "fmul(fp32(bmul(raw_bf16, bf16 of the S0E5M3 byte)), global 2^119): skip-flop, 2^126 / 2^7 in the global "
            "scale",
-           2, {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32);
+           2, {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32),
+      {&kPinNvfp4ScalesOld, &kPinFp8ScalesBf16, &kPinFp4Bf16, &kPinNvfp4GlobalOld},
+      "the pipeline as shipped before the rescale (#34577, 2026-03-17): scale codes 1..7 come out 2^-112 too small and "
+      "their products underflow to 0, the bits current main gives by flushing");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
     const std::uint16_t product = Ar::bmul(fp4_to_bf16_bits(x), nvfp4_scale_bf16<Ar>(v));
     return Ar::fmul(bf16_to_float_bits(product), kFloatTwoPow119);
+  }
+};
+
+// ---- NVFP4 as current main ships it (#37502): small scales flushed, FP32 global ----
+//
+// Load: half(v) x 2^7 in half; every value below 2 becomes 0 (UE4M3 codes 1..7:
+// v x 2^7 = c/4 < 2); then the S0E5M3 byte. With the flush every byte is 0 or has its
+// top bit set, so the BF16 expansion is exact. The FP16 rescale factor is 1; the BF16
+// one is 1 for any tensor whose largest block scale is above 224 (the usual case; a
+// larger factor only brings small codes back exactly). NaN scale codes (0x7F) are
+// outside what is modelled: torch's NaN payload through the half steps was not read.
+template <class Ar, std::uint16_t kFlushBelow = 0b0'10000'0000000000>  // +2.0
+BP_HD constexpr std::uint32_t nvfp4_scale_byte_flushed(std::uint32_t v) {
+  const std::uint16_t half_v = Ar::hmul(e4m3_to_half_bits(v & 0x7F), kHalfTwoPow8);  // .to(half)
+  const std::uint16_t times128 = Ar::hmul(half_v, kHalfTwoPow7);                     // x 2^7
+  const bool flushed = times128 < kFlushBelow;  // half bits of values >= 0 order as the values
+  return flushed ? 0u : (static_cast<std::uint32_t>((times128 << 1) >> 8) & 0xFF);
+}
+
+struct Nvfp4Current {
+  static constexpr RecipeCard kCard =
+      pinned(card("marlin.nvfp4_fp16.current", "current-fp16",
+                  "fmul(half2float(hmul(raw, S0E5M3 scale, 0 where v x 2^7 < 2)), global 2^7): main since #37502", 2,
+                  {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32),
+             {&kPinNvfp4ScalesNow, &kPinFp8ScalesHalf, &kPinFp4Half, &kPinWriteGlobalNow},
+             "scale codes 1..7 (v < 2^-6) give 0: the flush drops them; NaN scale codes are not modelled");
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
+    const auto scale = static_cast<std::uint16_t>(nvfp4_scale_byte_flushed<Ar>(v) << 7);
+    return Ar::fmul(Ar::half2float(Ar::hmul(fp4_to_half_bits(x), scale)), kFloatTwoPow7);
+  }
+};
+
+struct Nvfp4Bf16Current {
+  static constexpr RecipeCard kCard = pinned(
+      card("marlin.nvfp4_bf16.current", "current-bf16",
+           "fmul(fp32(bmul(raw_bf16, bf16 of the flushed S0E5M3 byte)), global 2^119): main since #37502, factor 1", 2,
+           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32),
+      {&kPinNvfp4ScalesNow, &kPinNvfp4FactorNow, &kPinFp8ScalesBf16, &kPinWriteGlobalNow},
+      "rescale factor 1 (largest block scale above 224); NaN scale codes are not modelled");
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
+    const std::uint16_t product = Ar::bmul(fp4_to_bf16_bits(x), s0e5m3_to_bf16_bits(nvfp4_scale_byte_flushed<Ar>(v)));
+    return Ar::fmul(bf16_to_float_bits(product), kFloatTwoPow119);
+  }
+};
+
+// The rescale of 2026-03-18..04-07 (kPinNvfp4FactorMin) on a tensor whose smallest block
+// scale is UE4M3 code 1 (2^-9): sf = 2^ceil(log2(2 / 2^-2)) = 8. Every scale goes to half(v x 8)
+// and then x 2^7 in half: from v x 1024 >= 65520 on that is +Inf, the byte 0xF8, which the BF16
+// expansion reads as 2^16: the scale saturates. The global scale carries 2^119 / 8 = 2^116.
+inline constexpr std::uint32_t kFloatTwoPow116 = 0x79800000u;
+inline constexpr std::uint16_t kHalfEight = 0b0'10010'0000000000;  // +8
+
+struct Nvfp4Bf16MinRescale {
+  static constexpr RecipeCard kCard = pinned(
+      card("marlin.nvfp4_bf16.min_rescale_sf8", "min-rescale-sf8",
+           "the BF16 fold after the 2026-03-18 rescale with sf = 8: half(v x 8) x 2^7 overflows to the byte 0xF8 "
+           "(BF16 2^16) for v > 64",
+           2, {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32),
+      {&kPinNvfp4FactorMin, &kPinNvfp4ScalesOld, &kPinFp8ScalesBf16, &kPinFp4Bf16},
+      "upstream from 9482b0b0 (2026-03-18) until 73105554 (#37502, 2026-04-07); sf = 8 is what a tensor holding "
+      "scale code 1 gets");
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
+    const std::uint16_t half_v = Ar::hmul(e4m3_to_half_bits(v & 0x7F), kHalfTwoPow8);
+    const std::uint16_t rescaled = Ar::hmul(half_v, kHalfEight);  // (float(v) x 8).to(half): exact or Inf alike
+    const std::uint16_t times128 = Ar::hmul(rescaled, kHalfTwoPow7);
+    const std::uint32_t byte = static_cast<std::uint32_t>((times128 << 1) >> 8) & 0xFF;
+    const std::uint16_t product = Ar::bmul(fp4_to_bf16_bits(x), s0e5m3_to_bf16_bits(byte));
+    return Ar::fmul(bf16_to_float_bits(product), kFloatTwoPow116);
   }
 };
 
@@ -252,9 +486,9 @@ struct E2m1Fp16WrongShift {
 };
 
 struct E2m1Fp16Flushing {
-  static constexpr RecipeCard kCard =
-      card("marlin.e2m1_fp16.control.ftz", "fp16-ftz", "the FP16 flop with a flushing multiply: loses ±0.5 (subnormal raw)",
-           1, {FormatId::e2m1, FormatId::e2m1}, FormatId::fp16, Role::kControl, "marlin.e2m1_fp16.flop");
+  static constexpr RecipeCard kCard = card(
+      "marlin.e2m1_fp16.control.ftz", "fp16-ftz", "the FP16 flop with a flushing multiply: loses ±0.5 (subnormal raw)",
+      1, {FormatId::e2m1, FormatId::e2m1}, FormatId::fp16, Role::kControl, "marlin.e2m1_fp16.flop");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x) {
     return Ar::hmul_ftz(fp4_to_half_bits(x), kHalfTwoPow14);
@@ -325,6 +559,30 @@ struct Nvfp4Bf16HalfExpansion {
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
     const std::uint16_t product = Ar::bmul(fp4_to_bf16_bits(x), nvfp4_scale_half<Ar>(v));
     return Ar::fmul(bf16_to_float_bits(product), kFloatTwoPow119);
+  }
+};
+
+struct Nvfp4CurrentFlushBelow4 {
+  static constexpr RecipeCard kCard =
+      card("marlin.nvfp4_fp16.control.flush_below4", "flush<4",
+           "current with the flush threshold 4 instead of 2: code 8 (v x 2^7 = 2) is lost too", 2,
+           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32, Role::kControl, "marlin.nvfp4_fp16.current");
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
+    const auto scale = static_cast<std::uint16_t>(nvfp4_scale_byte_flushed<Ar, 0b0'10001'0000000000>(v) << 7);
+    return Ar::fmul(Ar::half2float(Ar::hmul(fp4_to_half_bits(x), scale)), kFloatTwoPow7);
+  }
+};
+
+struct Nvfp4Bf16CurrentHalfExpansion {
+  static constexpr RecipeCard kCard =
+      card("marlin.nvfp4_bf16.control.current_half_expansion", "current-half-exp",
+           "current BF16 with the flushed byte expanded the FP16 way (byte << 7) and read as BF16", 2,
+           {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32, Role::kControl, "marlin.nvfp4_bf16.current");
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
+    const auto scale = static_cast<std::uint16_t>(nvfp4_scale_byte_flushed<Ar>(v) << 7);
+    return Ar::fmul(bf16_to_float_bits(Ar::bmul(fp4_to_bf16_bits(x), scale)), kFloatTwoPow119);
   }
 };
 

@@ -22,6 +22,7 @@
 #include "recipes/recipe.hpp"
 #include "recipes/sm70_scale.hpp"
 #include "recipes/turbomind_mxfp4.hpp"
+#include "recipes/upstream.hpp"
 
 namespace bitproof::scale_fma {
 
@@ -38,8 +39,9 @@ constexpr RecipeCard card(std::string_view name, std::string_view label, std::st
   return RecipeCard{.name = name,
                     .label = label,
                     .summary = summary,
-                    .source = "the generic decode-then-FP32 dequant epilogue (value.to(float32) * scale, one "
-                              "cast to FP16; no single shipped kernel) vs the FP16 multiply of the SM70 path",
+                    .source =
+                        "decode, one exact FP32 product, one cast to FP16 (the form of ggml's CUDA "
+                        "dequantize_mxfp4) vs the FP16 multiply of the SM70 path",
                     .arity = 2,
                     .inputs = {FormatId::e2m1, FormatId::ue8m0},
                     .output = FormatId::fp16,
@@ -50,8 +52,12 @@ constexpr RecipeCard card(std::string_view name, std::string_view label, std::st
 
 struct RoundOnce {
   static constexpr RecipeCard kCard =
-      card("fp32fma.mxfp4_fp16.round_once", "fp32-fma",
-           "float2half_rn(ffma(element_f32, float bits s << 23, -0.0f)): one rounding");
+      pinned(card("fp32fma.mxfp4_fp16.round_once", "fp32-fma",
+                  "float2half_rn(ffma(element_f32, float bits s << 23, -0.0f)): one rounding"),
+             {&upstream::kPinGgmlCudaMxfp4, &upstream::kPinGgmlCudaE8m0},
+             "ggml, the shipped kernel of this form, differs on two inputs: code 8 (-0) is the integer 0 in its table, "
+             "so +0 (as the plus_zero_acc control), and scale 255 is NaN there (Inf here); its -use_fast_math FTZ "
+             "changes no FP16 result (llama.mxfp4_fp32.cuda models it exactly)");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t s) {
     return Ar::float2half_rn(Ar::ffma(element_f32<Ar>(x), sm70::e8m0_float_bits(s), kMinusZero));
@@ -61,10 +67,9 @@ struct RoundOnce {
 // ---- negative controls ----
 
 struct PlusZeroAccumulator {
-  static constexpr RecipeCard kCard =
-      card("fp32fma.mxfp4_fp16.control.plus_zero_acc", "fp32-fma+0",
-           "the FMA with a +0.0f accumulator: -0 × s + 0 = +0, the sign of zero lost", Role::kControl,
-           "fp32fma.mxfp4_fp16.round_once");
+  static constexpr RecipeCard kCard = card("fp32fma.mxfp4_fp16.control.plus_zero_acc", "fp32-fma+0",
+                                           "the FMA with a +0.0f accumulator: -0 × s + 0 = +0, the sign of zero lost",
+                                           Role::kControl, "fp32fma.mxfp4_fp16.round_once");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t s) {
     return Ar::float2half_rn(Ar::ffma(element_f32<Ar>(x), sm70::e8m0_float_bits(s), kPlusZero));

@@ -18,12 +18,37 @@
 #include "hd.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/turbomind_mxfp4.hpp"
+#include "recipes/upstream.hpp"
 
 namespace bitproof::sm70 {
 
 inline constexpr std::string_view kSource =
-    "1CatAI/1Cat-vLLM SM70 Marlin MXFP4 scale path (E8M0 -> FP32 bit cast -> __float2half_rn), as issue 6 "
-    "describes it; TurboMind clamp-and-shift from PR #312";
+    "1CatAI/1Cat-vLLM SM70 Marlin MXFP4 scale path (E8M0 -> FP32 bit cast -> __floats2half2_rn); TurboMind "
+    "clamp-and-shift (vendored lmdeploy)";
+inline constexpr std::string_view kSm70Gemm = "csrc/quantization/marlin/sm70_marlin_mxfp4_gemm.cu";
+inline constexpr Pin kPinSm70E8m0{PinKind::kCode,
+                                  turbomind::k1Cat,
+                                  kSm70Gemm,
+                                  turbomind::k1CatHead,
+                                  "e8m0x2_to_half2_fast",
+                                  "48-56",
+                                  "each scale byte placed in an FP32 exponent field (byte << 23) and the pair "
+                                  "converted with __floats2half2_rn: FP16 subnormals kept, s >= 143 to +Inf"};
+inline constexpr Pin kPinSm70Load{PinKind::kCode,
+                                  turbomind::k1Cat,
+                                  kSm70Gemm,
+                                  turbomind::k1CatHead,
+                                  "load_cta_n_aligned",
+                                  "224-235",
+                                  "the element through Marlin's dequant<half2, kFE2M1f, false> (raw x 2^14), then "
+                                  "__hmul2 by the FP16 scale"};
+inline constexpr Pin kPinSm70Dequant{PinKind::kCode,
+                                     turbomind::k1Cat,
+                                     "csrc/quantization/marlin/dequant.h",
+                                     turbomind::k1CatHead,
+                                     "dequant<half2, kFE2M1f, *>",
+                                     "397-431",
+                                     "the E2M1 nibble moved into FP16 bits (E2M1 x 2^-14), times 2^14 (__hmul2)"};
 
 BP_HD constexpr std::uint32_t e8m0_float_bits(std::uint32_t s) { return (s & 0xFF) << 23; }
 
@@ -44,7 +69,9 @@ constexpr RecipeCard card(std::string_view name, std::string_view label, std::st
 
 struct ScaleCvtRn {
   static constexpr RecipeCard kCard =
-      card("sm70_marlin.e8m0_fp16.cvt_rn", "cvt-rn", "float2half_rn(float bits s << 23)", 1);
+      pinned(card("sm70_marlin.e8m0_fp16.cvt_rn", "cvt-rn", "float2half_rn(float bits s << 23)", 1), {&kPinSm70E8m0},
+             "since 2f0a5056 (2026-08-16); before it the kernel used clamp(s - 112, 0, 31) << 10: no subnormals, +Inf "
+             "from s = 143");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t s) {
     return Ar::float2half_rn(e8m0_float_bits(s));
@@ -53,7 +80,8 @@ struct ScaleCvtRn {
 
 struct ScaleClampShift {
   static constexpr RecipeCard kCard =
-      card("turbomind.e8m0_fp16.clamp_shift", "clamp-shift", "half bits clamp(s - 112, 0, 30) << 10", 1);
+      pinned(card("turbomind.e8m0_fp16.clamp_shift", "clamp-shift", "half bits clamp(s - 112, 0, 30) << 10", 1),
+             {&turbomind::kPinAdjustScale, &turbomind::kPinTmDequantScale});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t s) {
     return turbomind::half_from_exponent_field(turbomind::adjust_scale(s));
@@ -61,8 +89,9 @@ struct ScaleClampShift {
 };
 
 struct Mxfp4CvtRn {
-  static constexpr RecipeCard kCard = card("sm70_marlin.mxfp4_fp16.cvt_rn", "cvt-rn-scale",
-                                           "hmul(hmul(raw, 2^14), float2half_rn(float bits s << 23))", 2);
+  static constexpr RecipeCard kCard = pinned(card("sm70_marlin.mxfp4_fp16.cvt_rn", "cvt-rn-scale",
+                                                  "hmul(hmul(raw, 2^14), float2half_rn(float bits s << 23))", 2),
+                                             {&kPinSm70Load, &kPinSm70Dequant, &kPinSm70E8m0});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t s) {
     const std::uint16_t element = Ar::hmul(turbomind::raw_bits(x), turbomind::kTwoPow14);
@@ -84,10 +113,9 @@ struct ScaleCvtRz {
 };
 
 struct ScaleBiasOff {
-  static constexpr RecipeCard kCard =
-      card("sm70_marlin.e8m0_fp16.control.exponent_plus1", "cvt-rn+1",
-           "the byte placed one exponent too high: every scale doubled", 1, Role::kControl,
-           "sm70_marlin.e8m0_fp16.cvt_rn");
+  static constexpr RecipeCard kCard = card("sm70_marlin.e8m0_fp16.control.exponent_plus1", "cvt-rn+1",
+                                           "the byte placed one exponent too high: every scale doubled", 1,
+                                           Role::kControl, "sm70_marlin.e8m0_fp16.cvt_rn");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t s) {
     return Ar::float2half_rn(e8m0_float_bits(s + 1));

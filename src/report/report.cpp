@@ -11,7 +11,6 @@
 
 #include "report/digest.hpp"
 
-
 namespace bitproof {
 namespace {
 
@@ -34,9 +33,7 @@ std::string hex_code(FormatId format, std::uint32_t code) {
   return fmt::format("0x{:0{}X}", code, (spec_of(format).bits + 3) / 4);
 }
 
-std::string value_of(FormatId format, std::uint32_t code) {
-  return oracle::to_string(oracle::exact_of(format, code));
-}
+std::string value_of(FormatId format, std::uint32_t code) { return oracle::to_string(oracle::exact_of(format, code)); }
 
 Json code_json(FormatId format, std::uint32_t code) {
   return Json{{"bits", hex_code(format, code)}, {"fields", fields_of(format, code)}, {"value", value_of(format, code)}};
@@ -154,6 +151,17 @@ std::optional<Json> failing_map_json(const ClaimDiscovery& cd) {
   return Json{{"rows", rows}, {"columns", cd.codes.size()}, {"order", "column-major, 1 = fails"}, {"failing_hex", hex}};
 }
 
+Json pin_json(const Pin& pin) {
+  Json j{{"kind", pin.kind == PinKind::kCode ? "code" : "prose"},
+         {"repo", pin.repo},
+         {"path", pin.path},
+         {"revision", pin.revision},
+         {"symbol", pin.symbol}};
+  if (!pin.lines.empty()) j["lines"] = pin.lines;
+  j["models"] = pin.models;
+  return j;
+}
+
 Json claim_head(const Claim& claim) {
   Json recipes = Json::array();
   for (const RecipeEntry* r : claim.recipes) recipes.push_back(r->card->name);
@@ -171,9 +179,23 @@ std::string utc_now() {
   return buf;
 }
 
-
 }  // namespace
 
+Json recipe_card_json(const RecipeCard& card) {
+  Json j{{"name", card.name}, {"role", role_name(card.role)}, {"summary", card.summary}, {"source", card.source}};
+  if (card.role == Role::kControl) j["control_of"] = card.control_of;
+  Json pins = Json::array();
+  for (int i = 0; i < card.pin_count(); ++i) pins.push_back(pin_json(*card.pins[i]));
+  j["pins"] = pins;
+  if (!card.caveat.empty()) j["caveat"] = card.caveat;
+  return j;
+}
+
+Json recipe_cards_json(const Spec& spec) {
+  Json cards = Json::array();
+  for (const RecipeEntry* r : spec.recipes()) cards.push_back(recipe_card_json(*r->card));
+  return cards;
+}
 
 std::string domain_label(const Spec& spec) {
   std::string out;
@@ -183,19 +205,53 @@ std::string domain_label(const Spec& spec) {
   return out + "→" + std::string(spec_of(spec.output).name);
 }
 
-std::string claim_summary(const Claim& claim, const ClaimResult& r) {
-  const std::string verdict = r.holds() ? "" : "REFUTED, ";
-  const std::string failing = r.holds() ? "" : fmt::format(" ({} fail)", r.cases - r.holding);
+namespace {
+
+// "208/208 bit patterns equal", "206/208 cases without rounding": the claim's counts in its own words.
+std::string counts_text(const Claim& claim, const ClaimResult& r) {
   switch (claim.kind) {
-    case ClaimKind::kEqual:
-      return fmt::format("{}: {}{}/{} bit patterns equal{}", recipe_labels(claim, "≡"), verdict, r.holding, r.cases,
-                         failing);
+    case ClaimKind::kEqual: return fmt::format("{}/{} bit patterns equal", r.holding, r.cases);
+    case ClaimKind::kCorrectlyRounded: return fmt::format("{}/{} cases", r.holding, r.cases);
+    case ClaimKind::kExact: return fmt::format("{}/{} cases without rounding", r.holding, r.cases);
+  }
+  return "";
+}
+
+// "16 fail", "16 fail: nan", "16 fail: 12 value, 4 zero"
+std::string fail_text(std::uint64_t failing, const std::map<std::string, std::uint64_t>& by_kind) {
+  const std::string kinds = kinds_text(by_kind);
+  return kinds.empty() ? fmt::format("{} fail", failing) : fmt::format("{} fail: {}", failing, kinds);
+}
+
+std::string claim_subject(const Claim& claim) {
+  switch (claim.kind) {
+    case ClaimKind::kEqual: return recipe_labels(claim, "≡");
     case ClaimKind::kCorrectlyRounded:
-      return fmt::format("{} correctly rounded ({}): {}{}/{} cases{}", recipe_labels(claim, ", "),
-                         rounding_name(claim.rounding), verdict, r.holding, r.cases, failing);
-    case ClaimKind::kExact:
-      return fmt::format("{} exact: {}{}/{} cases without rounding{}", recipe_labels(claim, ", "), verdict, r.holding,
-                         r.cases, failing);
+      return fmt::format("{} correctly rounded ({})", recipe_labels(claim, ", "), rounding_name(claim.rounding));
+    case ClaimKind::kExact: return recipe_labels(claim, ", ") + " exact";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string claim_summary(const Claim& claim, const ClaimResult& r) {
+  const std::uint64_t failing = r.cases - r.holding;
+  const std::string subject = claim_subject(claim);
+  switch (claim_verdict(claim, r)) {
+    case ClaimVerdict::kHolds: return fmt::format("{}: {}", subject, counts_text(claim, r));
+    case ClaimVerdict::kRefuted:
+      return fmt::format("{}: REFUTED, {} ({})", subject, counts_text(claim, r), fail_text(failing, r.by_kind));
+    case ClaimVerdict::kRefutedAsExpected:
+      return fmt::format("{}: refuted as expected ({} of {}{})", subject, failing, r.cases,
+                         r.by_kind.empty() ? "" : ": " + kinds_text(r.by_kind));
+    case ClaimVerdict::kExpectationMissed:
+      if (failing == 0) {
+        return fmt::format("{}: FINDING GONE, {} (expected refuted on {})", subject, counts_text(claim, r),
+                           expectation_text(*claim.expect, r.cases));
+      }
+      return fmt::format("{}: REFUTED NOT AS EXPECTED, {} ({}; expected {})", subject, counts_text(claim, r),
+                         fail_text(failing, r.by_kind), expectation_text(*claim.expect, r.cases));
   }
   return "";
 }
@@ -214,7 +270,8 @@ std::vector<std::string> counterexample_lines(const Spec& spec, const Counterexa
   }
   lines.push_back(head);
   for (std::size_t r = 0; r < cx.recipes.size(); ++r) {
-    lines.push_back(fmt::format("    {:<16} {}  {}", cx.recipes[r]->card->label, describe_code(spec.output, cx.outputs[r]),
+    lines.push_back(fmt::format("    {:<16} {}  {}", cx.recipes[r]->card->label,
+                                describe_code(spec.output, cx.outputs[r]),
                                 cx.correctly_rounded[r] ? "= oracle" : "!= oracle"));
   }
   const std::string rounded = cx.intent_code ? describe_code(spec.output, *cx.intent_code) : "not representable";
@@ -229,8 +286,8 @@ std::vector<std::string> model_lines(const Spec& spec, const std::string& backen
     inputs += fmt::format("{}{}={} {}", i ? ", " : "", spec.inputs[i].name, spec_of(spec.inputs[i].format).name,
                           describe_code(spec.inputs[i].format, m.inputs[i]));
   }
-  const std::string& label = m.recipe->card->label.empty() ? std::string(m.recipe->card->name)
-                                                            : std::string(m.recipe->card->label);
+  const std::string& label =
+      m.recipe->card->label.empty() ? std::string(m.recipe->card->name) : std::string(m.recipe->card->label);
   return {fmt::format("  case {}: {}", m.case_index, inputs),
           fmt::format("    {} soft model        {}", label, describe_code(spec.output, m.soft)),
           fmt::format("    {} oracle arithmetic {}", label, describe_code(spec.output, m.oracle)),
@@ -240,7 +297,8 @@ std::vector<std::string> model_lines(const Spec& spec, const std::string& backen
 std::vector<std::string> witness_lines(const Spec& spec, const WitnessDisagreement& w) {
   std::string inputs;
   for (std::size_t i = 0; i < w.inputs.size(); ++i) {
-    inputs += fmt::format("{}{}={}", i ? ", " : "", spec.inputs[i].name, describe_code(spec.inputs[i].format, w.inputs[i]));
+    inputs +=
+        fmt::format("{}{}={}", i ? ", " : "", spec.inputs[i].name, describe_code(spec.inputs[i].format, w.inputs[i]));
   }
   return {fmt::format("  case {}: {}", w.case_index, inputs),
           fmt::format("    {} soft arithmetic   {}", w.recipe->card->label, describe_code(spec.output, w.soft)),
@@ -255,21 +313,25 @@ Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t 
     Json claim = claim_head(spec.claims[c]);
     claim["summary"] = domain_label(spec) + " " + claim_summary(spec.claims[c], r);
     claim["holds"] = r.holds();
+    claim["verdict"] = verdict_name(claim_verdict(spec.claims[c], r));
+    if (spec.claims[c].expect) claim["expect"] = expectation_json(*spec.claims[c].expect);
     claim["cases"] = r.cases;
     claim["holding"] = r.holding;
     claim["failing"] = r.cases - r.holding;
     claim["by_kind"] = Json::object();
     for (const auto& [kind, n] : r.by_kind) claim["by_kind"][kind] = n;
     claim["counterexamples"] = Json::array();
-    for (const Counterexample& cx : r.counterexamples) claim["counterexamples"].push_back(counterexample_json(spec, cx));
+    for (const Counterexample& cx : r.counterexamples)
+      claim["counterexamples"].push_back(counterexample_json(spec, cx));
     claims.push_back(claim);
   }
   return Json{{"spec", spec_json},
               {"spec_sha256", sha256_hex(spec_json.dump())},
               {"domain", domain_json(spec)},
               {"keep", keep},
-              {"verdict", result.holds() ? "holds" : "refuted"},
+              {"verdict", proof_verdict_name(result.passes(spec), result.has_findings(spec))},
               {"claims", claims},
+              {"recipes", recipe_cards_json(spec)},
               {"witness", witness_json(spec, result)},
               {"case_digest", {{"algorithm", digest_algorithm(result.digest_mode)}, {"sha256", result.case_digest}}}};
 }
@@ -288,8 +350,11 @@ Json code_runs_json(FormatId over_format, const std::vector<CodeVerdict>& codes)
            codes[j + 1].holding == codes[i].holding) {
       ++j;
     }
-    runs.push_back({{"from", codes[i].code}, {"to", codes[j].code}, {"from_value", value_of(over_format, codes[i].code)},
-                    {"to_value", value_of(over_format, codes[j].code)}, {"cases", codes[i].cases},
+    runs.push_back({{"from", codes[i].code},
+                    {"to", codes[j].code},
+                    {"from_value", value_of(over_format, codes[i].code)},
+                    {"to_value", value_of(over_format, codes[j].code)},
+                    {"cases", codes[i].cases},
                     {"holding", codes[i].holding}});
     i = j + 1;
   }
@@ -322,10 +387,13 @@ Json discovery_result_json(const Spec& spec, const Discovery& d) {
   witness_view.witness_disagreements = d.witness_disagreements;
   return Json{{"spec", spec_json},
               {"spec_sha256", sha256_hex(spec_json.dump())},
-              {"over", {{"input", d.over}, {"format", spec_of(over_format).name},
-                        {"spec_interval", {d.spec_interval.lo, d.spec_interval.hi}}}},
+              {"over",
+               {{"input", d.over},
+                {"format", spec_of(over_format).name},
+                {"spec_interval", {d.spec_interval.lo, d.spec_interval.hi}}}},
               {"cases", d.cases},
               {"claims", claims},
+              {"recipes", recipe_cards_json(spec)},
               {"witness", witness_json(spec, witness_view)}};
 }
 
@@ -348,8 +416,11 @@ Json proof_report(const Spec& spec, const std::vector<BackendRun>& runs, std::si
   for (const BackendRun& run : runs) {
     Json claims = Json::array();
     for (const ClaimResult& c : run.result.claims) claims.push_back({{"holding", c.holding}, {"cases", c.cases}});
-    Json entry{{"name", run.name}, {"detail", run.detail}, {"cases", run.result.cases},
-               {"case_digest", run.result.case_digest}, {"claims", claims}};
+    Json entry{{"name", run.name},
+               {"detail", run.detail},
+               {"cases", run.result.cases},
+               {"case_digest", run.result.case_digest},
+               {"claims", claims}};
     const bool same = proof_result_json(spec, run.result, keep).dump() == first_result;
     identical = identical && same;
     entry["result_identical"] = same;
@@ -379,7 +450,60 @@ Json discovery_report(const Spec& spec, const Discovery& discovery) {
               {"environment", environment_json()}};
 }
 
+ClaimVerdict report_claim_verdict(const Json& result, std::size_t c) {
+  const Json& claim = result["claims"][c];
+  ClaimCounts counts;
+  std::optional<Expectation> expect;
+  try {
+    counts.cases = claim.at("cases").get<std::uint64_t>();
+    counts.holding = claim.at("holding").get<std::uint64_t>();
+    if (counts.holding > counts.cases) return ClaimVerdict::kRefuted;
+    for (const auto& [kind, n] : claim.at("by_kind").items()) counts.by_kind[kind] = n.get<std::uint64_t>();
+    const Json& spec_claim = result.at("spec").at("claims").at(c);
+    if (spec_claim.contains("expect")) {
+      auto parsed = parse_expectation(nlohmann::json::parse(spec_claim.at("expect").dump()), "expect", counts.cases);
+      if (!parsed) return ClaimVerdict::kRefuted;
+      expect = *parsed;
+    }
+  } catch (const Json::exception&) {
+    return ClaimVerdict::kRefuted;
+  }
+  return claim_verdict(expect, counts);
+}
+
 namespace {
+
+std::string_view verdict_cell(ClaimVerdict v) {
+  switch (v) {
+    case ClaimVerdict::kHolds: return "holds";
+    case ClaimVerdict::kRefuted: return "**refuted**";
+    case ClaimVerdict::kRefutedAsExpected: return "refuted as expected (finding)";
+    case ClaimVerdict::kExpectationMissed: return "**not as expected**";
+  }
+  return "?";
+}
+
+// Where each recipe comes from: its pins, folded away (a PR comment stays short).
+void markdown_pins(std::string& md, const Json& result) {
+  if (!result.contains("recipes") || !result["recipes"].is_array()) return;
+  md += "\n<details><summary>Where the recipes come from (pinned upstream lines)</summary>\n\n";
+  for (const Json& card : result["recipes"]) {
+    md += fmt::format("- `{}` ({}): {}\n", card.value("name", "?"), card.value("role", "?"), card.value("summary", ""));
+    if (card.contains("control_of")) md += fmt::format("  - negative control of `{}`\n", card.value("control_of", ""));
+    for (const Json& pin : card.value("pins", Json::array())) {
+      if (pin.value("kind", "") == "code") {
+        md += fmt::format("  - {} `{}` @ `{}`, `{}`, lines {}: {}\n", pin.value("repo", ""), pin.value("path", ""),
+                          pin.value("revision", "").substr(0, 12), pin.value("symbol", ""), pin.value("lines", ""),
+                          pin.value("models", ""));
+      } else {
+        md += fmt::format("  - {} {} ({}; prose, no code read): {}\n", pin.value("repo", ""), pin.value("path", ""),
+                          pin.value("symbol", ""), pin.value("models", ""));
+      }
+    }
+    if (card.contains("caveat")) md += fmt::format("  - caveat: {}\n", card.value("caveat", ""));
+  }
+  md += "\n</details>\n";
+}
 
 void markdown_counterexample(std::string& md, const Json& cx) {
   md += fmt::format("- case {} ({}):", cx["case"].get<std::uint64_t>(), cx["kind"].get<std::string>());
@@ -394,8 +518,9 @@ void markdown_counterexample(std::string& md, const Json& cx) {
                       out["correctly_rounded"].get<bool>() ? "matches oracle" : "differs from oracle");
   }
   const Json& o = cx["oracle"];
-  md += fmt::format("  - oracle: exact {} → {}\n", o["exact"].get<std::string>(),
-                    o["rounded"].is_null() ? std::string("not representable") : o["rounded"]["bits"].get<std::string>());
+  md +=
+      fmt::format("  - oracle: exact {} → {}\n", o["exact"].get<std::string>(),
+                  o["rounded"].is_null() ? std::string("not representable") : o["rounded"]["bits"].get<std::string>());
 }
 
 }  // namespace
@@ -407,15 +532,19 @@ std::string render_markdown(const Json& report) {
   if (spec.contains("title")) md += spec["title"].get<std::string>() + "\n\n";
   if (spec.contains("source")) md += "Source: " + spec["source"].get<std::string>() + "\n\n";
   if (report["kind"] == "proof") {
-    md += fmt::format("**Verdict: {}** — {} cases, case digest `{}`\n\n", result["verdict"].get<std::string>(),
-                      result["domain"]["cases"].get<std::uint64_t>(), result["case_digest"]["sha256"].get<std::string>());
+    const std::string verdict = result["verdict"].get<std::string>();
+    md +=
+        fmt::format("**Verdict: {}** — {} cases, case digest `{}`\n\n",
+                    verdict == "as_expected" ? "as expected (every finding refuted exactly as recorded)" : verdict,
+                    result["domain"]["cases"].get<std::uint64_t>(), result["case_digest"]["sha256"].get<std::string>());
     md += "| claim | recipes | holding | result |\n|---|---|---|---|\n";
-    for (const Json& c : result["claims"]) {
+    for (std::size_t i = 0; i < result["claims"].size(); ++i) {
+      const Json& c = result["claims"][i];
       std::string recipes;
       for (const Json& r : c["recipes"]) recipes += (recipes.empty() ? "" : ", ") + ("`" + r.get<std::string>() + "`");
       md += fmt::format("| {} | {} | {}/{} | {} |\n", c["claim"].get<std::string>(), recipes,
                         c["holding"].get<std::uint64_t>(), c["cases"].get<std::uint64_t>(),
-                        c["holds"].get<bool>() ? "holds" : "**refuted**");
+                        verdict_cell(report_claim_verdict(result, i)));
     }
     md += "\n";
     for (const Json& c : result["claims"]) md += "    " + c["summary"].get<std::string>() + "\n";
@@ -432,6 +561,12 @@ std::string render_markdown(const Json& report) {
       md += fmt::format("Backends ({}): results {}, {} hardware-vs-model disagreements.\n", names,
                         a["results_identical"].get<bool>() ? "identical" : "**differ**",
                         a["model_disagreements"].get<std::uint64_t>());
+      for (const Json& b : report["backends"]) {
+        if (!b.contains("info") || !b["info"].contains("vendor_conversion_paths")) continue;
+        for (const auto& [recipe, path] : b["info"]["vendor_conversion_paths"].items()) {
+          md += fmt::format("- `{}` on {}: {}\n", recipe, b.value("name", "?"), path.get<std::string>());
+        }
+      }
     }
     for (const Json& c : result["claims"]) {
       if (c["counterexamples"].empty()) continue;
@@ -445,7 +580,9 @@ std::string render_markdown(const Json& report) {
                       result["over"]["spec_interval"][0].get<std::uint32_t>(),
                       result["over"]["spec_interval"][1].get<std::uint32_t>());
     for (const Json& c : result["claims"]) {
-      const std::string maximal = c["maximal"].is_null() ? "none" : fmt::format("{}..{}", c["maximal"][0].get<std::uint32_t>(), c["maximal"][1].get<std::uint32_t>());
+      const std::string maximal = c["maximal"].is_null() ? "none"
+                                                         : fmt::format("{}..{}", c["maximal"][0].get<std::uint32_t>(),
+                                                                       c["maximal"][1].get<std::uint32_t>());
       md += fmt::format("- `{}`: maximal interval {}\n", c["claim"].get<std::string>(), maximal);
       for (const char* side : {"below", "above"}) {
         if (!c[side].is_null()) {
@@ -457,9 +594,11 @@ std::string render_markdown(const Json& report) {
       }
     }
   }
+  markdown_pins(md, result);
   const Json& env = report["environment"];
-  md += fmt::format("\n---\nbitproof {} ({}), {}, {}\n", env["version"].get<std::string>(), env["git_commit"].get<std::string>(),
-                    env["host"].get<std::string>(), env["time_utc"].get<std::string>());
+  md += fmt::format("\n---\nbitproof {} ({}), {}, {}\n", env["version"].get<std::string>(),
+                    env["git_commit"].get<std::string>(), env["host"].get<std::string>(),
+                    env["time_utc"].get<std::string>());
   return md;
 }
 
@@ -470,9 +609,11 @@ Expected<Ok> check_writable(const std::string& path, const std::string& flag) {
   if (path.empty()) return Error{fmt::format("{}: empty output path", flag)};
   if (fs::is_directory(p, ec)) return Error{fmt::format("{}: {}: is a directory", flag, path)};
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) return Error{fmt::format("{}: {}: directory {} does not exist", flag, path, dir.string())};
+  if (!fs::is_directory(dir, ec))
+    return Error{fmt::format("{}: {}: directory {} does not exist", flag, path, dir.string())};
   if (access(dir.c_str(), W_OK) != 0) return Error{fmt::format("{}: {}: directory is not writable", flag, path)};
-  if (fs::exists(p, ec) && access(p.c_str(), W_OK) != 0) return Error{fmt::format("{}: {}: file is not writable", flag, path)};
+  if (fs::exists(p, ec) && access(p.c_str(), W_OK) != 0)
+    return Error{fmt::format("{}: {}: file is not writable", flag, path)};
   return Ok{};
 }
 

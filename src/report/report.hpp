@@ -42,6 +42,9 @@ struct BackendRun {
   Json info = Json::object();  // backend details (threads, GPU, driver, kernel image ...), never compared
 };
 
+// A recipe's card as reports record it: name, role, summary, source, pins, caveat.
+[[nodiscard]] Json recipe_card_json(const RecipeCard& card);
+[[nodiscard]] Json recipe_cards_json(const Spec& spec);
 [[nodiscard]] Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t keep);
 [[nodiscard]] Json discovery_result_json(const Spec& spec, const Discovery& discovery);
 [[nodiscard]] Json environment_json();
@@ -50,6 +53,11 @@ struct BackendRun {
 [[nodiscard]] Json discovery_report(const Spec& spec, const Discovery& discovery);
 
 [[nodiscard]] std::string render_markdown(const Json& report);
+
+// A proof report's claim c judged again from its counts and its spec's
+// expectation (the recorded "verdict" string is not trusted). A malformed
+// expectation or count judges as refuted.
+[[nodiscard]] ClaimVerdict report_claim_verdict(const Json& result, std::size_t c);
 
 // Fails (exit 2) unless `path` can be created or replaced: checked before any
 // work so that a bad path never leaves half the outputs written.

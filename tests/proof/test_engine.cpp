@@ -8,7 +8,6 @@
 #include "proof/discovery.hpp"
 #include "proof/engine.hpp"
 #include "proof/spec.hpp"
-
 #include "support.hpp"
 
 using namespace bitproof;
@@ -49,8 +48,10 @@ TEST_SUITE("proof") {
   }
 
   TEST_CASE("the digest covers the outputs: a different recipe pair over the same domain digests differently") {
-    const ProofResult fold = run_proof(single_claim("turbomind.mxfp4_fp16.folded", "turbomind.mxfp4_fp16.ordinary", {114, 126}), {1});
-    const ProofResult ftz = run_proof(single_claim("turbomind.mxfp4_fp16.control.ftz", "turbomind.mxfp4_fp16.ordinary", {114, 126}), {1});
+    const ProofResult fold =
+        run_proof(single_claim("turbomind.mxfp4_fp16.folded", "turbomind.mxfp4_fp16.ordinary", {114, 126}), {1});
+    const ProofResult ftz =
+        run_proof(single_claim("turbomind.mxfp4_fp16.control.ftz", "turbomind.mxfp4_fp16.ordinary", {114, 126}), {1});
     CHECK(fold.case_digest != ftz.case_digest);
   }
 
@@ -73,8 +74,10 @@ TEST_SUITE("proof") {
 
   TEST_CASE("which negative controls the spec's own interval 114..126 catches") {
     const std::vector<std::pair<std::string, bool>> controls = {
-        {"turbomind.mxfp4_fp16.control.fold_plus13", true}, {"turbomind.mxfp4_fp16.control.fold_plus15", true},
-        {"turbomind.mxfp4_fp16.control.ftz", true},         {"turbomind.mxfp4_fp16.control.signless", true},
+        {"turbomind.mxfp4_fp16.control.fold_plus13", true},
+        {"turbomind.mxfp4_fp16.control.fold_plus15", true},
+        {"turbomind.mxfp4_fp16.control.ftz", true},
+        {"turbomind.mxfp4_fp16.control.signless", true},
         // No product rounds inside 114..126, so truncation cannot show there; the full domain refutes it
         // (tests/recipes): at overflow, round-to-nearest gives Inf and truncation 65504.
         {"turbomind.mxfp4_fp16.control.truncating", false},
@@ -130,8 +133,14 @@ TEST_SUITE("proof") {
 
   TEST_CASE("a disagreement between the soft and oracle witnesses is a failure in its own right") {
     // A recipe whose two CPU witnesses differ on one case: exactly what the check is for.
-    static constexpr RecipeCard card{"test.split_witness", "split", "soft and oracle differ at x=3", "test", 2,
-                                     {FormatId::e2m1, FormatId::ue8m0}, FormatId::fp16, Intent::kProduct};
+    static constexpr RecipeCard card{"test.split_witness",
+                                     "split",
+                                     "soft and oracle differ at x=3",
+                                     "test",
+                                     2,
+                                     {FormatId::e2m1, FormatId::ue8m0},
+                                     FormatId::fp16,
+                                     Intent::kProduct};
     static const RecipeEntry split{&card, [](const std::uint32_t*) -> std::uint32_t { return 0; },
                                    [](const std::uint32_t* c) -> std::uint32_t { return c[0] == 3 ? 1 : 0; }};
     Spec spec = with_scales({114, 114});
@@ -139,7 +148,7 @@ TEST_SUITE("proof") {
     const ProofResult r = run_proof(spec, {8});
     CHECK(r.claims[0].holds());  // the claim itself holds
     CHECK(r.witness_disagreement_count == 1);
-    CHECK_FALSE(r.holds());      // but the proof does not
+    CHECK_FALSE(r.holds());  // but the proof does not
     REQUIRE(r.witness_disagreements.size() == 1);
     CHECK(r.witness_disagreements[0].inputs == std::vector<std::uint32_t>{3, 114});
   }
@@ -147,8 +156,13 @@ TEST_SUITE("proof") {
   TEST_CASE("three inputs: the (in0 - in1) x in2 intent, cases in order (first input fastest), a refuted twin") {
     // (q - z) x s with q, z uint4 and s an FP16 scale: soft computes it in _Float16
     // (exact here: |q - z| <= 15 and s in {0.5, 1, 3}), the oracle from the intent.
-    static constexpr RecipeCard card{"test.zero_point", "zp", "(q - z) * s", "test", 3,
-                                     {FormatId::uint4, FormatId::uint4, FormatId::fp16}, FormatId::fp16,
+    static constexpr RecipeCard card{"test.zero_point",
+                                     "zp",
+                                     "(q - z) * s",
+                                     "test",
+                                     3,
+                                     {FormatId::uint4, FormatId::uint4, FormatId::fp16},
+                                     FormatId::fp16,
                                      Intent::kZeroPointProduct};
     static const auto plain = [](const std::uint32_t* c) -> std::uint32_t {
       const std::uint16_t s = static_cast<std::uint16_t>(c[2]);
@@ -160,10 +174,12 @@ TEST_SUITE("proof") {
     };
     static const RecipeEntry entry{&card, plain, plain};
     // The twin subtracts the zero point the wrong way round: wrong wherever q != z.
-    static const RecipeEntry reversed{&card, [](const std::uint32_t* c) -> std::uint32_t {
+    static const RecipeEntry reversed{&card,
+                                      [](const std::uint32_t* c) -> std::uint32_t {
                                         const std::uint32_t swapped[] = {c[1], c[0], c[2]};
                                         return plain(swapped);
-                                      }, [](const std::uint32_t* c) -> std::uint32_t {
+                                      },
+                                      [](const std::uint32_t* c) -> std::uint32_t {
                                         const std::uint32_t swapped[] = {c[1], c[0], c[2]};
                                         return plain(swapped);
                                       }};
@@ -177,8 +193,7 @@ TEST_SUITE("proof") {
     };
     spec.inputs = {range("q", FormatId::uint4, 0, 15), range("z", FormatId::uint4, 0, 15),
                    InputDomain{"scale", FormatId::fp16, std::nullopt, false, {0x3800, 0x3C00, 0x4200}}};
-    spec.claims = {Claim{ClaimKind::kCorrectlyRounded, {&entry}, {}, {}},
-                   Claim{ClaimKind::kExact, {&entry}, {}, {}},
+    spec.claims = {Claim{ClaimKind::kCorrectlyRounded, {&entry}, {}, {}}, Claim{ClaimKind::kExact, {&entry}, {}, {}},
                    Claim{ClaimKind::kEqual, {&reversed, &entry}, {}, {}}};
     const ProofResult r = run_proof(spec, {4});
     CHECK(r.cases == 16 * 16 * 3);
@@ -196,6 +211,44 @@ TEST_SUITE("proof") {
     CHECK(codes[0] == 5);
     CHECK(codes[1] == 3);
     CHECK(codes[2] == 0x4200);
+  }
+
+  TEST_CASE("findings: refuted as expected passes; a finding that holds or fails otherwise does not") {
+    // Scale 112 alone: folded vs ordinary differ on the 14 non-zero elements (kind "zero": ordinary gives +-0).
+    Spec spec = single_claim("turbomind.mxfp4_fp16.folded", "turbomind.mxfp4_fp16.ordinary", {112, 112});
+    const ProofResult plain = run_proof(spec, {1});
+    const ClaimResult& r = plain.claims[0];
+    REQUIRE(r.cases - r.holding == 14);
+    CHECK(claim_verdict(spec.claims[0], r) == ClaimVerdict::kRefuted);
+    CHECK_FALSE(plain.passes(spec));
+
+    spec.claims[0].expect = Expectation{14, r.by_kind};
+    CHECK(claim_verdict(spec.claims[0], r) == ClaimVerdict::kRefutedAsExpected);
+    CHECK(plain.passes(spec));
+    CHECK_FALSE(plain.holds());
+
+    spec.claims[0].expect = Expectation{14, {}};  // kinds not recorded: the count decides
+    CHECK(plain.passes(spec));
+    spec.claims[0].expect = Expectation{13, {}};  // one case off
+    CHECK(claim_verdict(spec.claims[0], r) == ClaimVerdict::kExpectationMissed);
+    CHECK_FALSE(plain.passes(spec));
+    spec.claims[0].expect = Expectation{14, {{"value", 14}}};  // right count, wrong kinds
+    CHECK(claim_verdict(spec.claims[0], r) == ClaimVerdict::kExpectationMissed);
+    CHECK_FALSE(plain.passes(spec));
+
+    // The finding gone: the same expectation on the proven interval, where the claim holds.
+    Spec proven = single_claim("turbomind.mxfp4_fp16.folded", "turbomind.mxfp4_fp16.ordinary", {114, 126});
+    proven.claims[0].expect = Expectation{14, {}};
+    const ProofResult holds = run_proof(proven, {1});
+    CHECK(holds.holds());
+    CHECK(claim_verdict(proven.claims[0], holds.claims[0]) == ClaimVerdict::kExpectationMissed);
+    CHECK_FALSE(holds.passes(proven));
+
+    // A witness disagreement fails a finding too.
+    ProofResult broken = plain;
+    spec.claims[0].expect = Expectation{14, {}};
+    broken.witness_disagreement_count = 1;
+    CHECK_FALSE(broken.passes(spec));
   }
 
   TEST_CASE("difference kinds") {

@@ -66,7 +66,8 @@ TEST_SUITE("proof") {
         {"not an object", "[1, 2]", "t.json: (top level): expected a JSON object"},
         {"not a spec", "{}", "t.json: bitproof_spec: missing"},
         {"future version", replaced(kGood, "\"bitproof_spec\": 1", "\"bitproof_spec\": 2"), "bitproof_spec: version 2"},
-        {"unknown key", replaced(kGood, "\"name\": \"t\"", "\"name\": \"t\", \"nmae\": 1"), "t.json: nmae: unknown key"},
+        {"unknown key", replaced(kGood, "\"name\": \"t\"", "\"name\": \"t\", \"nmae\": 1"),
+         "t.json: nmae: unknown key"},
         {"unknown nested key", replaced(kGood, "\"codes\": \"all\"", "\"codes\": \"all\", \"bits\": 4"),
          "inputs[0].bits: unknown key"},
         {"bad name", replaced(kGood, "\"name\": \"t\"", "\"name\": \"T T\""), "t.json: name: expected lower-case"},
@@ -77,31 +78,43 @@ TEST_SUITE("proof") {
         {"recipe inputs do not match", replaced(kGood, "\"ue8m0\"", "\"e4m3\""),
          "claims[0].recipes[0]: recipe \"turbomind.mxfp4_fp16.folded\" takes (e2m1, ue8m0) but the spec's inputs are "
          "(e2m1, e4m3)"},
-        {"recipe output does not match", replaced(kGood, "\"fp16\"", "\"bf16\""), "produces fp16 but the spec's output is bf16"},
-        {"reversed interval", replaced(kGood, "[114, 126]", "[126, 114]"), "inputs[1].codes.range: reversed interval [126, 114]"},
-        {"out of range", replaced(kGood, "[114, 126]", "[114, 256]"), "inputs[1].codes.range[1]: code 256 is outside ue8m0"},
-        {"negative code", replaced(kGood, "[114, 126]", "[-1, 126]"), "inputs[1].codes.range[0]: expected a non-negative integer"},
-        {"empty list", replaced(kGood, "{\"range\": [114, 126]}", "{\"list\": []}"), "inputs[1].codes.list: empty domain"},
-        {"duplicate code", replaced(kGood, "{\"range\": [114, 126]}", "{\"list\": [1, 1]}"), "inputs[1].codes.list[1]: code 1 listed twice"},
+        {"recipe output does not match", replaced(kGood, "\"fp16\"", "\"bf16\""),
+         "produces fp16 but the spec's output is bf16"},
+        {"reversed interval", replaced(kGood, "[114, 126]", "[126, 114]"),
+         "inputs[1].codes.range: reversed interval [126, 114]"},
+        {"out of range", replaced(kGood, "[114, 126]", "[114, 256]"),
+         "inputs[1].codes.range[1]: code 256 is outside ue8m0"},
+        {"negative code", replaced(kGood, "[114, 126]", "[-1, 126]"),
+         "inputs[1].codes.range[0]: expected a non-negative integer"},
+        {"empty list", replaced(kGood, "{\"range\": [114, 126]}", "{\"list\": []}"),
+         "inputs[1].codes.list: empty domain"},
+        {"duplicate code", replaced(kGood, "{\"range\": [114, 126]}", "{\"list\": [1, 1]}"),
+         "inputs[1].codes.list[1]: code 1 listed twice"},
         {"no inputs", R"({"bitproof_spec": 1, "name": "t", "inputs": [], "output": "fp16", "claims": []})",
          "t.json: inputs: empty domain: no inputs"},
         {"wrong type: inputs", R"({"bitproof_spec": 1, "name": "t", "inputs": {}, "output": "fp16", "claims": []})",
          "t.json: inputs: expected an array, found object"},
-        {"wrong type: codes", replaced(kGood, "\"codes\": \"all\"", "\"codes\": 16"), "inputs[0].codes: expected \"all\""},
-        {"wrong type: recipes", replaced(kGood, "[\"turbomind.mxfp4_fp16.folded\", \"turbomind.mxfp4_fp16.ordinary\"]", "\"a\""),
+        {"wrong type: codes", replaced(kGood, "\"codes\": \"all\"", "\"codes\": 16"),
+         "inputs[0].codes: expected \"all\""},
+        {"wrong type: recipes",
+         replaced(kGood, "[\"turbomind.mxfp4_fp16.folded\", \"turbomind.mxfp4_fp16.ordinary\"]", "\"a\""),
          "claims[0].recipes: expected an array of recipe names, found string"},
         {"wrong type: expected_cases", replaced(kGood, "\"expected_cases\": 208", "\"expected_cases\": \"208\""),
          "claims[0].expected_cases: expected a non-negative integer"},
-        {"wrong type: name", replaced(kGood, "\"name\": \"t\"", "\"name\": 7"), "t.json: name: expected a string, found number"},
+        {"wrong type: name", replaced(kGood, "\"name\": \"t\"", "\"name\": 7"),
+         "t.json: name: expected a string, found number"},
         {"expected count cannot match", replaced(kGood, "\"expected_cases\": 208", "\"expected_cases\": 200"),
          "claims[0].expected_cases: 200 cannot match the domain, which has 208 cases"},
-        {"unknown claim", replaced(kGood, "\"claim\": \"equal\"", "\"claim\": \"same\""), "claims[0].claim: unknown claim \"same\""},
-        {"equal needs two", replaced(kGood, "\"turbomind.mxfp4_fp16.folded\", ", ""), "claims[0].recipes: claim \"equal\" needs at least 2"},
+        {"unknown claim", replaced(kGood, "\"claim\": \"equal\"", "\"claim\": \"same\""),
+         "claims[0].claim: unknown claim \"same\""},
+        {"equal needs two", replaced(kGood, "\"turbomind.mxfp4_fp16.folded\", ", ""),
+         "claims[0].recipes: claim \"equal\" needs at least 2"},
         {"recipe twice", replaced(kGood, "\"turbomind.mxfp4_fp16.ordinary\"", "\"turbomind.mxfp4_fp16.folded\""),
          "claims[0].recipes[1]: recipe listed twice"},
         {"rounding on equal", replaced(kGood, "\"expected_cases\": 208", "\"rounding\": \"nearest_even\""),
          "claims[0].rounding: only a correctly_rounded claim takes a rounding"},
-        {"input named twice", replaced(kGood, "\"name\": \"scale\"", "\"name\": \"element\""), "inputs[1].name: name used twice"},
+        {"input named twice", replaced(kGood, "\"name\": \"scale\"", "\"name\": \"element\""),
+         "inputs[1].name: name used twice"},
     };
     for (const BadCase& c : cases) {
       CAPTURE(c.what);
@@ -114,8 +127,53 @@ TEST_SUITE("proof") {
     }
   }
 
+  TEST_CASE("findings: an expected refutation parses, prints back, and is dropped by --scales") {
+    const std::string text =
+        replaced(kGood, R"("expected_cases": 208)",
+                 R"("expected_cases": 208, "expect": {"refuted": 6, "kinds": {"nan-bits": 4, "value": 2}})");
+    auto spec = parse_spec(text, "t.json");
+    REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+    REQUIRE(spec->claims[0].expect.has_value());
+    CHECK(spec->claims[0].expect->refuted == 6);
+    CHECK(spec->claims[0].expect->kinds.at("nan-bits") == 4);
+    auto again = parse_spec(spec_to_json(*spec).dump(), "again.json");
+    REQUIRE(again.ok());
+    CHECK(spec_to_json(*again) == spec_to_json(*spec));
+    REQUIRE(override_range(*spec, "scale", {100, 110}, "--scales").ok());
+    CHECK_FALSE(spec->claims[0].expect.has_value());
+  }
+
+  TEST_CASE("findings: malformed or impossible expectations are bad input naming the field") {
+    const std::vector<BadCase> bad = {
+        {"not an object", R"("expect": 6)", "claims[0].expect: expected an object"},
+        {"no count", R"("expect": {})", "claims[0].expect.refuted: missing"},
+        {"zero", R"("expect": {"refuted": 0})", "claims[0].expect.refuted: 0: an expected refutation"},
+        {"negative", R"("expect": {"refuted": -1})", "claims[0].expect.refuted: expected a positive integer"},
+        {"a string", R"("expect": {"refuted": "6"})", "claims[0].expect.refuted: expected a positive integer"},
+        {"more than the domain", R"("expect": {"refuted": 209})", "209 cannot happen: the domain has 208 cases"},
+        {"unknown key", R"("expect": {"refuted": 6, "refutd": 1})", "claims[0].expect.refutd: unknown key"},
+        {"unknown kind", R"("expect": {"refuted": 6, "kinds": {"nans": 6}})", "unknown kind \"nans\""},
+        {"kinds do not add up", R"("expect": {"refuted": 6, "kinds": {"nan": 5}})", "add up to 5, not to refuted = 6"},
+        {"empty kinds", R"("expect": {"refuted": 6, "kinds": {}})", "claims[0].expect.kinds: expected an object"},
+        {"zero kind", R"("expect": {"refuted": 6, "kinds": {"nan": 6, "value": 0}})", "kinds.value: 0"},
+    };
+    for (const BadCase& b : bad) {
+      const std::string text = replaced(kGood, R"("expected_cases": 208)", R"("expected_cases": 208, )" + b.text);
+      auto spec = parse_spec(text, "t.json");
+      REQUIRE_MESSAGE(!spec.ok(), b.what);
+      CHECK_MESSAGE(spec.error().message.find("t.json: ") == 0, b.what);
+      CHECK_MESSAGE(spec.error().message.find(b.message) != std::string::npos, b.what, ": ", spec.error().message);
+      CHECK(spec.error().exit_code == kExitBadInput);
+    }
+  }
+
   TEST_CASE("empty claims and empty inputs") {
-    auto no_claims = parse_spec(replaced(kGood, R"("claims": [{"claim": "equal", "recipes": ["turbomind.mxfp4_fp16.folded", "turbomind.mxfp4_fp16.ordinary"], "expected_cases": 208}])", R"("claims": [])"), "t.json");
+    auto no_claims = parse_spec(
+        replaced(
+            kGood,
+            R"("claims": [{"claim": "equal", "recipes": ["turbomind.mxfp4_fp16.folded", "turbomind.mxfp4_fp16.ordinary"], "expected_cases": 208}])",
+            R"("claims": [])"),
+        "t.json");
     REQUIRE_FALSE(no_claims.ok());
     CHECK(no_claims.error().message == "t.json: claims: no claims");
     auto missing = load_spec("/nonexistent/spec.json");

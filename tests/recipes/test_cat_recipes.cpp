@@ -78,15 +78,17 @@ double e4m3fnuz(std::uint32_t c) {
 }
 std::uint32_t bf16_of_float(float f) { return std::bit_cast<std::uint32_t>(f) >> 16; }  // exact values only
 
-// An `equal` spec over q, z (every code) and the given FP16 scales.
+// An `equal` spec over q, z (every code of z's format: uint4, or uint8 for GPTQ-v1's 1..16)
+// and the given FP16 scales.
 Spec zero_point_spec(const std::string& a, const std::string& b, const std::vector<std::uint32_t>& scales) {
+  const std::string_view zero_format = spec_of(recipe_by_name(a)->card->inputs[1]).name;
   std::string list;
   for (std::size_t i = 0; i < scales.size(); ++i) list += (i ? "," : "") + std::to_string(scales[i]);
   const std::string text = fmt::format(
       R"({{"bitproof_spec": 1, "name": "zp", "inputs": [{{"name": "q", "format": "uint4", "codes": "all"}},
-          {{"name": "z", "format": "uint4", "codes": "all"}}, {{"name": "scale", "format": "fp16", "codes": {{"list": [{}]}}}}],
+          {{"name": "z", "format": "{}", "codes": "all"}}, {{"name": "scale", "format": "fp16", "codes": {{"list": [{}]}}}}],
           "output": "fp16", "claims": [{{"claim": "equal", "recipes": ["{}", "{}"]}}]}})",
-      list, a, b);
+      zero_format, list, a, b);
   auto spec = parse_spec(text, "test");
   REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
   return *spec;

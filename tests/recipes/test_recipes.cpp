@@ -75,12 +75,46 @@ TEST_SUITE("recipes") {
       if (c.role != Role::kControl) continue;
       const RecipeEntry* target = recipe_by_name(c.control_of);
       REQUIRE_MESSAGE(target != nullptr, c.name);
-      CHECK(target->card->role == Role::kRecipe);
+      CHECK(target->card->role != Role::kControl);
       CHECK(target->card->arity == c.arity);
       CHECK(target->card->inputs == c.inputs);
       CHECK(target->card->output == c.output);
     }
     CHECK(recipe_by_name("no.such.recipe") == nullptr);
+  }
+
+  TEST_CASE("every recipe but the controls is pinned to upstream lines: repository, path, revision, symbol, lines") {
+    const auto is_hex40 = [](std::string_view s) {
+      return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+    };
+    const auto is_release = [](std::string_view s) {  // "13.0.88", "v0.10.1"
+      return !s.empty() && s.find_first_not_of("v0123456789.") == std::string_view::npos && s.find('.') != s.npos;
+    };
+    int pinned = 0;
+    for (const RecipeEntry& r : all_recipes()) {
+      const RecipeCard& c = *r.card;
+      for (int i = c.pin_count(); i < kMaxPins; ++i) CHECK_MESSAGE(c.pins[i] == nullptr, c.name);  // no holes
+      if (c.role == Role::kReference) CHECK_MESSAGE(c.pin_count() == 0, c.name, ": a reference models no shipped code");
+      if (c.role != Role::kRecipe) continue;
+      CHECK_MESSAGE(c.pin_count() >= 1, c.name, ": a recipe without a pin is a guess");
+      bool has_code = false;
+      for (int i = 0; i < c.pin_count(); ++i) {
+        const Pin& p = *c.pins[i];
+        CHECK_MESSAGE(!p.repo.empty(), c.name);
+        CHECK_MESSAGE(!p.path.empty(), c.name);
+        CHECK_MESSAGE(!p.symbol.empty(), c.name);
+        CHECK_MESSAGE(!p.models.empty(), c.name);
+        if (p.kind != PinKind::kCode) continue;
+        has_code = true;
+        CHECK_MESSAGE((is_hex40(p.revision) || is_release(p.revision)), c.name, ": revision ", p.revision);
+        CHECK_MESSAGE(!p.lines.empty(), c.name);
+        CHECK_MESSAGE(p.lines.find_first_not_of("0123456789-, ") == std::string_view::npos, c.name, ": lines ",
+                      p.lines);
+      }
+      CHECK_MESSAGE(has_code, c.name, ": at least one pin must name code that was read");
+      ++pinned;
+    }
+    CHECK(pinned > 50);
   }
 
   TEST_CASE("soft and oracle arithmetic agree on every input of every recipe") {
@@ -96,7 +130,8 @@ TEST_SUITE("recipes") {
           rest /= n;
         }
         if (r.soft(codes) != r.oracle(codes) && ++mismatches <= 4) {
-          FAIL_CHECK(fmt::format("{} case {}: soft 0x{:X} oracle 0x{:X}", r.card->name, i, r.soft(codes), r.oracle(codes)));
+          FAIL_CHECK(
+              fmt::format("{} case {}: soft 0x{:X} oracle 0x{:X}", r.card->name, i, r.soft(codes), r.oracle(codes)));
         }
       }
       CHECK_MESSAGE(mismatches == 0, r.card->name);
