@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "hd.hpp"
+#include "recipes/llama_mxfp4.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/upstream.hpp"
 
@@ -57,8 +58,8 @@ BP_HD inline std::uint32_t e8m0_to_bf16(std::uint32_t s) {
 }
 // BF16 bits -> FP32 bits: exact, the BF16 code is the top half of the FP32 code.
 BP_HD constexpr std::uint32_t bf16_bits_to_fp32(std::uint32_t b) { return (b & 0xFFFF) << 16; }
-// FP32 subnormal -> zero of the same sign (what -ftz does to an operand).
-BP_HD constexpr std::uint32_t flush_fp32(std::uint32_t f) { return (f & 0x7F800000u) == 0 ? (f & 0x80000000u) : f; }
+// FP32 subnormal -> zero of the same sign (what -ftz does): one definition, llama_mxfp4.hpp's.
+using llama::flush_fp32;
 
 struct E2m1ToHalf {
   static constexpr RecipeCard kCard =
