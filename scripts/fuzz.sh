@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Fuzzes the safetensors header parser (src/audit/safetensors.cpp, strict_json.cpp)
-# with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer, for a
-# bounded time, starting from a seed corpus written by the checkpoint generator.
+# Fuzzes, with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer,
+# for a bounded time each: the safetensors header parser (src/audit/safetensors.cpp,
+# strict_json.cpp; seeds from the checkpoint generator), the report reader and
+# renderers (seeds: the committed reports) and report merge (seeds: shard sets
+# of small specs).
 #
-#   scripts/fuzz.sh [SECONDS]      default 60 (or $FUZZ_SECONDS)
+#   scripts/fuzz.sh [SECONDS]      the safetensors run, default 60 (or $FUZZ_SECONDS);
+#                                  the report and merge runs take half of it each
 #   FUZZ_BUILD_DIR=DIR             build directory (default build-fuzz in the repository)
 #
 # Self-contained: installs clang-14 and libclang-rt-14-dev (Debian 12) with
@@ -29,7 +32,8 @@ fi
 
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DBITPROOF_FUZZ=ON -DBITPROOF_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds -j2 >/dev/null
+cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_report_seeds \
+  -j"$(nproc)" >/dev/null
 
 seeds=$build/fuzz-seeds corpus=$build/fuzz-corpus crashes=$build/fuzz-crashes
 rm -rf "$seeds"
@@ -38,4 +42,14 @@ mkdir -p "$corpus" "$crashes"
 echo "fuzz.sh: fuzzing the safetensors reader for ${seconds}s ($(ls "$seeds" | wc -l) seeds)"
 "$build/tests/audit/fuzz_safetensors" "$corpus" "$seeds" -max_total_time="$seconds" -max_len=16384 -timeout=10 \
   -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
-echo "fuzz.sh: no crash in ${seconds}s"
+
+half=$((seconds / 2 > 0 ? seconds / 2 : 1))
+rm -rf "$seeds-report" "$seeds-merge"
+"$build/tests/report/fuzz/fuzz_report_seeds" "$root" "$seeds-report" "$seeds-merge"
+for target in report merge; do
+  mkdir -p "$corpus-$target"
+  echo "fuzz.sh: fuzzing the $target reader for ${half}s ($(ls "$seeds-$target" | wc -l) seeds)"
+  "$build/tests/report/fuzz/fuzz_$target" "$corpus-$target" "$seeds-$target" -max_total_time="$half" -max_len=65536 \
+    -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
+done
+echo "fuzz.sh: no crash in ${seconds}s + 2 x ${half}s"

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake git libboost-dev libfmt-dev nlohmann-json3-dev doctest-dev libcli11-dev libssl-dev
+packages=(build-essential cmake git libboost-dev libfmt-dev nlohmann-json3-dev doctest-dev libcli11-dev libssl-dev libre2-dev pkg-config
           lld python3 python3-jsonschema)
 missing=()
 for p in "${packages[@]}"; do

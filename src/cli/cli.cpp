@@ -33,39 +33,42 @@ int fail(const Error& e) {
   return e.exit_code;
 }
 
-void Outputs::add_flags(CLI::App& sub, bool with_report) {
-  if (with_report) sub.add_option("--report", report, "write the JSON report here");
-  sub.add_option("--markdown", markdown, "write a Markdown rendering here (for a PR comment)");
-  sub.add_option("--junit", junit, "write JUnit XML here: one test case per claim and backend");
-  sub.add_option("--svg", svg, "write the SVG case map here");
+CLI::Option* add_path_option(CLI::App& sub, const std::string& name, std::string& path, const std::string& help) {
+  return sub.add_option(name, path, help)->check(CLI::Validator(
+      [](std::string& value) { return value.empty() ? std::string("empty path") : std::string(); }, "PATH"));
 }
 
-std::optional<Error> Outputs::check() const {
+void Outputs::add_flags(CLI::App& sub, bool with_report) {
+  if (with_report) add_path_option(sub, "--report", report, "write the JSON report here");
+  add_path_option(sub, "--markdown", markdown, "write a Markdown rendering here (for a PR comment)");
+  add_path_option(sub, "--junit", junit, "write JUnit XML here: one test case per claim and backend");
+  add_path_option(sub, "--svg", svg, "write the SVG case map here");
+}
+
+Expected<OutputFiles> Outputs::open(const std::vector<std::string>& inputs) const {
+  OutputFiles files;
+  for (const std::string& input : inputs) files.add_input(input);
   const std::pair<const std::string&, const char*> paths[] = {
       {report, "--report"}, {markdown, "--markdown"}, {junit, "--junit"}, {svg, "--svg"}};
   for (const auto& [path, flag] : paths) {
     if (path.empty()) continue;
-    if (auto ok = check_writable(path, flag); !ok) return ok.error();
+    if (auto ok = files.add(flag, path); !ok) return ok.error();
   }
-  return std::nullopt;
+  return files;
 }
 
-std::optional<Error> Outputs::write(const Json& json) const {
-  // Render everything first, so that a failure leaves no file written.
-  std::vector<std::pair<std::string, std::string>> files;
-  if (!report.empty()) files.emplace_back(report, json.dump(2) + "\n");
-  if (!markdown.empty()) files.emplace_back(markdown, render_markdown(json));
-  if (!junit.empty()) files.emplace_back(junit, render_junit(json));
+std::optional<Error> Outputs::write(OutputFiles& files, const Json& json) const {
+  if (!report.empty()) files.set(report, json.dump(2) + "\n");
+  if (!markdown.empty()) files.set(markdown, render_markdown(json));
+  if (!junit.empty()) files.set(junit, render_junit(json));
   if (!svg.empty()) {
     auto source = map_source(json);
     if (!source) return source.error();
     auto picture = render_svg(*source, "--svg");
     if (!picture) return picture.error();
-    files.emplace_back(svg, *picture);
+    files.set(svg, *picture);
   }
-  for (const auto& [path, content] : files) {
-    if (auto ok = write_file(path, content); !ok) return ok.error();
-  }
+  if (auto ok = files.commit(); !ok) return ok.error();
   return std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "output_files.hpp"
 #include "proof/engine.hpp"
 #include "report/report.hpp"
 
@@ -30,21 +31,26 @@ void add_audit_commands(CLI::App& app, Commands& commands);  // audit, admit, sy
 // Prints "bitproof: error: <message>" on stderr and returns its exit code.
 int fail(const Error& e);
 
-// Output files a command may write, checked before any work is done:
-// --report (JSON), --markdown, --junit, --svg (the case map; for a proof it is
-// drawn from a domain discovery of the same spec over its "scale" input, or its
-// last input when none is named so).
+// Output files a command may write: --report (JSON), --markdown, --junit, --svg
+// (the case map; for a proof it is drawn from a domain discovery of the same
+// spec over its "scale" input, or its last input when none is named so).
 struct Outputs {
   std::string report;
   std::string markdown;
   std::string junit;
   std::string svg;
   void add_flags(CLI::App& sub, bool with_report = true);
-  [[nodiscard]] std::optional<Error> check() const;
+  // Checks every output asked for, against each other and against `inputs` (the
+  // files the command reads), and reserves them: call before any work.
+  [[nodiscard]] Expected<OutputFiles> open(const std::vector<std::string>& inputs) const;
   // Whether any output file was asked for (the report JSON is built only then).
   [[nodiscard]] bool any() const { return !report.empty() || !markdown.empty() || !junit.empty() || !svg.empty(); }
-  [[nodiscard]] std::optional<Error> write(const Json& report) const;
+  // Renders every output asked for from `report` and writes them all, or none.
+  [[nodiscard]] std::optional<Error> write(OutputFiles& files, const Json& report) const;
 };
+
+// An option that takes a file path: an empty one is refused (exit 2).
+CLI::Option* add_path_option(CLI::App& sub, const std::string& name, std::string& path, const std::string& help);
 
 // CI-gate flags: --expect H/N (every claim's holding/total must be exactly
 // that; one value for all claims or one per claim, in order) and --quiet

@@ -28,8 +28,10 @@ struct AuditArgs {
 int run_audit_command(const AuditArgs& a) {
   auto selection = audit::make_selection(a.dtypes, a.select);
   if (!selection) return fail(selection.error());
+  OutputFiles files;
+  files.add_input(a.path);
   if (!a.report.empty()) {
-    if (auto ok = check_writable(a.report, "--report"); !ok) return fail(ok.error());
+    if (auto ok = files.add("--report", a.report); !ok) return fail(ok.error());
   }
   const auto start = std::chrono::steady_clock::now();
   auto checkpoint = audit::open_checkpoint(a.path);
@@ -41,7 +43,8 @@ int run_audit_command(const AuditArgs& a) {
   std::printf("%s\n", audit::summary_line(*result).c_str());
   if (!a.report.empty()) {
     const audit::Json run{{"threads", threads}, {"seconds", seconds}};
-    if (auto ok = write_file(a.report, audit::audit_report(*result, run).dump() + "\n"); !ok) return fail(ok.error());
+    files.set(a.report, audit::audit_report(*result, run).dump() + "\n");
+    if (auto ok = files.commit(); !ok) return fail(ok.error());
   }
   return kExitHolds;
 }
@@ -55,8 +58,11 @@ struct AdmitArgs {
 };
 
 int run_admit(const AdmitArgs& a) {
+  OutputFiles files;
+  files.add_input(a.audit);
+  files.add_input(a.domain);
   if (!a.report.empty()) {
-    if (auto ok = check_writable(a.report, "--report"); !ok) return fail(ok.error());
+    if (auto ok = files.add("--report", a.report); !ok) return fail(ok.error());
   }
   auto audited = audit::load_audit_report(a.audit);
   if (!audited) return fail(audited.error());
@@ -67,7 +73,8 @@ int run_admit(const AdmitArgs& a) {
   print_lines(audit::admission_lines(*audited, *proven, *admission, kListedOutside));
   if (!a.report.empty()) {
     const std::string text = audit::admission_report(*audited, *proven, *admission).dump(1) + "\n";
-    if (auto ok = write_file(a.report, text); !ok) return fail(ok.error());
+    files.set(a.report, text);
+    if (auto ok = files.commit(); !ok) return fail(ok.error());
   }
   return admission->admitted() ? kExitHolds : kExitRefuted;
 }
@@ -98,7 +105,7 @@ void add_audit(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<AuditArgs>();
   auto* c = app.add_subcommand("audit", "histogram every scale byte of a safetensors checkpoint");
   c->add_option("path", args->path, "a .safetensors file, an index .json, or a checkpoint directory")->required();
-  c->add_option("--report", args->report, "write the JSON audit report here");
+  add_path_option(*c, "--report", args->report, "write the JSON audit report here");
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression");
   c->add_option("--dtype", args->dtypes,
                 "comma-separated one-byte dtypes (default F8_E8M0,U8; non-E8M0 need *scale names)");
@@ -114,7 +121,7 @@ void add_admit(CLI::App& app, Commands& commands) {
   c->add_option("--audit", args->audit, "audit report (bitproof audit --report)")->required();
   c->add_option("--domain", args->domain, "domain report (bitproof domain SPEC --report)")->required();
   c->add_option("--claim", args->claim, "use this claim's maximal interval (default: all claims' intersection)");
-  c->add_option("--report", args->report, "write the JSON admission manifest here");
+  add_path_option(*c, "--report", args->report, "write the JSON admission manifest here");
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression");
   commands.push_back({c, [args] { return run_admit(*args); }});
 }

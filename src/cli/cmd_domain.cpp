@@ -83,7 +83,8 @@ void print_discovery(const Spec& spec, const Discovery& d) {
 int run_domain(const DomainArgs& a) {
   auto spec = load_spec(a.spec);
   if (!spec) return fail(spec.error());
-  if (auto e = a.out.check()) return fail(*e);
+  auto files = a.out.open({a.spec});
+  if (!files) return fail(files.error());
   Progress progress(fmt::format("{} domain over {}", spec->name, a.over), false);
   EngineOptions options;
   options.keep = a.keep;
@@ -93,7 +94,7 @@ int run_domain(const DomainArgs& a) {
   if (!d) return fail(d.error());
   print_discovery(*spec, *d);
   if (a.out.any()) {
-    if (auto e = a.out.write(discovery_report(*spec, *d))) return fail(*e);
+    if (auto e = a.out.write(*files, discovery_report(*spec, *d))) return fail(*e);
   }
   bool all_pass = d->witness_disagreement_count == 0;
   for (std::size_t c = 0; c < spec->claims.size(); ++c) {

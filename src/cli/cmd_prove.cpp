@@ -124,7 +124,8 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   }
   auto backends = select_backends(a.backend);
   if (!backends) return fail(backends.error());
-  if (auto e = a.out.check()) return fail(*e);
+  auto files = a.out.open({a.spec, a.scales_from});
+  if (!files) return fail(files.error());
   const auto [begin, end] = shard_range(spec.case_count(), *shard);
   Progress progress(fmt::format("{} shard {}", spec.name, a.shard), a.gate.quiet);
   BackendOptions options;
@@ -178,7 +179,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   }
   report["backends"] = Json::array();
   for (const Json& r : reports) report["backends"].push_back(r["backends"][0]);
-  if (auto e = a.out.write(report)) return fail(*e);
+  if (auto e = a.out.write(*files, report)) return fail(*e);
   return kExitHolds;  // a shard proves nothing alone: the verdict comes from the merge
 }
 
@@ -190,7 +191,8 @@ int run_prove(const ProveArgs& a) {
   if (!a.shard.empty()) return run_shard(a, *spec);
   auto backends = select_backends(a.backend);
   if (!backends) return fail(backends.error());
-  if (auto e = a.out.check()) return fail(*e);
+  auto files = a.out.open({a.spec, a.scales_from});
+  if (!files) return fail(files.error());
   BackendOptions options;
   options.engine.keep = a.keep;
   options.engine.threads = a.threads;
@@ -220,7 +222,7 @@ int run_prove(const ProveArgs& a) {
     std::printf("BACKENDS DISAGREE: the result of%s differs from %s's\n", names.c_str(), runs.front().name.c_str());
   }
   if (a.out.any()) {
-    if (auto e = a.out.write(proof_report(*spec, runs, a.keep))) return fail(*e);
+    if (auto e = a.out.write(*files, proof_report(*spec, runs, a.keep))) return fail(*e);
   }
   return r.passes(*spec) && agree.holds() && unexpected.empty() ? kExitHolds : kExitRefuted;
 }
@@ -235,7 +237,7 @@ void add_prove_command(CLI::App& app, Commands& commands) {
       ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   args->out.add_flags(*p);
   auto* scales = p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
-  p->add_option("--scales-from", args->scales_from, "replace them by the observed interval of an audit report")
+  add_path_option(*p, "--scales-from", args->scales_from, "replace them by the observed interval of an audit report")
       ->excludes(scales);
   p->add_option("--keep", args->keep, "counterexamples kept per claim")->check(CLI::Range(0, 1000000));
   p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(CLI::Range(0, 4096));

@@ -30,8 +30,9 @@ int run_render(const RenderArgs& a) {
   }
   auto report = load_whole_report(a.report);
   if (!report) return fail(report.error());
-  if (auto e = a.out.check()) return fail(*e);
-  if (auto e = a.out.write(*report)) return fail(*e);
+  auto files = a.out.open({a.report});
+  if (!files) return fail(files.error());
+  if (auto e = a.out.write(*files, *report)) return fail(*e);
   std::string written;
   for (const std::string& path : {a.out.markdown, a.out.junit, a.out.svg}) {
     if (!path.empty()) written += (written.empty() ? "" : ", ") + path;
@@ -48,15 +49,23 @@ int run_verify(const std::string& path) {
   const Json& recorded = (*report)["result"];
   const std::string name = recorded["spec"]["name"].get<std::string>();
   if (*now != recorded) {
-    std::printf("NOT VERIFIED: %s: this machine's result differs from the recorded one\n  %s\n", name.c_str(),
+    std::printf("%s\n  %s\n",
+                painted(fmt::format("NOT VERIFIED: {}: this machine's result differs from the recorded one", name), false)
+                    .c_str(),
                 first_difference(recorded, *now).c_str());
     return kExitRefuted;
   }
-  const std::string digest =
-      recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
-  std::printf("verified: %s: the result part reproduces byte for byte%s\n", name.c_str(),
-              digest.empty() ? "" : fmt::format(" (case digest {})", digest).c_str());
-  return kExitHolds;
+  // The result reproduces; what it says is the verdict, with the recorded run's agreement.
+  const ReportJudgement judged = judge_report(*report);
+  const std::string digest = recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
+  std::printf("%s\n", painted(fmt::format("verified: {}, {}/{} claims {}: {}: the result part reproduces byte for byte{}",
+                                          judged.word(), judged.claims_passing, judged.claims,
+                                          judged.findings ? "pass" : "hold", name,
+                                          digest.empty() ? "" : fmt::format(" (case digest {})", digest)),
+                              judged.passes)
+                          .c_str());
+  for (const std::string& problem : judged.problems) std::printf("  %s\n", painted(problem, false).c_str());
+  return judged.passes ? kExitHolds : kExitRefuted;
 }
 
 int run_diff(const std::string& a_path, const std::string& b_path) {
@@ -91,13 +100,16 @@ int run_merge(const MergeArgs& a) {
     if (!shard) return fail(shard.error());
     shards.push_back(std::move(*shard));
   }
-  if (auto e = a.out.check()) return fail(*e);
+  auto files = a.out.open(a.shards);
+  if (!files) return fail(files.error());
   auto merged = merge_shards(shards, a.shards);
   if (!merged) return fail(merged.error());
-  if (auto e = a.out.write(*merged)) return fail(*e);
+  if (auto e = a.out.write(*files, *merged)) return fail(*e);
   for (const Json& claim : (*merged)["result"]["claims"])
     std::printf("%s (%zu shards)\n", claim["summary"].get<std::string>().c_str(), shards.size());
-  return proof_verdict_passes((*merged)["result"]["verdict"].get<std::string>()) ? kExitHolds : kExitRefuted;
+  const ReportJudgement judged = judge_report(*merged);
+  for (const std::string& problem : judged.problems) std::printf("%s\n", painted(problem, false).c_str());
+  return judged.passes ? kExitHolds : kExitRefuted;
 }
 
 }  // namespace
@@ -125,7 +137,7 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   auto merge = std::make_shared<MergeArgs>();
   auto* m = report->add_subcommand("merge", "rebuild the whole report from shard reports (prove --shard I/N)");
   m->add_option("shards", merge->shards, "shard reports (JSON)")->required();
-  m->add_option("-o,--report", merge->out.report, "write the merged report here");
+  add_path_option(*m, "-o,--report", merge->out.report, "write the merged report here");
   merge->out.add_flags(*m, false);
   commands.push_back({m, [merge] { return run_merge(*merge); }});
 }

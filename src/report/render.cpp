@@ -4,7 +4,12 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
+
+#include "proof/spec.hpp"
+#include "report/digest.hpp"
+#include "report/schema.hpp"
 
 namespace bitproof {
 namespace {
@@ -15,40 +20,20 @@ Error bad(const std::string& path, const std::string& field, const std::string& 
   return Error{fmt::format("{}: {}: {}", path, field, what)};
 }
 
-// Checks `j[key]` exists and has the JSON type `is` accepts.
-template <class Pred>
-Expected<Ok> need(const Json& j, const std::string& key, Pred is, const char* type, const std::string& path,
-                  const std::string& field) {
-  if (!j.is_object() || !j.contains(key)) return bad(path, field + key, "missing");
-  if (!is(j.at(key))) return bad(path, field + key, std::string("expected ") + type);
-  return Ok{};
-}
-
-constexpr auto kObject = [](const Json& j) { return j.is_object(); };
-constexpr auto kArray = [](const Json& j) { return j.is_array(); };
-constexpr auto kString = [](const Json& j) { return j.is_string(); };
-constexpr auto kCount = [](const Json& j) { return j.is_number_unsigned(); };
-constexpr auto kBool = [](const Json& j) { return j.is_boolean(); };
-
-Expected<Ok> validate_claims(const Json& result, const std::string& kind, const std::string& path) {
-  const Json& claims = result.at("claims");
-  for (std::size_t i = 0; i < claims.size(); ++i) {
-    const std::string field = fmt::format("result.claims[{}].", i);
-    if (auto ok = need(claims[i], "claim", kString, "a string", path, field); !ok) return ok;
-    if (auto ok = need(claims[i], "recipes", kArray, "an array", path, field); !ok) return ok;
-    if (kind == "proof") {
-      for (const char* key : {"cases", "holding"}) {
-        if (auto ok = need(claims[i], key, kCount, "a count", path, field); !ok) return ok;
-      }
-      if (auto ok = need(claims[i], "holds", kBool, "true or false", path, field); !ok) return ok;
-      if (auto ok = need(claims[i], "summary", kString, "a string", path, field); !ok) return ok;
-      if (auto ok = need(claims[i], "counterexamples", kArray, "an array", path, field); !ok) return ok;
-    } else {
-      if (auto ok = need(claims[i], "codes", kArray, "an array", path, field); !ok) return ok;
-      if (auto ok = need(claims[i], "spec_interval_holds", kBool, "true or false", path, field); !ok) return ok;
+// Parses JSON refusing a key given twice in one object (a reader would see the
+// first, nlohmann keeps the last); the first duplicate is named in `duplicate`.
+Json parse_unique_keys(const std::string& text, std::string& duplicate) {
+  std::vector<std::set<std::string>> open_objects;
+  const Json::parser_callback_t on_event = [&](int, Json::parse_event_t event, Json& value) {
+    if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
+    if (event == Json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == Json::parse_event_t::key && !open_objects.empty() && duplicate.empty() &&
+        !open_objects.back().insert(value.get<std::string>()).second) {
+      duplicate = value.get<std::string>();
     }
-  }
-  return Ok{};
+    return true;
+  };
+  return Json::parse(text, on_event);
 }
 
 }  // namespace
@@ -62,27 +47,30 @@ Expected<Ok> validate_report(const Json& report, const std::string& path) {
                fmt::format("version {} is not supported (this bitproof reads {})", report.at("bitproof_report").dump(),
                            kReportVersion));
   }
-  if (auto ok = need(report, "kind", kString, "a string", path, ""); !ok) return ok;
-  const std::string kind = report.at("kind").get<std::string>();
-  if (kind != "proof" && kind != "domain" && kind != "shard")
-    return bad(path, "kind", fmt::format("unknown kind \"{}\"", kind));
-  if (auto ok = need(report, "result", kObject, "an object", path, ""); !ok) return ok;
-  if (auto ok = need(report, "environment", kObject, "an object", path, ""); !ok) return ok;
-  const Json& result = report.at("result");
-  if (auto ok = need(result, "spec", kObject, "an object", path, "result."); !ok) return ok;
-  if (auto ok = need(result.at("spec"), "name", kString, "a string", path, "result.spec."); !ok) return ok;
-  if (kind == "shard") {
-    if (auto ok = need(result, "shard", kObject, "an object", path, "result."); !ok) return ok;
-    return need(result, "part", kObject, "an object", path, "result.");
+  if (auto ok = validate_json(report, report_schema(), path); !ok) return ok;
+  // The recorded spec must be one bitproof reads, and its digest its own.
+  const Json& result = report["result"];
+  auto spec = parse_spec(result["spec"].dump(), path + ": result.spec");
+  if (!spec) return spec.error();
+  if (sha256_hex(result["spec"].dump()) != result["spec_sha256"].get<std::string>()) {
+    return bad(path, "result.spec_sha256", "is not the digest of the recorded spec");
   }
-  if (auto ok = need(result, "claims", kArray, "an array", path, "result."); !ok) return ok;
-  if (kind == "proof") {
-    if (auto ok = need(report, "backends", kArray, "an array", path, ""); !ok) return ok;
-    if (auto ok = need(result, "verdict", kString, "a string", path, "result."); !ok) return ok;
-  } else {
-    if (auto ok = need(result, "over", kObject, "an object", path, "result."); !ok) return ok;
+  return Ok{};
+}
+
+Expected<Json> parse_report(const std::string& text, const std::string& path) {
+  Json report;
+  std::string duplicate;
+  try {
+    report = parse_unique_keys(text, duplicate);
+  } catch (const Json::parse_error& e) {
+    return Error{fmt::format("{}: invalid JSON at byte {} (truncated or not a report)", path, e.byte)};
+  } catch (const Json::exception& e) {  // e.g. a number out of range: 1E999
+    return Error{fmt::format("{}: invalid JSON ({})", path, e.what())};
   }
-  return validate_claims(result, kind, path);
+  if (!duplicate.empty()) return Error{fmt::format("{}: the key \"{}\" appears twice in one object", path, duplicate)};
+  if (auto ok = validate_report(report, path); !ok) return ok.error();
+  return report;
 }
 
 Expected<Json> load_report(const std::string& path) {
@@ -90,16 +78,7 @@ Expected<Json> load_report(const std::string& path) {
   if (!in) return Error{fmt::format("{}: cannot read the report", path)};
   std::ostringstream text;
   text << in.rdbuf();
-  Json report;
-  try {
-    report = Json::parse(text.str());
-  } catch (const Json::parse_error& e) {
-    return Error{fmt::format("{}: invalid JSON at byte {} (truncated or not a report)", path, e.byte)};
-  } catch (const Json::exception& e) {  // e.g. a number out of range: 1E999
-    return Error{fmt::format("{}: invalid JSON ({})", path, e.what())};
-  }
-  if (auto ok = validate_report(report, path); !ok) return ok.error();
-  return report;
+  return parse_report(text.str(), path);
 }
 
 // ---- JUnit ----
@@ -114,7 +93,8 @@ std::string xml_escape(const std::string& s) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      default: out += c;
+      // XML 1.0 cannot carry other C0 controls, not even as references.
+      default: out += (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') ? '?' : c;
     }
   }
   return out;
@@ -164,6 +144,12 @@ std::vector<JUnitCase> proof_cases(const Json& report) {
                        claim["summary"].get<std::string>(), body});
     }
   }
+  // The backends' agreement and the witness belong to the verdict too: a red case when they fail.
+  const ReportJudgement judged = judge_report(report);
+  std::string problems;
+  for (const std::string& p : judged.problems) problems += p + "\n";
+  cases.push_back({suite + ".agreement", "backends agree, hardware equals the model, witness agrees",
+                   !judged.problems.empty(), judged.problems.empty() ? "" : judged.problems.front(), problems});
   return cases;
 }
 
@@ -221,6 +207,47 @@ std::vector<JUnitCase> domain_cases(const Json& report) {
 }
 
 }  // namespace
+
+std::string ReportJudgement::word() const {
+  if (!passes) return "REFUTED";
+  return findings ? "AS EXPECTED" : "HOLDS";
+}
+
+ReportJudgement judge_report(const Json& report) {
+  ReportJudgement j;
+  const Json& result = report["result"];
+  const bool proof = report["kind"] == "proof";
+  j.claims = result["claims"].size();
+  for (std::size_t c = 0; c < j.claims; ++c) {
+    const bool passes = proof ? verdict_passes(report_claim_verdict(result, c)) : domain_claim_passes(result, c);
+    j.claims_passing += passes ? 1 : 0;
+    j.findings = j.findings || (proof && report_claim_verdict(result, c) == ClaimVerdict::kRefutedAsExpected);
+  }
+  if (const auto witness = result["witness"]["disagreements"].get<std::uint64_t>(); witness > 0) {
+    j.problems.push_back(fmt::format("the soft and oracle arithmetic disagree on {} evaluations", witness));
+  }
+  if (proof) {
+    const Json& agreement = report["agreement"];
+    std::string differing;
+    for (const Json& b : report["backends"]) {
+      if (!b["result_identical"].get<bool>()) differing += (differing.empty() ? "" : ", ") + b["name"].get<std::string>();
+    }
+    if (!agreement["results_identical"].get<bool>() || !differing.empty()) {
+      j.problems.push_back(fmt::format("the backends disagree: the result of {} differs from the first backend's",
+                                       differing.empty() ? "a backend" : differing));
+    }
+    if (const auto model = agreement["model_disagreements"].get<std::uint64_t>(); model > 0) {
+      j.problems.push_back(fmt::format("the hardware's bits differ from the model's on {} evaluations", model));
+    }
+    const std::string judged = std::string(proof_verdict_name(j.claims_passing == j.claims, j.findings));
+    if (result["verdict"].get<std::string>() != judged) {
+      j.problems.push_back(fmt::format("the recorded verdict \"{}\" does not follow from the counts (\"{}\")",
+                                       result["verdict"].get<std::string>(), judged));
+    }
+  }
+  j.passes = j.claims_passing == j.claims && j.problems.empty();
+  return j;
+}
 
 std::string render_junit(const Json& report) {
   const bool proof = report["kind"] == "proof";

@@ -5,16 +5,36 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "error.hpp"
 #include "report/report.hpp"
 
 namespace bitproof {
 
-// Reads and checks a report file (version, kind, the fields renderers use).
+// Reads and checks a report file: JSON without duplicate keys, version 1, and
+// valid against reports/schema.json (report/schema.hpp).
 [[nodiscard]] Expected<Json> load_report(const std::string& path);
+// The same for report text already in memory; `path` names it in messages.
+[[nodiscard]] Expected<Json> parse_report(const std::string& text, const std::string& path);
 // Checks an in-memory report the same way; `path` names it in messages.
 [[nodiscard]] Expected<Ok> validate_report(const Json& report, const std::string& path);
+
+// A report judged again from its parts (the recorded verdict strings are not
+// trusted): each claim's counts against its spec's expectation, the oracle
+// witness, and for a proof the backends' agreement (every backend's result
+// identical, the hardware's bits equal to the model's) and the recorded
+// verdict against the counts. What exit 0 means for a report read back.
+// Expects a report that load_report accepted.
+struct ReportJudgement {
+  bool passes = false;
+  std::size_t claims = 0;
+  std::size_t claims_passing = 0;  // hold, or refuted exactly as their spec expects
+  bool findings = false;           // some claim is refuted as expected
+  std::vector<std::string> problems;  // beyond the claims: witness, agreement, verdict
+  [[nodiscard]] std::string word() const;  // "HOLDS", "AS EXPECTED", "REFUTED"
+};
+[[nodiscard]] ReportJudgement judge_report(const Json& report);
 
 // One <testcase> per claim and backend (proof), or per claim (domain).
 [[nodiscard]] std::string render_junit(const Json& report);

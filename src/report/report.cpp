@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "report/digest.hpp"
+#include "report/render.hpp"
 
 namespace bitproof {
 namespace {
@@ -532,11 +533,14 @@ std::string render_markdown(const Json& report) {
   if (spec.contains("title")) md += spec["title"].get<std::string>() + "\n\n";
   if (spec.contains("source")) md += "Source: " + spec["source"].get<std::string>() + "\n\n";
   if (report["kind"] == "proof") {
-    const std::string verdict = result["verdict"].get<std::string>();
-    md +=
-        fmt::format("**Verdict: {}** — {} cases, case digest `{}`\n\n",
-                    verdict == "as_expected" ? "as expected (every finding refuted exactly as recorded)" : verdict,
-                    result["domain"]["cases"].get<std::uint64_t>(), result["case_digest"]["sha256"].get<std::string>());
+    const ReportJudgement judged = judge_report(report);
+    const char* verdict = !judged.passes ? "refuted"
+                          : judged.findings ? "as expected (every finding refuted exactly as recorded)"
+                                            : "holds";
+    md += fmt::format("**Verdict: {}** — {} cases, case digest `{}`\n\n", verdict,
+                      result["domain"]["cases"].get<std::uint64_t>(), result["case_digest"]["sha256"].get<std::string>());
+    for (const std::string& problem : judged.problems) md += fmt::format("- **{}**\n", problem);
+    if (!judged.problems.empty()) md += "\n";
     md += "| claim | recipes | holding | result |\n|---|---|---|---|\n";
     for (std::size_t i = 0; i < result["claims"].size(); ++i) {
       const Json& c = result["claims"][i];
@@ -600,40 +604,6 @@ std::string render_markdown(const Json& report) {
                     env["git_commit"].get<std::string>(), env["host"].get<std::string>(),
                     env["time_utc"].get<std::string>());
   return md;
-}
-
-Expected<Ok> check_writable(const std::string& path, const std::string& flag) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path p(path);
-  if (path.empty()) return Error{fmt::format("{}: empty output path", flag)};
-  if (fs::is_directory(p, ec)) return Error{fmt::format("{}: {}: is a directory", flag, path)};
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec))
-    return Error{fmt::format("{}: {}: directory {} does not exist", flag, path, dir.string())};
-  if (access(dir.c_str(), W_OK) != 0) return Error{fmt::format("{}: {}: directory is not writable", flag, path)};
-  if (fs::exists(p, ec) && access(p.c_str(), W_OK) != 0)
-    return Error{fmt::format("{}: {}: file is not writable", flag, path)};
-  return Ok{};
-}
-
-Expected<Ok> write_file(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp-bitproof";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{fmt::format("{}: cannot write", path)};
-    out << content;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Error{fmt::format("{}: cannot write", path)};
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Error{fmt::format("{}: cannot write", path)};
-  }
-  return Ok{};
 }
 
 }  // namespace bitproof

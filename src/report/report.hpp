@@ -1,5 +1,5 @@
 // Reports: the JSON a proof or a discovery produces, its Markdown rendering,
-// the one-line summaries the CLI prints, and safe file output.
+// the one-line summaries the CLI prints (files are written with OutputFiles).
 //
 // A report has three parts. `result` is deterministic: byte-identical on every
 // rerun, whatever the machine or the backends that ran (they must agree or the
@@ -58,12 +58,6 @@ struct BackendRun {
 // expectation (the recorded "verdict" string is not trusted). A malformed
 // expectation or count judges as refuted.
 [[nodiscard]] ClaimVerdict report_claim_verdict(const Json& result, std::size_t c);
-
-// Fails (exit 2) unless `path` can be created or replaced: checked before any
-// work so that a bad path never leaves half the outputs written.
-[[nodiscard]] Expected<Ok> check_writable(const std::string& path, const std::string& flag);
-// Writes through a temporary file and a rename: never a half-written file.
-[[nodiscard]] Expected<Ok> write_file(const std::string& path, const std::string& content);
 
 // The release version and the git commit this binary was built from
 // (generated at build time: src/report/version.cpp.in).

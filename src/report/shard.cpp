@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 
 #include "parallel.hpp"
 #include "report/digest.hpp"
+#include "report/render.hpp"
 
 namespace bitproof {
 namespace {
@@ -39,9 +41,19 @@ Json disagreements_json(const SweepPart& part) {
 }
 
 // ---- reading a shard back ----
+//
+// Nothing a shard says is taken on trust. load_report has checked the shape
+// (reports/schema.json); here every number is checked against the spec it
+// records and against the others: the range against the chunk grid of its
+// index and count, the counts against the range and each other, the kept
+// cases against the claim (each is evaluated again), the witness and model
+// records against the arithmetic, the chunk records against the range; then
+// chunks are swept again on the CPU and compared with the shard's record
+// (rederive_chunks). A shard that does not add up is refused (exit 2).
 
 struct ShardView {
   std::string path;
+  ShardId id;
   std::uint64_t begin;
   std::uint64_t end;
   const Json* part;
@@ -51,81 +63,290 @@ Error at(const std::string& path, const std::string& field, const std::string& w
   return Error{fmt::format("{}: {}: {}", path, field, what)};
 }
 
-Expected<ShardView> view_of(const Json& shard, const std::string& path) {
-  if (!shard.is_object() || shard.value("kind", "") != "shard") return at(path, "kind", "not a shard report (bitproof prove --shard I/N --report)");
-  const Json& result = shard["result"];
-  const Json& range = result.value("shard", Json());
-  if (!range.is_object() || !range.value("begin", Json()).is_number_unsigned() || !range.value("end", Json()).is_number_unsigned() ||
-      !result.value("part", Json()).is_object()) {
-    return at(path, "result.shard", "expected begin, end and a part");
+std::uint64_t u64(const Json& j) { return j.get<std::uint64_t>(); }
+
+Expected<ShardView> view_of(const Json& shard, const std::string& path, std::uint64_t cases) {
+  if (shard.value("kind", "") != "shard") return at(path, "kind", "not a shard report (bitproof prove --shard I/N --report)");
+  const Json& range = shard["result"]["shard"];
+  ShardView v{path, {u64(range["index"]) - 1, u64(range["count"])}, u64(range["begin"]), u64(range["end"]),
+              &shard["result"]["part"]};
+  if (v.id.index >= v.id.count) return at(path, "result.shard.index", "above result.shard.count");
+  if (u64(range["cases"]) != cases) {
+    return at(path, "result.shard.cases", fmt::format("{}, but the spec's domain has {} cases", u64(range["cases"]), cases));
   }
-  return ShardView{path, range["begin"].get<std::uint64_t>(), range["end"].get<std::uint64_t>(), &result["part"]};
+  const auto [begin, end] = shard_range(cases, v.id);
+  if (v.begin != begin || v.end != end) {
+    return at(path, "result.shard",
+              fmt::format("cases {}..{}, but shard {}/{} of {} cases is {}..{}", v.begin, v.end, v.id.index + 1,
+                          v.id.count, cases, begin, end));
+  }
+  return v;
 }
 
-const RecipeEntry* recipe_named(const Json& j) { return recipe_by_name(j.get<std::string>()); }
-
-Expected<SweepPart> part_of(const Spec& spec, const CaseEvaluator& eval, const ShardView& v, std::size_t keep) {
-  const Json& p = *v.part;
-  SweepPart part;
-  part.begin = v.begin;
-  part.end = v.end;
-  std::array<std::uint32_t, kMaxArity> codes{};
-  std::vector<std::uint32_t> soft(eval.recipes().size());
-  if (!p.value("claims", Json()).is_array() || p["claims"].size() != spec.claims.size()) {
-    return at(v.path, "result.part.claims", "does not match the spec's claims");
+const RecipeEntry* spec_recipe(const CaseEvaluator& eval, const Json& name) {
+  for (const RecipeEntry* r : eval.recipes()) {
+    if (r->card->name == name.get<std::string>()) return r;
   }
-  for (std::size_t c = 0; c < spec.claims.size(); ++c) {
-    const Json& j = p["claims"][c];
+  return nullptr;
+}
+
+std::size_t slot_of(const CaseEvaluator& eval, const RecipeEntry* recipe) {
+  return static_cast<std::size_t>(std::find(eval.recipes().begin(), eval.recipes().end(), recipe) - eval.recipes().begin());
+}
+
+struct PartReader {
+  const Spec& spec;
+  const CaseEvaluator& eval;
+  const ShardView& v;
+  std::size_t keep;
+  std::array<std::uint32_t, kMaxArity> codes{};
+  std::vector<std::uint32_t> soft, witness;
+
+  PartReader(const Spec& s, const CaseEvaluator& e, const ShardView& view, std::size_t k)
+      : spec(s), eval(e), v(view), keep(k), soft(e.recipes().size()), witness(e.recipes().size()) {}
+
+  void evaluate(std::uint64_t i) {
+    eval.codes_of(i, codes.data());
+    eval.soft_outputs(codes.data(), soft.data());
+    eval.witness_outputs(codes.data(), witness.data());
+  }
+
+  Expected<Ok> in_range(std::uint64_t i, const std::string& field) const {
+    if (i < v.begin || i >= v.end) return at(v.path, field, fmt::format("case {} is outside the shard ({}..{})", i, v.begin, v.end));
+    return Ok{};
+  }
+
+  Expected<ClaimResult> claim(std::size_t c, const Json& j, bool hardware_differs) {
+    const std::string field = fmt::format("result.part.claims[{}]", c);
     ClaimResult cr;
-    cr.cases = j.at("cases").get<std::uint64_t>();
-    cr.holding = j.at("holding").get<std::uint64_t>();
-    for (const auto& [kind, n] : j.at("by_kind").items()) cr.by_kind[kind] = n.get<std::uint64_t>();
-    for (const Json& index : j.at("counterexample_cases")) {
-      const auto i = index.get<std::uint64_t>();
-      if (i < v.begin || i >= v.end) return at(v.path, "result.part.claims", fmt::format("case {} outside the shard", i));
-      eval.codes_of(i, codes.data());
-      eval.soft_outputs(codes.data(), soft.data());
+    cr.cases = u64(j["cases"]);
+    cr.holding = u64(j["holding"]);
+    if (cr.cases != v.end - v.begin) {
+      return at(v.path, field + ".cases", fmt::format("{}, but the shard holds {} cases", cr.cases, v.end - v.begin));
+    }
+    if (cr.holding > cr.cases) return at(v.path, field + ".holding", fmt::format("{} is more than the {} cases", cr.holding, cr.cases));
+    std::uint64_t failing = 0;
+    for (const auto& [kind, n] : j["by_kind"].items()) {
+      cr.by_kind[kind] = u64(n);
+      failing += u64(n);
+    }
+    if (failing != cr.cases - cr.holding) {
+      return at(v.path, field + ".by_kind",
+                fmt::format("counts {} failing cases, but cases - holding = {}", failing, cr.cases - cr.holding));
+    }
+    const Json& kept = j["counterexample_cases"];
+    if (kept.size() != std::min<std::uint64_t>(keep, failing)) {
+      return at(v.path, field + ".counterexample_cases",
+                fmt::format("{} kept, but keep = {} and {} cases fail", kept.size(), keep, failing));
+    }
+    std::uint64_t previous = 0;
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      const std::uint64_t i = u64(kept[k]);
+      const std::string at_k = fmt::format("{}.counterexample_cases[{}]", field, k);
+      if (auto ok = in_range(i, at_k); !ok) return ok.error();
+      if (k > 0 && i <= previous) return at(v.path, at_k, "not in ascending order");
+      previous = i;
+      evaluate(i);
       std::string kind = eval.check(spec.claims[c], codes.data(), soft.data());
-      if (kind.empty()) kind = "hardware";  // failed on hardware bits that the soft model does not reproduce
+      if (kind.empty()) {
+        // Only a hardware backend whose bits differed from the model can fail where the model holds.
+        if (!hardware_differs) return at(v.path, at_k, fmt::format("the claim holds on case {}", i));
+        kind = "hardware";
+      }
       cr.counterexamples.push_back(eval.counterexample(spec.claims[c], i, codes.data(), soft.data(), kind));
     }
-    if (cr.counterexamples.size() > keep) cr.counterexamples.resize(keep);
-    part.claims.push_back(std::move(cr));
+    return cr;
   }
-  const Json& d = p.at("disagreements");
-  part.witness_disagreement_count = d.at("witness_count").get<std::uint64_t>();
-  for (const Json& w : d.at("witness")) {
-    const auto i = w.at("case").get<std::uint64_t>();
-    eval.codes_of(i, codes.data());
-    part.witness_disagreements.push_back({i, {codes.begin(), codes.begin() + spec.inputs.size()}, recipe_named(w.at("recipe")),
-                                          w.at("soft").get<std::uint32_t>(), w.at("oracle").get<std::uint32_t>()});
+
+  Expected<Ok> witness_records(SweepPart& part, const Json& d) {
+    const bool full = witness_mode_for(spec.case_count()) == WitnessMode::kFull;
+    const std::uint64_t want = full ? v.end - v.begin : 0;
+    if (part.witnessed_cases != want) {
+      return at(v.path, "result.part.witnessed_cases", fmt::format("{}, but this domain's parts witness {}", part.witnessed_cases, want));
+    }
+    part.witness_disagreement_count = u64(d["witness_count"]);
+    if (d["witness"].size() > part.witness_disagreement_count || d["witness"].size() > keep) {
+      return at(v.path, "result.part.disagreements.witness", "more records than witness_count or keep");
+    }
+    for (std::size_t k = 0; k < d["witness"].size(); ++k) {
+      const Json& w = d["witness"][k];
+      const std::string field = fmt::format("result.part.disagreements.witness[{}]", k);
+      const RecipeEntry* recipe = spec_recipe(eval, w["recipe"]);
+      if (recipe == nullptr) return at(v.path, field + ".recipe", "not a recipe of the spec");
+      if (auto ok = in_range(u64(w["case"]), field + ".case"); !ok) return ok.error();
+      evaluate(u64(w["case"]));
+      const std::size_t r = slot_of(eval, recipe);
+      if (soft[r] != w["soft"] || witness[r] != w["oracle"] || soft[r] == witness[r]) {
+        return at(v.path, field, "does not reproduce: the soft and oracle arithmetic give other bits here");
+      }
+      part.witness_disagreements.push_back({u64(w["case"]), {codes.begin(), codes.begin() + spec.inputs.size()}, recipe,
+                                            soft[r], witness[r]});
+    }
+    return Ok{};
   }
-  part.model_compared = d.at("model_compared").get<std::uint64_t>();
-  part.model_disagreement_count = d.at("model_count").get<std::uint64_t>();
-  for (const Json& m : d.at("model")) {
-    const auto i = m.at("case").get<std::uint64_t>();
-    eval.codes_of(i, codes.data());
-    part.model_disagreements.push_back({i, {codes.begin(), codes.begin() + spec.inputs.size()}, recipe_named(m.at("recipe")),
-                                        m.at("soft").get<std::uint32_t>(), m.at("oracle").get<std::uint32_t>(),
-                                        m.at("hardware").get<std::uint32_t>()});
+
+  Expected<Ok> model_records(SweepPart& part, const Json& d) {
+    part.model_compared = u64(d["model_compared"]);
+    part.model_disagreement_count = u64(d["model_count"]);
+    if (part.model_disagreement_count > part.model_compared || d["model"].size() > part.model_disagreement_count) {
+      return at(v.path, "result.part.disagreements.model_count", "inconsistent with model_compared or the records");
+    }
+    for (std::size_t k = 0; k < d["model"].size(); ++k) {
+      const Json& m = d["model"][k];
+      const std::string field = fmt::format("result.part.disagreements.model[{}]", k);
+      const RecipeEntry* recipe = spec_recipe(eval, m["recipe"]);
+      if (recipe == nullptr) return at(v.path, field + ".recipe", "not a recipe of the spec");
+      if (auto ok = in_range(u64(m["case"]), field + ".case"); !ok) return ok.error();
+      evaluate(u64(m["case"]));
+      const std::size_t r = slot_of(eval, recipe);
+      if (soft[r] != m["soft"] || m["hardware"] == m["soft"]) {
+        return at(v.path, field, "does not reproduce: the soft model gives other bits here");
+      }
+      part.model_disagreements.push_back({u64(m["case"]), {codes.begin(), codes.begin() + spec.inputs.size()}, recipe,
+                                          soft[r], recipe->oracle(codes.data()), m["hardware"].get<std::uint32_t>()});
+    }
+    return Ok{};
   }
-  part.witnessed_cases = p.at("witnessed_cases").get<std::uint64_t>();
-  for (const Json& h : p.at("chunk_digests")) {
-    const std::string hex = h.get<std::string>();
-    if (hex.size() != 64) return at(v.path, "result.part.chunk_digests", "expected 64 hex digits each");
-    for (std::size_t k = 0; k < 64; k += 2) part.chunk_digests.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(k, 2), nullptr, 16)));
+
+  Expected<Ok> chunk_records(SweepPart& part, const Json& p) {
+    const std::uint64_t chunks = (v.end - v.begin + kChunkCases - 1) / kChunkCases;
+    const bool full = digest_mode_for(spec.case_count()) == DigestMode::kFull;
+    const std::uint64_t digests = full ? chunks : 0, sums = full ? 0 : chunks * chunk_sum_words(spec);
+    if (p["chunk_digests"].size() != digests || p["chunk_sums"].size() != sums) {
+      return at(v.path, "result.part", fmt::format("{} chunk digests and {} chunk sums, but {} chunks need {} and {}",
+                                                   p["chunk_digests"].size(), p["chunk_sums"].size(), chunks, digests, sums));
+    }
+    for (const Json& h : p["chunk_digests"]) {
+      const std::string& hex = h.get_ref<const std::string&>();
+      for (std::size_t k = 0; k < 64; k += 2) {
+        part.chunk_digests.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(k, 2), nullptr, 16)));
+      }
+    }
+    for (const Json& w : p["chunk_sums"]) part.chunk_sums.push_back(w.get<std::uint32_t>());
+    // Chunk sums end with each claim's failing count in the chunk: they must add up to the claim's.
+    const std::size_t words = chunk_sum_words(spec), first_claim = 2 * eval.recipes().size();
+    for (std::size_t c = 0; !full && c < spec.claims.size(); ++c) {
+      std::uint64_t failing = 0;
+      for (std::uint64_t k = 0; k < chunks; ++k) failing += part.chunk_sums[k * words + first_claim + c];
+      if (failing != part.claims[c].cases - part.claims[c].holding) {
+        return at(v.path, fmt::format("result.part.claims[{}]", c),
+                  fmt::format("{} failing cases, but its chunk sums count {}", part.claims[c].cases - part.claims[c].holding,
+                              failing));
+      }
+    }
+    return Ok{};
   }
-  for (const Json& w : p.at("chunk_sums")) part.chunk_sums.push_back(w.get<std::uint32_t>());
-  return part;
+
+  Expected<SweepPart> read() {
+    const Json& p = *v.part;
+    SweepPart part;
+    part.begin = v.begin;
+    part.end = v.end;
+    if (p["claims"].size() != spec.claims.size()) {
+      return at(v.path, "result.part.claims", fmt::format("{} claims, but the spec has {}", p["claims"].size(), spec.claims.size()));
+    }
+    const Json& d = p["disagreements"];
+    const bool hardware_differs = u64(d["model_count"]) > 0;
+    for (std::size_t c = 0; c < spec.claims.size(); ++c) {
+      auto cr = claim(c, p["claims"][c], hardware_differs);
+      if (!cr) return cr.error();
+      part.claims.push_back(std::move(*cr));
+    }
+    part.witnessed_cases = u64(p["witnessed_cases"]);
+    if (auto ok = witness_records(part, d); !ok) return ok.error();
+    if (auto ok = model_records(part, d); !ok) return ok.error();
+    if (auto ok = chunk_records(part, p); !ok) return ok.error();
+    return part;
+  }
+};
+
+// The chunks of a part swept again: all of them when the whole domain is
+// within the full-witness limit (a small proof: merge then re-derives every
+// count), else the first, the last, one picked by the shard's index and every
+// chunk holding a kept counterexample.
+std::vector<std::uint64_t> chunks_to_rederive(const Spec& spec, const SweepPart& part, const ShardView& v) {
+  const std::uint64_t first = part.begin / kChunkCases;
+  const std::uint64_t chunks = (part.end - part.begin + kChunkCases - 1) / kChunkCases;
+  std::vector<std::uint64_t> picked;
+  if (chunks == 0) return picked;
+  if (spec.case_count() <= kFullWitnessLimit) {
+    for (std::uint64_t k = 0; k < chunks; ++k) picked.push_back(first + k);
+    return picked;
+  }
+  picked = {first, first + chunks - 1, first + splitmix64(v.id.index) % chunks};
+  for (const ClaimResult& c : part.claims) {
+    for (const Counterexample& cx : c.counterexamples) picked.push_back(cx.case_index / kChunkCases);
+  }
+  std::sort(picked.begin(), picked.end());
+  picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+  return picked;
 }
 
-// The shards, sorted, must tile [0, cases) exactly.
+// Sweeps the picked chunks on the CPU and compares them with the shard's
+// record: the chunk digest or chunk sums (which cover every output bit and,
+// for sums, each claim's failing count), and when every chunk is swept the
+// claim counts, kinds and kept cases. Skipped when the shard's hardware
+// differed from the model (its records hold hardware bits; the merged result
+// fails on that disagreement anyway).
+Expected<Ok> rederive_chunks(const Spec& spec, const CaseEvaluator& eval, const SweepPart& part, const ShardView& v,
+                             std::size_t keep) {
+  if (part.model_disagreement_count > 0) return Ok{};
+  EngineOptions options;
+  options.keep = keep;
+  const std::vector<std::uint64_t> picked = chunks_to_rederive(spec, part, v);
+  const std::size_t words = chunk_sum_words(spec);
+  const std::uint64_t first = part.begin / kChunkCases;
+  std::vector<SweepPart> swept;
+  for (const std::uint64_t chunk : picked) {
+    const std::uint64_t begin = chunk * kChunkCases, end = std::min(part.end, begin + kChunkCases);
+    SweepPart again = sweep_range(eval, spec, options, begin, end);
+    const std::size_t k = chunk - first;
+    const bool same = again.chunk_sums.empty()
+                          ? std::equal(again.chunk_digests.begin(), again.chunk_digests.end(), part.chunk_digests.begin() + 32 * k)
+                          : std::equal(again.chunk_sums.begin(), again.chunk_sums.end(), part.chunk_sums.begin() + words * k);
+    if (!same) {
+      return at(v.path, "result.part",
+                fmt::format("cases {}..{} swept again here give other outputs or counts than the shard records", begin, end));
+    }
+    swept.push_back(std::move(again));
+  }
+  // Counts are re-derived only from a whole part; an empty part has none to check (its zeros are checked above).
+  if (picked.empty() || picked.size() * kChunkCases < part.end - part.begin) return Ok{};
+  const SweepPart whole = join_parts(options, std::move(swept));
+  for (std::size_t c = 0; c < spec.claims.size(); ++c) {
+    const ClaimResult& a = whole.claims[c];
+    const ClaimResult& b = part.claims[c];
+    bool same = a.holding == b.holding && a.by_kind == b.by_kind && a.counterexamples.size() == b.counterexamples.size();
+    for (std::size_t k = 0; same && k < a.counterexamples.size(); ++k) {
+      same = a.counterexamples[k].case_index == b.counterexamples[k].case_index && a.counterexamples[k].kind == b.counterexamples[k].kind;
+    }
+    if (!same) {
+      return at(v.path, fmt::format("result.part.claims[{}]", c),
+                fmt::format("swept again here: {}/{} hold, the shard says {}/{}", a.holding, a.cases, b.holding, b.cases));
+    }
+  }
+  if (whole.witness_disagreement_count != part.witness_disagreement_count) {
+    return at(v.path, "result.part.disagreements.witness_count",
+              fmt::format("{}, but swept again here: {}", part.witness_disagreement_count, whole.witness_disagreement_count));
+  }
+  return Ok{};
+}
+
+// The shards, sorted, must tile [0, cases) exactly, each index of one N once.
 Expected<Ok> check_coverage(std::vector<ShardView>& views, std::uint64_t cases) {
   // Empty shards (N above the chunk count) sort before the shard that starts where they sit.
-  std::sort(views.begin(), views.end(),
-            [](const ShardView& a, const ShardView& b) { return std::pair(a.begin, a.end) < std::pair(b.begin, b.end); });
+  std::sort(views.begin(), views.end(), [](const ShardView& a, const ShardView& b) {
+    return std::tuple(a.begin, a.end, a.id.index) < std::tuple(b.begin, b.end, b.id.index);
+  });
   std::uint64_t next = 0;
-  for (const ShardView& v : views) {
+  for (std::size_t k = 0; k < views.size(); ++k) {
+    const ShardView& v = views[k];
+    if (v.id.count != views.front().id.count) {
+      return at(v.path, "result.shard.count", fmt::format("{}, but {} is a shard of {}", v.id.count, views.front().path, views.front().id.count));
+    }
+    if (k > 0 && v.id.index == views[k - 1].id.index) {
+      return at(v.path, "result.shard", fmt::format("cases {}..{} overlap another shard (shard {}/{} given twice)", v.begin, v.end, v.id.index + 1, v.id.count));
+    }
     if (v.begin < next) return at(v.path, "result.shard", fmt::format("cases {}..{} overlap another shard", v.begin, v.end));
     if (v.begin > next) return at(v.path, "result.shard", fmt::format("cases {}..{} are missing: no shard covers them", next, v.begin));
     next = v.end;
@@ -177,30 +398,33 @@ Json shard_report(const Spec& spec, const SweepPart& part, ShardId shard, std::s
 }
 
 Expected<Json> merge_shards(const std::vector<Json>& shards, const std::vector<std::string>& paths) {
-  std::vector<ShardView> views;
+  if (shards.empty()) return Error{"report merge: no shards given"};
   for (std::size_t k = 0; k < shards.size(); ++k) {
-    auto v = view_of(shards[k], paths[k]);
-    if (!v) return v.error();
+    if (auto ok = validate_report(shards[k], paths[k]); !ok) return ok.error();
+    if (shards[k]["kind"] != "shard") return at(paths[k], "kind", "not a shard report (bitproof prove --shard I/N --report)");
     if (shards[k]["result"]["spec_sha256"] != shards[0]["result"]["spec_sha256"] ||
         shards[k]["result"]["keep"] != shards[0]["result"]["keep"]) {
       return at(paths[k], "result.spec", fmt::format("a shard of another spec (or --keep) than {}", paths[0]));
     }
-    views.push_back(*v);
   }
   auto spec = parse_spec(shards[0]["result"]["spec"].dump(), paths[0] + ": result.spec");
   if (!spec) return spec.error();
+  if (auto ok = check_sweepable(*spec); !ok) return ok.error();
+  std::vector<ShardView> views;
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    auto v = view_of(shards[k], paths[k], spec->case_count());
+    if (!v) return v.error();
+    views.push_back(*v);
+  }
   if (auto ok = check_coverage(views, spec->case_count()); !ok) return ok.error();
   const auto keep = shards[0]["result"]["keep"].get<std::size_t>();
   const CaseEvaluator eval(*spec);
   std::vector<SweepPart> parts;
-  try {
-    for (const ShardView& v : views) {
-      auto part = part_of(*spec, eval, v, keep);
-      if (!part) return part.error();
-      parts.push_back(std::move(*part));
-    }
-  } catch (const std::exception& e) {
-    return Error{fmt::format("{}: result.part: malformed ({})", views.front().path, e.what())};
+  for (const ShardView& v : views) {
+    auto part = PartReader(*spec, eval, v, keep).read();
+    if (!part) return part.error();
+    if (auto ok = rederive_chunks(*spec, eval, *part, v, keep); !ok) return ok.error();
+    parts.push_back(std::move(*part));
   }
   EngineOptions options;
   options.keep = keep;

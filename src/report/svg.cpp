@@ -38,6 +38,10 @@ Expected<Map> read_map(const Json& claim, const std::string& path, std::size_t i
   }
   Map map{m["rows"].get<std::size_t>(), m["columns"].get<std::size_t>(), {}};
   const std::string hex = m["failing_hex"].get<std::string>();
+  constexpr std::size_t kMaxSide = std::size_t{1} << 20;  // discovery maps are far smaller
+  if (map.rows > kMaxSide || map.columns > kMaxSide) {
+    return Error{fmt::format("{}: {}: {} x {} cases is not a map bitproof draws", path, field, map.rows, map.columns)};
+  }
   const std::size_t bits = map.rows * map.columns;
   if (map.rows == 0 || map.columns == 0 || hex.size() != (bits + 3) / 4) {
     return Error{fmt::format("{}: {}: failing_hex has {} digits for {} x {} cases", path, field, hex.size(), map.rows,
@@ -71,9 +75,12 @@ std::vector<std::string> row_labels(const Json& result, std::size_t rows) {
     if (c.is_string()) {
       for (std::uint64_t k = 0; k < spec_of(*format).code_count() && codes.size() < rows; ++k) codes.push_back(static_cast<std::uint32_t>(k));
     } else if (c.contains("range")) {
-      for (std::uint32_t k = c["range"][0]; k <= c["range"][1].get<std::uint32_t>(); ++k) codes.push_back(k);
+      const std::uint64_t lo = c["range"][0].get<std::uint64_t>(), hi = c["range"][1].get<std::uint64_t>();
+      for (std::uint64_t k = lo; k <= hi && codes.size() < rows; ++k) codes.push_back(static_cast<std::uint32_t>(k));
     } else if (c.contains("list")) {
-      for (const Json& k : c["list"]) codes.push_back(k.get<std::uint32_t>());
+      for (const Json& k : c["list"]) {
+        if (codes.size() < rows) codes.push_back(k.get<std::uint32_t>());
+      }
     }
   }
   for (std::size_t r = 0; r < rows; ++r) {

@@ -1,9 +1,49 @@
 #!/usr/bin/env python3
-"""tamper.py IN OUT: a copy of a proof report whose recorded result claims one
-case fewer holds: `report verify` must refuse it (negative control)."""
+"""tamper.py IN OUT [EDIT...]: a copy of a report with edits, for negative
+controls of the commands that read reports back.
+
+An EDIT is PATH=JSON (set a field; PATH is dot-separated keys and list
+indices, e.g. result.shard.end=240006 or backends.0.result_identical=false;
+PATH=@OTHER copies the field at OTHER), PATH+=JSON (append to a list), or -PATH (delete the field). Without edits the
+recorded result claims one case fewer holds (what `report verify` must refuse)."""
 import json
 import sys
 
-report = json.load(open(sys.argv[1]))
-report["result"]["claims"][0]["holding"] -= 1
-json.dump(report, open(sys.argv[2], "w"), indent=2)
+
+def walk(doc, path):
+    """The container holding the last key of PATH, and that key."""
+    keys = path.split(".")
+    node = doc
+    for key in keys[:-1]:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    last = keys[-1]
+    return node, int(last) if isinstance(node, list) else last
+
+
+def apply(doc, edit):
+    if edit.startswith("-"):
+        node, key = walk(doc, edit[1:])
+        del node[key]
+    elif "+=" in edit:
+        path, value = edit.split("+=", 1)
+        node, key = walk(doc, path)
+        node[key].append(json.loads(value))
+    else:
+        path, value = edit.split("=", 1)
+        node, key = walk(doc, path)
+        if value.startswith("@"):
+            source, name = walk(doc, value[1:])
+            node[key] = source[name]
+        else:
+            node[key] = json.loads(value)
+
+
+with open(sys.argv[1], encoding="utf-8") as f:
+    report = json.load(f)
+edits = sys.argv[3:]
+if not edits:
+    report["result"]["claims"][0]["holding"] -= 1
+for edit in edits:
+    apply(report, edit)
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    json.dump(report, f, indent=2)

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""hostile_inputs.py DOC BITPROOF WORKDIR: runs every row of the tables in
+docs/hostile-inputs.md and fails unless each gets what the table says.
+
+A row is `| input | `command` | exit | `answer` |`: the command runs with bash
+in a fresh copy of the fixtures (below), with $BP the bitproof binary and T the
+report tamperer (tests/render/tamper.py IN OUT EDIT...); `exit` is the exit code
+demanded; `answer` must appear in what the command printed (stdout and stderr),
+literally. For exit 2 the error must be one line. After every row, no fixture
+may have changed: bitproof never writes over an input.
+
+Fixtures (made once with $BP): spec.json (the DeepSeek V4 fold spec),
+wide.json (2^20 cases, refuted), w1.json w2.json w3.json (its shards 1..3 of
+3), r.json (the fold's proof report), rr.json (a refuted one, refuted-spec.json's), d.json (its domain report), ck/ (a
+synthetic checkpoint, one 0xFF scale byte in layer 0), audit.json (its audit),
+fp32.json (an FP32-input spec)."""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+doc, bp, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+fixtures = os.path.join(work, "fixtures")
+
+
+def sh(command, cwd):
+    env = dict(os.environ, BP=bp, NO_COLOR="1", BITPROOF_PROGRESS="never",
+               PATH=os.path.join(work, "bin") + ":" + os.environ["PATH"])
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def make_fixtures():
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "bin"))
+    os.makedirs(fixtures)
+    tamper = os.path.join(work, "bin", "T")
+    with open(tamper, "w", encoding="utf-8") as f:
+        f.write(f'#!/bin/sh\nexec python3 {root}/tests/render/tamper.py "$@"\n')
+    os.chmod(tamper, 0o755)
+    shutil.copy(f"{root}/proofs/dsv4-mxfp4-fp16-fold.json", f"{fixtures}/spec.json")
+    shutil.copy(f"{root}/tests/cli/data/shardable.json", f"{fixtures}/wide.json")
+    shutil.copy(f"{root}/proofs/fp16-float2half-subnormal-edge.json", f"{fixtures}/fp32.json")
+    shutil.copy(f"{root}/tests/cli/data/refuted.json", f"{fixtures}/refuted-spec.json")
+    steps = [
+        "$BP prove wide.json --shard 1/3 --report w1.json --quiet",
+        "$BP prove wide.json --shard 2/3 --report w2.json --quiet",
+        "$BP prove wide.json --shard 3/3 --report w3.json --quiet",
+        "$BP prove spec.json --backend cpu --report r.json --quiet",
+        "$BP prove refuted-spec.json --backend cpu --report rr.json --quiet",
+        "$BP domain spec.json --report d.json > /dev/null",
+        "$BP synth-checkpoint ck --layers 2 --experts 2 --rows 4 --cols 32 --nan-bytes 1 --seed 7 > /dev/null",
+        "$BP audit ck --report audit.json > /dev/null",
+    ]
+    for step in steps:
+        done = sh(step, fixtures)
+        if done.returncode not in (0, 1):
+            sys.exit(f"fixture step failed ({done.returncode}): {step}\n{done.stdout}{done.stderr}")
+
+
+def digests(directory):
+    out = {}
+    for base, _, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(base, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, directory)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def rows(path):
+    cell = re.compile(r"^\|(.*)\|\s*$")
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = cell.match(line)
+            if not m:
+                continue
+            cols = [c.strip() for c in re.split(r"(?<!\\)\|", m.group(1))]
+            if len(cols) != 4 or not cols[1].startswith("`"):
+                continue
+            command = cols[1].strip("`").replace("\\|", "|")
+            answer = cols[3].strip("`").replace("\\|", "|")
+            yield cols[0], command, int(cols[2]), answer
+
+
+def main():
+    make_fixtures()
+    before = digests(fixtures)
+    failures = 0
+    count = 0
+    for n, (what, command, want_rc, answer) in enumerate(rows(doc), 1):
+        count += 1
+        cwd = os.path.join(work, f"row-{n}")
+        shutil.copytree(fixtures, cwd)
+        done = sh(command, cwd)
+        printed = done.stdout + done.stderr
+        problems = []
+        if done.returncode != want_rc:
+            problems.append(f"exit {done.returncode}, the table says {want_rc}")
+        if answer not in printed:
+            problems.append(f"the output lacks: {answer}")
+        if want_rc == 2 and len(done.stderr.strip().splitlines()) != 1:
+            problems.append("the error is not one line")
+        after = digests(cwd)
+        changed = [p for p, h in before.items() if after.get(p) != h]
+        if changed:
+            problems.append(f"inputs changed or removed: {', '.join(changed)}")
+        if problems:
+            failures += 1
+            print(f"FAIL row {n} ({what}): {command}\n  " + "\n  ".join(problems) + f"\n  output: {printed[:600]}")
+        else:
+            print(f"ok   row {n}: exit {done.returncode}: {what}")
+        shutil.rmtree(cwd)
+    print(f"{count - failures}/{count} hostile inputs answered as docs/hostile-inputs.md says")
+    if count == 0 or failures:
+        sys.exit(1)
+
+
+main()

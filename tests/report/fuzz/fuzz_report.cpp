@@ -1,0 +1,39 @@
+// libFuzzer target: reading a report back. Arbitrary bytes go through the
+// report reader (duplicate keys, version, reports/schema.json); whatever it
+// accepts is rendered (Markdown, JUnit XML, SVG for domain reports with a map),
+// judged and compared with itself. None of it may crash, hang or leak; an
+// error must be one line naming the file.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "report/compare.hpp"
+#include "report/render.hpp"
+
+namespace {
+
+void require_one_line(const bitproof::Error& e) {
+  if (e.message.find('\n') != std::string::npos || e.message.rfind("fuzz.json: ", 0) != 0) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  auto report = bitproof::parse_report(text, "fuzz.json");
+  if (!report) {
+    require_one_line(report.error());
+    return 0;
+  }
+  if ((*report)["kind"] == "shard") return 0;  // fuzz_merge's
+  (void)bitproof::render_markdown(*report);
+  (void)bitproof::render_junit(*report);
+  (void)bitproof::judge_report(*report);
+  if (!bitproof::diff_results((*report)["result"], (*report)["result"]).empty()) std::abort();
+  if ((*report)["kind"] == "domain") {
+    auto svg = bitproof::render_svg(*report, "fuzz.svg");
+    if (!svg) require_one_line({"fuzz.json: " + svg.error().message});
+  }
+  return 0;
+}
