@@ -4,15 +4,17 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
 
-#include "audit/strict_json.hpp"
+#include "name_filter.hpp"
+#include "report/compare.hpp"
+#include "report/render.hpp"
 #include "report/report.hpp"
+#include "strict_json.hpp"
 
 namespace bitproof::audit {
 namespace {
 
-using json = nlohmann::json;
+using json = Json;  // keys in file order: the recorded spec's digest is of its text as written
 
 struct Where {
   const std::string& file;
@@ -94,10 +96,37 @@ Expected<AuditedTensor> parse_audited(const json& j, const Where& w, const std::
   return t;
 }
 
+Expected<json> load_ordered(const std::string& path) {
+  auto text = read_input_file(path, "the report");
+  if (!text) return text.error();
+  return parse_ordered_json_strict(*text, path, "report");
+}
+
+// What the audit left unread: its --select and the scale tensors outside it.
+Expected<Ok> parse_selection(const json& result, const Where& w, AuditReport& a) {
+  auto selection = field(result, "selection", json::value_t::object, w, "result.selection");
+  if (!selection) return selection.error();
+  auto left_out = field(**selection, "left_out", json::value_t::number_unsigned, w, "result.selection.left_out");
+  if (!left_out) return left_out.error();
+  a.left_out = (*left_out)->get<std::uint64_t>();
+  if (!(*selection)->contains("select")) return w.at("result.selection.select", "missing");
+  const json& select = (**selection)["select"];
+  if (!select.is_null() && !select.is_string()) return w.at("result.selection.select", "must be null or a pattern");
+  if (select.is_string()) a.select = select.get<std::string>();
+  return Ok{};
+}
+
 }  // namespace
 
+Expected<Ok> AuditReport::check_whole(bool allow_partial) const {
+  if (left_out == 0 || allow_partial) return Ok{};
+  return Error{fmt::format("{}: result.selection: a partial audit ({} scale tensors left out{}): it says nothing of "
+                           "them; audit the whole checkpoint, or pass --allow-partial",
+                           path, left_out, select.empty() ? "" : fmt::format(" by --select {}", printable(select)))};
+}
+
 Expected<AuditReport> load_audit_report(const std::string& path) {
-  auto j = load_json_strict(path, "report");
+  auto j = load_ordered(path);
   if (!j) return j.error();
   const Where w{path};
   if (auto ok = check_report_kind(*j, "audit", w, "bitproof audit CHECKPOINT --report"); !ok) return ok.error();
@@ -114,6 +143,7 @@ Expected<AuditReport> load_audit_report(const std::string& path) {
   auto summary = field(**all, "summary", json::value_t::string, w, "result.overall.summary");
   if (!summary) return summary.error();
   a.summary = (*summary)->get<std::string>();
+  if (auto ok = parse_selection(result, w, a); !ok) return ok.error();
   auto tensors = field(result, "tensors", json::value_t::array, w, "result.tensors");
   if (!tensors) return tensors.error();
   for (std::size_t i = 0; i < (*tensors)->size(); ++i) {
@@ -141,9 +171,10 @@ Expected<CodeRange> observed_interval(const AuditReport& audit) {
   return CodeRange{*audit.min, *audit.max};
 }
 
-Expected<Ok> apply_scales_from(Spec& spec, const std::string& audit_path) {
+Expected<Ok> apply_scales_from(Spec& spec, const std::string& audit_path, bool allow_partial) {
   auto audit = load_audit_report(audit_path);
   if (!audit) return audit.error();
+  if (auto ok = audit->check_whole(allow_partial); !ok) return ok.error();
   auto range = observed_interval(*audit);
   if (!range) return range.error();
   const auto index = spec.input_index("scale");
@@ -167,21 +198,34 @@ Expected<std::optional<CodeRange>> parse_maximal(const json& claim, const Where&
   return std::optional<CodeRange>{CodeRange{m[0].get<std::uint32_t>(), m[1].get<std::uint32_t>()}};
 }
 
-// Every code of `maximal` must hold by the report's own per-code counts.
-Expected<Ok> check_maximal_holds(const json& claim, CodeRange maximal, const Where& w, const std::string& at) {
+// A claim's per-code runs must tile the swept format's codes 0..255 in order,
+// each code with the domain's cases per code, and every code of `maximal`
+// must hold by them.
+Expected<Ok> check_code_runs(const json& claim, const std::optional<CodeRange>& maximal, std::uint64_t cases_per_code,
+                             const Where& w, const std::string& at) {
   if (!claim.contains("codes") || !claim["codes"].is_array()) return w.at(at + ".codes", "missing");
-  std::map<std::uint64_t, bool> holds;
-  for (const json& run : claim["codes"]) {
+  std::vector<bool> holds;
+  for (std::size_t k = 0; k < claim["codes"].size(); ++k) {
+    const json& run = claim["codes"][k];
+    const std::string here = fmt::format("{}.codes[{}]", at, k);
     const auto is_count = [&](const char* key) { return run.contains(key) && run[key].is_number_unsigned(); };
-    if (!run.is_object() || !is_count("from") || !is_count("to") || !is_count("cases") || !is_count("holding") ||
-        run["from"].get<std::uint64_t>() > run["to"].get<std::uint64_t>() || run["to"].get<std::uint64_t>() > 255) {
-      return w.at(at + ".codes", "must hold {from, to, cases, holding} runs with from <= to <= 255");
+    if (!run.is_object() || !is_count("from") || !is_count("to") || !is_count("cases") || !is_count("holding")) {
+      return w.at(here, "must be a {from, to, cases, holding} run");
     }
-    const bool run_holds = run["cases"] == run["holding"] && run["cases"].get<std::uint64_t>() > 0;
-    for (std::uint64_t code = run["from"]; code <= run["to"].get<std::uint64_t>(); ++code) holds[code] = run_holds;
+    const std::uint64_t from = run["from"], to = run["to"], cases = run["cases"], holding = run["holding"];
+    if (from != holds.size() || to < from || to > 255) {
+      return w.at(here, fmt::format("codes {}..{}, but the runs must tile 0..255 in order and this one starts at {}",
+                                    from, to, holds.size()));
+    }
+    if (cases != cases_per_code || holding > cases) {
+      return w.at(here, fmt::format("{} of {} cases hold per code, but the domain has {} cases per code", holding,
+                                    cases, cases_per_code));
+    }
+    holds.resize(to + 1, cases == holding);
   }
-  for (std::uint32_t code = maximal.lo; code <= maximal.hi; ++code) {
-    if (!holds.contains(code) || !holds[code]) {
+  if (holds.size() != 256) return w.at(at + ".codes", fmt::format("the runs end at {}, not at 255", holds.size() - 1));
+  for (std::uint32_t code = maximal ? maximal->lo : 1; maximal && code <= maximal->hi; ++code) {
+    if (!holds[code]) {
       return w.at(at + ".maximal",
                   fmt::format("code {} is in the interval but does not hold per the report's codes", code));
     }
@@ -211,7 +255,8 @@ Expected<Ok> check_other_inputs_all(const json& result, const std::string& over,
   return Ok{};
 }
 
-Expected<DomainClaim> parse_domain_claim(const json& claims, std::size_t i, const Where& w) {
+Expected<DomainClaim> parse_domain_claim(const json& claims, std::size_t i, std::uint64_t cases_per_code,
+                                         const Where& w) {
   const std::string at = fmt::format("result.claims[{}]", i);
   const json& c = claims[i];
   DomainClaim d;
@@ -228,9 +273,7 @@ Expected<DomainClaim> parse_domain_claim(const json& claims, std::size_t i, cons
   auto maximal = parse_maximal(c, w, at);
   if (!maximal) return maximal.error();
   d.maximal = *maximal;
-  if (d.maximal) {
-    if (auto ok = check_maximal_holds(c, *d.maximal, w, at); !ok) return ok.error();
-  }
+  if (auto ok = check_code_runs(c, d.maximal, cases_per_code, w, at); !ok) return ok.error();
   return d;
 }
 
@@ -277,10 +320,11 @@ Expected<Ok> check_witness(const json& result, const Where& w) {
 }  // namespace
 
 Expected<ProvenInterval> load_domain_report(const std::string& path, std::optional<std::size_t> claim) {
-  auto j = load_json_strict(path, "report");
+  auto j = load_ordered(path);
   if (!j) return j.error();
   const Where w{path};
   if (auto ok = check_report_kind(*j, "domain", w, "bitproof domain SPEC --report"); !ok) return ok.error();
+  if (auto ok = validate_report(*j, path); !ok) return ok.error();  // the schema, the recorded spec and its digest
   const json& result = (*j)["result"];
   std::string over;
   if (auto ok = check_domain_over(result, w, over); !ok) return ok.error();
@@ -299,35 +343,36 @@ Expected<ProvenInterval> load_domain_report(const std::string& path, std::option
   if (claim && *claim >= (*claims)->size()) {
     return w.at("result.claims", fmt::format("--claim {}: the report has {} claims", *claim, (*claims)->size()));
   }
+  const std::uint64_t cases_per_code = result["cases"].get<std::uint64_t>() / 256;
   for (std::size_t i = 0; i < (*claims)->size(); ++i) {
     if (claim && *claim != i) continue;
-    auto d = parse_domain_claim(**claims, i, w);
+    auto d = parse_domain_claim(**claims, i, cases_per_code, w);
     if (!d) return d.error();
     p.claims.push_back(std::move(*d));
+  }
+  // What adds up may still be forged consistently: the discovery is run again
+  // here (domain sweeps at most 2^24 cases) and must give the recorded result.
+  auto again = rerun_result(*j, path);
+  if (!again) return again.error();
+  if (*again != result) {
+    return w.at("result", fmt::format("does not reproduce here (the recorded spec swept again): {}",
+                                      first_difference(result, *again)));
   }
   p.range = intersect(p.claims);
   return p;
 }
 
-Expected<Admission> admit(const AuditReport& audit, const ProvenInterval& proven, const std::string& select) {
-  std::optional<std::regex> re;
-  if (!select.empty()) {
-    try {
-      re.emplace(select);
-    } catch (const std::regex_error& e) {
-      return Error{fmt::format("--select: {}: invalid regular expression: {}", printable(select), e.what())};
-    }
-  }
+Expected<Admission> admit(const AuditReport& audit, const ProvenInterval& proven, const std::string& select,
+                          bool allow_partial) {
+  if (auto ok = audit.check_whole(allow_partial); !ok) return ok.error();
+  auto filter = NameFilter::make(select, "--select");
+  if (!filter) return filter.error();
   Admission a;
   a.select = select;
+  a.partial_audit = audit.left_out;
   std::map<std::optional<std::uint32_t>, LayerAdmission> layers;
   for (const AuditedTensor& t : audit.tensors) {
-    try {
-      if (re && !std::regex_search(t.name, *re)) continue;
-    } catch (const std::regex_error& e) {
-      return Error{fmt::format("--select: {}: cannot be matched against {}: {}", printable(select), printable(t.name),
-                               e.what())};
-    }
+    if (!filter->selects(t.name)) continue;
     const bool inside = !t.min || (proven.range && proven.range->lo <= *t.min && *t.max <= proven.range->hi);
     a.tensors.push_back({&t, inside});
     a.outside += !inside;
@@ -382,6 +427,11 @@ std::vector<std::string> admission_lines(const AuditReport& audit, const ProvenI
   lines.push_back(fmt::format("{}: {}/{} selected tensors inside, {} outside; {}/{} layers inside",
                               a.admitted() ? "ADMITTED" : "REFUSED", a.tensors.size() - a.outside, a.tensors.size(),
                               a.outside, a.layers.size() - layers_out, a.layers.size()));
+  if (a.partial_audit > 0) {
+    lines.push_back(fmt::format("  PARTIAL AUDIT: {} scale tensors of the checkpoint were not read (--allow-partial): "
+                                "this admission says nothing of them",
+                                a.partial_audit));
+  }
   std::size_t listed = 0;
   for (const TensorAdmission& t : a.tensors) {
     if (t.inside) continue;
@@ -432,6 +482,7 @@ Json admission_report(const AuditReport& audit, const ProvenInterval& proven, co
        {{"file", proven.path}, {"spec", proven.spec_name}, {"spec_sha256", proven.spec_sha256}, {"claims", claims}}},
       {"proven", proven.range ? Json::array({proven.range->lo, proven.range->hi}) : Json(nullptr)},
       {"select", a.select.empty() ? Json(nullptr) : Json(a.select)},
+      {"partial_audit", {{"left_out", a.partial_audit}, {"audit_select", audit.select.empty() ? Json(nullptr) : Json(audit.select)}}},
       {"verdict", a.admitted() ? "admitted" : "refused"},
       {"counts",
        {{"tensors", a.tensors.size()},

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <sstream>
 
 #include "audit/scale_transform.hpp"
-#include "audit/strict_json.hpp"
+#include "name_filter.hpp"
 #include "parallel.hpp"
 #include "report/report.hpp"
+#include "strict_json.hpp"
 
 namespace bitproof::audit {
 namespace {
@@ -24,16 +24,13 @@ bool ends_with_scale(std::string_view name) { return name.ends_with("scale"); }
 
 bool is_listed(const Selection& s, DType d) { return std::find(s.dtypes.begin(), s.dtypes.end(), d) != s.dtypes.end(); }
 
-// std::regex_search throws regex_error when a pattern is too complex for a name.
-Expected<bool> is_scale_tensor(const TensorInfo& t, const Selection& s, const std::optional<std::regex>& re) {
-  if (!is_listed(s, t.dtype)) return false;
-  if (t.dtype != DType::kF8E8M0 && !ends_with_scale(t.name)) return false;
-  try {
-    return !re || std::regex_search(t.name, *re);
-  } catch (const std::regex_error& e) {
-    return Error{fmt::format("--select: {}: cannot be matched against {}: {}", printable(s.select), printable(t.name),
-                             e.what())};
-  }
+// A scale tensor by its dtype and name: F8_E8M0, or a one-byte dtype named *scale.
+bool looks_like_scales(const TensorInfo& t) {
+  return t.dtype == DType::kF8E8M0 || (dtype_bits(t.dtype) == 8 && ends_with_scale(t.name));
+}
+
+bool is_scale_tensor(const TensorInfo& t, const Selection& s, const NameFilter& filter) {
+  return is_listed(s, t.dtype) && looks_like_scales(t) && filter.selects(t.name);
 }
 
 std::string with_commas(std::uint64_t v) {
@@ -136,12 +133,13 @@ std::string range_text(const Json& range) {
   return range.is_null() ? "none" : fmt::format("{}–{}", range[0].get<std::uint32_t>(), range[1].get<std::uint32_t>());
 }
 
-Json selection_json(const Selection& s) {
+Json selection_json(const Selection& s, std::size_t left_out) {
   Json dtypes = Json::array();
   for (DType d : s.dtypes) dtypes.push_back(dtype_name(d));
   return Json{{"dtypes", dtypes},
               {"rule", "dtype listed, and dtype F8_E8M0 or name ending in \"scale\""},
-              {"select", s.select.empty() ? Json(nullptr) : Json(s.select)}};
+              {"select", s.select.empty() ? Json(nullptr) : Json(s.select)},
+              {"left_out", left_out}};
 }
 
 Json checkpoint_json(const AuditResult& audit) {
@@ -179,13 +177,7 @@ Expected<Selection> make_selection(const std::string& dtype_list, const std::str
     }
     if (s.dtypes.empty()) return Error{"--dtype: no dtype given"};
   }
-  if (!select.empty()) {
-    try {
-      std::regex re(select);
-    } catch (const std::regex_error& e) {
-      return Error{fmt::format("--select: {}: invalid regular expression: {}", printable(select), e.what())};
-    }
-  }
+  if (auto filter = NameFilter::make(select, "--select"); !filter) return filter.error();
   return s;
 }
 
@@ -225,16 +217,17 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
   audit.root = checkpoint.root;
   audit.index = checkpoint.index;
   audit.selection = options.selection;
-  std::optional<std::regex> re;
-  if (!options.selection.select.empty()) re.emplace(options.selection.select);
+  auto filter = NameFilter::make(options.selection.select, "--select");
+  if (!filter) return filter.error();
   std::vector<std::span<const unsigned char>> data;
   for (const CheckpointFile& f : checkpoint.files) {
     audit.files.push_back({f.name, f.map.bytes().size(), f.header.tensors.size()});
     audit.tensors_seen += f.header.tensors.size();
     for (const TensorInfo& t : f.header.tensors) {
-      auto selected = is_scale_tensor(t, options.selection, re);
-      if (!selected) return selected.error();
-      if (!*selected) continue;
+      if (!is_scale_tensor(t, options.selection, *filter)) {
+        audit.left_out += looks_like_scales(t) ? 1 : 0;
+        continue;
+      }
       audit.tensors.push_back({t.name, f.name, t.dtype, t.shape, t.bytes(), layer_of(t.name), {}});
       data.push_back(f.tensor_bytes(t));
     }
@@ -287,7 +280,7 @@ Json audit_result_json(const AuditResult& audit) {
   Json tensors = Json::array();
   for (const TensorAudit& t : audit.tensors) tensors.push_back(tensor_json(t));
   return Json{{"checkpoint", checkpoint_json(audit)},
-              {"selection", selection_json(audit.selection)},
+              {"selection", selection_json(audit.selection, audit.left_out)},
               {"interpretation", interpretation_json()},
               {"overall", summary},
               {"layers", layers},

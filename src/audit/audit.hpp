@@ -51,6 +51,9 @@ struct AuditResult {
   std::vector<FileSummary> files;
   Selection selection;
   std::size_t tensors_seen = 0;
+  // Scale tensors (F8_E8M0, or one-byte and named *scale) that --dtype or
+  // --select left unread: an audit with any is partial.
+  std::size_t left_out = 0;
   std::vector<TensorAudit> tensors;  // the scale tensors, sorted by name
 };
 

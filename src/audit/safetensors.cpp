@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "audit/strict_json.hpp"
+#include "strict_json.hpp"
 #include "parallel.hpp"
 
 namespace bitproof::audit {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "audit/safetensors.hpp"
@@ -42,6 +43,62 @@ struct SplitMix64 {
   }
 };
 
+// The most tensors one shard may list: its header (about 100 bytes an entry)
+// stays far below the format's kMaxHeaderBytes, and the plan small in memory.
+constexpr std::uint64_t kMaxTensorsPerShard = 200'000;
+
+// a * b + c, or nullopt when it does not fit in 64 bits.
+std::optional<std::uint64_t> mul_add(std::uint64_t a, std::uint64_t b, std::uint64_t c = 0) {
+  std::uint64_t product = 0, sum = 0;
+  if (__builtin_mul_overflow(a, b, &product) || __builtin_add_overflow(product, c, &sum)) return std::nullopt;
+  return sum;
+}
+
+// The bytes of every tensor the checkpoint will hold (headers aside), or nullopt past 2^64.
+std::optional<std::uint64_t> tensor_bytes_planned(const SynthOptions& o) {
+  const auto weight = mul_add(o.rows, o.weights ? o.cols / 2 : 0);
+  const auto scale = mul_add(o.rows, o.cols / 32);
+  if (!weight || !scale) return std::nullopt;
+  const auto matrices = mul_add(std::uint64_t{o.experts} * 3, *weight + *scale);  // weight + scale <= 2 * 2^64 / 2
+  const auto norms = mul_add(o.cols, 4);
+  if (!matrices || !norms || *weight > UINT64_MAX - *scale) return std::nullopt;
+  const auto layer = mul_add(1, *matrices, *norms);
+  if (!layer) return std::nullopt;
+  return mul_add(o.layers, *layer, o.cols * 2);
+}
+
+// The nearest directory of `dir` that exists, where the free space is asked.
+fs::path existing_ancestor(fs::path dir) {
+  std::error_code ec;
+  dir = fs::absolute(dir, ec);
+  while (!dir.empty() && !fs::exists(dir, ec) && dir.has_parent_path() && dir.parent_path() != dir) {
+    dir = dir.parent_path();
+  }
+  return dir;
+}
+
+// Sizes, checked before a byte is written: the checkpoint must fit in 64 bits,
+// its headers inside the format's limit, and its bytes on the file system.
+Expected<Ok> check_size(const SynthOptions& o) {
+  const std::uint64_t layers_per_shard = (std::uint64_t{o.layers} + o.shards - 1) / o.shards;
+  const auto tensors = mul_add(layers_per_shard, 2 + std::uint64_t{o.experts} * (o.weights ? 6 : 3), 1);
+  if (!tensors || *tensors > kMaxTensorsPerShard) {
+    return Error{fmt::format("synth-checkpoint: --experts, --layers, --shards: a shard would list more than {} tensors "
+                             "(its safetensors header would pass the format's limit); use more --shards or fewer experts",
+                             kMaxTensorsPerShard)};
+  }
+  const auto bytes = tensor_bytes_planned(o);
+  if (!bytes) return Error{"synth-checkpoint: --rows, --cols: the checkpoint would hold more than 2^64 bytes"};
+  std::error_code ec;
+  const fs::path where = existing_ancestor(o.out_dir);
+  const fs::space_info space = fs::space(where, ec);
+  if (!ec && *bytes > space.available) {
+    return Error{fmt::format("synth-checkpoint: the checkpoint would take {} bytes, more than the {} bytes free in {}",
+                             *bytes, space.available, where.string())};
+  }
+  return Ok{};
+}
+
 Expected<Ok> check_options(const SynthOptions& o) {
   if (o.layers == 0 || o.experts == 0 || o.rows == 0)
     return Error{"synth-checkpoint: --layers, --experts and --rows must be positive"};
@@ -54,6 +111,7 @@ Expected<Ok> check_options(const SynthOptions& o) {
   if (o.shards == 0 || o.shards > o.layers) {
     return Error{fmt::format("synth-checkpoint: --shards: {} must be between 1 and the number of layers", o.shards)};
   }
+  if (auto ok = check_size(o); !ok) return ok.error();  // every product below fits in 64 bits
   const std::uint64_t scale_tensors = std::uint64_t{o.layers} * o.experts * 3;
   const std::uint64_t scale_size = o.rows * (o.cols / 32);
   if (o.nan_bytes > 0 && (scale_size < 3 || o.nan_bytes > scale_tensors * (scale_size - 2))) {
@@ -211,25 +269,42 @@ Expected<Ok> write_index(const std::vector<ShardPlan>& shards, const fs::path& p
   return Ok{};
 }
 
-Expected<Ok> prepare_directory(const fs::path& dir) {
+// Returns whether the directory was created here (and so is removed again on failure).
+Expected<bool> prepare_directory(const fs::path& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) return Error{fmt::format("{}: OUT_DIR: not a directory", dir.string())};
     if (!fs::is_empty(dir, ec))
       return Error{fmt::format("{}: OUT_DIR: not empty; give a new or empty directory", dir.string())};
-    return Ok{};
+    return false;
   }
   if (!fs::create_directories(dir, ec))
     return Error{fmt::format("{}: OUT_DIR: cannot create: {}", dir.string(), ec.message())};
-  return Ok{};
+  return true;
 }
+
+// Writes every file; on a failure removes those written (and a directory created for them).
+Expected<SynthResult> write_checkpoint(const SynthOptions& o, const fs::path& dir);
 
 }  // namespace
 
 Expected<SynthResult> synthesize_checkpoint(const SynthOptions& o) {
   if (auto ok = check_options(o); !ok) return ok.error();
   const fs::path dir(o.out_dir);
-  if (auto ok = prepare_directory(dir); !ok) return ok.error();
+  auto created = prepare_directory(dir);
+  if (!created) return created.error();
+  auto result = write_checkpoint(o, dir);
+  if (!result) {
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) fs::remove(e.path(), ec);
+    if (*created) fs::remove(dir, ec);
+  }
+  return result;
+}
+
+namespace {
+
+Expected<SynthResult> write_checkpoint(const SynthOptions& o, const fs::path& dir) {
   const std::vector<ShardPlan> shards = plan(o);
   SynthResult result;
   SplitMix64 rng{o.seed};
@@ -250,4 +325,5 @@ Expected<SynthResult> synthesize_checkpoint(const SynthOptions& o) {
   return result;
 }
 
+}  // namespace
 }  // namespace bitproof::audit

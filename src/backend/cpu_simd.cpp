@@ -63,7 +63,7 @@ std::optional<std::string> unsupported_reason(const SimdImpl& impl, const Spec& 
   }
   if (spec.inputs.size() > 2) return std::string("more than 2 inputs");  // SimdJob holds two
   for (const InputDomain& in : spec.inputs) {
-    if (in.codes.size() > 0xFFFFFFFFu) return std::string("an input with more than 2^32 codes");
+    if (in.count() > 0xFFFFFFFFu) return std::string("an input of 2^32 codes");
   }
   return std::nullopt;
 }
@@ -79,7 +79,7 @@ SimdJob make_job(const SimdImpl& impl, const Spec& spec, const CaseEvaluator& ev
   job.inputs = static_cast<int>(spec.inputs.size());
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
     const InputDomain& in = spec.inputs[i];
-    job.count[i] = static_cast<std::uint32_t>(in.codes.size());
+    job.count[i] = static_cast<std::uint32_t>(in.count());
     if (in.range) {
       job.lo[i] = in.range->lo;
     } else {

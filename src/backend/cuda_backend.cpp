@@ -266,7 +266,12 @@ Expected<Ok> CudaBackend::plan(const Spec& spec, Plan& p) {
   for (std::uint32_t& n : p.domain.count) n = 1;
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
     const InputDomain& in = spec.inputs[i];
-    p.domain.count[i] = static_cast<std::uint32_t>(in.codes.size());
+    if (in.count() > 0xFFFFFFFFu) {
+      return Error{fmt::format("{}: inputs[{}]: the cuda backend sweeps at most 2^32 - 1 codes of one input (this one "
+                               "has {}); use --backend cpu",
+                               spec.path, i, in.count())};
+    }
+    p.domain.count[i] = static_cast<std::uint32_t>(in.count());
     if (in.range) {
       p.domain.lo[i] = in.range->lo;
       continue;

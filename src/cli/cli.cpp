@@ -20,7 +20,7 @@ Expected<Json> map_source(const Json& report) {
   if (report["kind"] == "domain") return report;
   auto spec = parse_spec(report["result"]["spec"].dump(), "result.spec");
   if (!spec) return spec.error();
-  const std::string over = spec->input_index("scale") ? std::string("scale") : spec->inputs.back().name;
+  const std::string over = map_input(*spec);
   auto discovery = discover(*spec, over, {});
   if (!discovery) return discovery.error();
   return discovery_report(*spec, *discovery);
@@ -28,9 +28,27 @@ Expected<Json> map_source(const Json& report) {
 
 }  // namespace
 
+std::string map_input(const Spec& spec) {
+  return spec.input_index("scale") ? std::string("scale") : spec.inputs.back().name;
+}
+
 int fail(const Error& e) {
   std::fprintf(stderr, "bitproof: error: %s\n", e.message.c_str());
   return e.exit_code;
+}
+
+CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& value) {
+        std::uint64_t n = 0;
+        const char* end = value.data() + value.size();
+        const auto [ptr, ec] = std::from_chars(value.data(), end, n);
+        if (value.empty() || ptr != end || ec != std::errc{} || n < lo || n > hi) {
+          return fmt::format("expected a whole number from {} to {}, got \"{}\"", lo, hi, value);
+        }
+        return std::string();
+      },
+      fmt::format("{}..{}", lo, hi));
 }
 
 CLI::Option* add_path_option(CLI::App& sub, const std::string& name, std::string& path, const std::string& help) {

@@ -49,6 +49,13 @@ struct Outputs {
   [[nodiscard]] std::optional<Error> write(OutputFiles& files, const Json& report) const;
 };
 
+// A count option's check: decimal digits only (no sign, no spaces), lo..hi;
+// anything else is refused with the value quoted.
+CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi);
+
+// The input a proof's SVG case map is drawn over: "scale", else the last input.
+[[nodiscard]] std::string map_input(const Spec& spec);
+
 // An option that takes a file path: an empty one is refused (exit 2).
 CLI::Option* add_path_option(CLI::App& sub, const std::string& name, std::string& path, const std::string& help);
 

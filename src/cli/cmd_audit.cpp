@@ -55,6 +55,7 @@ struct AdmitArgs {
   std::optional<std::size_t> claim;
   std::string report;
   std::string select;
+  bool allow_partial = false;
 };
 
 int run_admit(const AdmitArgs& a) {
@@ -68,7 +69,7 @@ int run_admit(const AdmitArgs& a) {
   if (!audited) return fail(audited.error());
   auto proven = audit::load_domain_report(a.domain, a.claim);
   if (!proven) return fail(proven.error());
-  auto admission = audit::admit(*audited, *proven, a.select);
+  auto admission = audit::admit(*audited, *proven, a.select, a.allow_partial);
   if (!admission) return fail(admission.error());
   print_lines(audit::admission_lines(*audited, *proven, *admission, kListedOutside));
   if (!a.report.empty()) {
@@ -106,11 +107,11 @@ void add_audit(CLI::App& app, Commands& commands) {
   auto* c = app.add_subcommand("audit", "histogram every scale byte of a safetensors checkpoint");
   c->add_option("path", args->path, "a .safetensors file, an index .json, or a checkpoint directory")->required();
   add_path_option(*c, "--report", args->report, "write the JSON audit report here");
-  c->add_option("--select", args->select, "only tensors whose name matches this regular expression");
+  c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
   c->add_option("--dtype", args->dtypes,
                 "comma-separated one-byte dtypes (default F8_E8M0,U8; non-E8M0 need *scale names)");
   c->add_option("--threads", args->threads, "worker threads (default: one per hardware thread)")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_number(1, 1024));
   commands.push_back({c, [args] { return run_audit_command(*args); }});
 }
 
@@ -120,9 +121,12 @@ void add_admit(CLI::App& app, Commands& commands) {
                                "which audited tensors lie inside a proven-exact interval (exit 1 if any lies outside)");
   c->add_option("--audit", args->audit, "audit report (bitproof audit --report)")->required();
   c->add_option("--domain", args->domain, "domain report (bitproof domain SPEC --report)")->required();
-  c->add_option("--claim", args->claim, "use this claim's maximal interval (default: all claims' intersection)");
+  c->add_option("--claim", args->claim, "use this claim's maximal interval (default: all claims' intersection)")
+      ->check(whole_number(0, 1000000));
   add_path_option(*c, "--report", args->report, "write the JSON admission manifest here");
-  c->add_option("--select", args->select, "only tensors whose name matches this regular expression");
+  c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
+  c->add_flag("--allow-partial", args->allow_partial,
+              "accept an audit that left scale tensors unread (--select, --dtype); the admission says so");
   commands.push_back({c, [args] { return run_admit(*args); }});
 }
 

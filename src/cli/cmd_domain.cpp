@@ -112,7 +112,7 @@ void add_domain_command(CLI::App& app, Commands& commands) {
   d->add_option("spec", args->spec, "proof spec (JSON)")->required();
   d->add_option("--over", args->over, "the input to sweep over all its codes (default: scale)");
   args->out.add_flags(*d);
-  d->add_option("--keep", args->keep, "witness disagreements kept")->check(CLI::Range(0, 1000000));
+  d->add_option("--keep", args->keep, "witness disagreements kept")->check(whole_number(0, 1000000));
   commands.push_back({d, [args] { return run_domain(*args); }});
 }
 

@@ -6,6 +6,7 @@
 #include "audit/admission.hpp"
 #include "backend/backend.hpp"
 #include "cli/cli.hpp"
+#include "proof/discovery.hpp"
 #include "cli/cuda_twin.hpp"
 #include "cli/progress.hpp"
 #include "proof/spec.hpp"
@@ -21,6 +22,7 @@ struct ProveArgs {
   std::string backend = "all";
   std::string scales;
   std::string scales_from;  // an audit report: its observed interval becomes the scale codes
+  bool allow_partial = false;  // --scales-from may be a partial audit
   std::size_t keep = 8;
   unsigned threads = 0;  // CPU threads, 0: every core
   std::string shard;     // "I/N": sweep only that slice and write a shard report
@@ -28,10 +30,11 @@ struct ProveArgs {
   Gate gate;
 };
 
-Expected<Spec> load_with_override(const std::string& path, const std::string& scales, const std::string& scales_from) {
+Expected<Spec> load_with_override(const std::string& path, const std::string& scales, const std::string& scales_from,
+                                  bool allow_partial) {
   auto spec = load_spec(path);
   if (spec && !scales_from.empty()) {
-    if (auto ok = audit::apply_scales_from(*spec, scales_from); !ok) return ok.error();
+    if (auto ok = audit::apply_scales_from(*spec, scales_from, allow_partial); !ok) return ok.error();
   }
   if (!spec || scales.empty()) return spec;
   auto range = parse_range_flag(scales, "--scales");
@@ -185,7 +188,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
 
 int run_prove(const ProveArgs& a) {
   if (auto e = hand_off_for_cuda(a.backend)) return fail(*e);
-  auto spec = load_with_override(a.spec, a.scales, a.scales_from);
+  auto spec = load_with_override(a.spec, a.scales, a.scales_from, a.allow_partial);
   if (!spec) return fail(spec.error());
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   if (!a.shard.empty()) return run_shard(a, *spec);
@@ -193,6 +196,12 @@ int run_prove(const ProveArgs& a) {
   if (!backends) return fail(backends.error());
   auto files = a.out.open({a.spec, a.scales_from});
   if (!files) return fail(files.error());
+  // The case map is a discovery over one input: refused now if it cannot run, not after the proof.
+  if (!a.out.svg.empty()) {
+    if (auto ok = check_discovery(*spec, map_input(*spec)); !ok) {
+      return fail({"--svg: the case map is a discovery over one input, and " + ok.error().message});
+    }
+  }
   BackendOptions options;
   options.engine.keep = a.keep;
   options.engine.threads = a.threads;
@@ -239,8 +248,10 @@ void add_prove_command(CLI::App& app, Commands& commands) {
   auto* scales = p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
   add_path_option(*p, "--scales-from", args->scales_from, "replace them by the observed interval of an audit report")
       ->excludes(scales);
-  p->add_option("--keep", args->keep, "counterexamples kept per claim")->check(CLI::Range(0, 1000000));
-  p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(CLI::Range(0, 4096));
+  p->add_option("--keep", args->keep, "counterexamples kept per claim")->check(whole_number(0, 1000000));
+  p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(whole_number(0, 4096));
+  p->add_flag("--allow-partial", args->allow_partial,
+              "with --scales-from: accept an audit that left scale tensors unread (the report says so)");
   p->add_option("--shard", args->shard, "sweep only slice I of N (1-based) and write a shard report; see report merge");
   args->gate.add_flags(*p);
   commands.push_back({p, [args] { return run_prove(*args); }});

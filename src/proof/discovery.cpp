@@ -36,31 +36,47 @@ void locate_edges(ClaimDiscovery& d, CodeRange interval) {
 
 }  // namespace
 
-Expected<Discovery> discover(const Spec& spec, const std::string& over, const EngineOptions& options) {
+Expected<Ok> check_discovery(const Spec& spec, const std::string& over) {
   const auto over_index = spec.input_index(over);
   if (!over_index) return Error{fmt::format("{}: inputs: no input named \"{}\" to sweep", spec.path, over)};
-  Discovery out;
-  out.over = over;
-  out.over_index = *over_index;
-  const auto& spec_codes = spec.inputs[*over_index].codes;
-  out.spec_interval = {*std::min_element(spec_codes.begin(), spec_codes.end()),
-                       *std::max_element(spec_codes.begin(), spec_codes.end())};
-
-  Spec widened = spec;
-  InputDomain& swept = widened.inputs[*over_index];
-  const auto code_count = static_cast<std::uint32_t>(spec_of(swept.format).code_count());
-  swept.all = true;
-  swept.range = CodeRange{0, code_count - 1};
-  swept.codes.resize(code_count);
-  for (std::uint32_t c = 0; c < code_count; ++c) swept.codes[c] = c;
-
   // Discovery consults the oracle on every case: the same ceiling as the
   // oracle-checked claims (engine.hpp), so a slip costs an error, not days.
-  if (widened.case_count() > kFullDigestLimit) {
-    return Error{fmt::format("{}: --over {}: sweeping every {} code gives {} cases, more than the 2^24 that "
-                             "discovery checks with the oracle; narrow the other inputs",
-                             spec.path, over, spec_of(swept.format).name, widened.case_count())};
+  const InputDomain& in = spec.inputs[*over_index];
+  const std::uint64_t code_count = spec_of(in.format).code_count();
+  const std::uint64_t others = spec.case_count() / in.count();
+  if (code_count > kFullDigestLimit) {
+    return Error{fmt::format("{}: --over {}: a {} input has {} codes, more than the 2^24 cases that discovery checks "
+                             "with the oracle; sweep another input",
+                             spec.path, over, spec_of(in.format).name, code_count)};
   }
+  if (others > kFullDigestLimit / code_count) {
+    return Error{fmt::format("{}: --over {}: sweeping every {} code gives {} x {} cases, more than the 2^24 that "
+                             "discovery checks with the oracle; narrow the other inputs",
+                             spec.path, over, spec_of(in.format).name, code_count, others)};
+  }
+  return Ok{};
+}
+
+Expected<Discovery> discover(const Spec& spec, const std::string& over, const EngineOptions& options) {
+  if (auto ok = check_discovery(spec, over); !ok) return ok.error();
+  const std::size_t over_index = *spec.input_index(over);
+  Discovery out;
+  out.over = over;
+  out.over_index = over_index;
+  const InputDomain& spec_in = spec.inputs[over_index];
+  if (spec_in.range) {
+    out.spec_interval = *spec_in.range;
+  } else {
+    out.spec_interval = {*std::min_element(spec_in.codes.begin(), spec_in.codes.end()),
+                         *std::max_element(spec_in.codes.begin(), spec_in.codes.end())};
+  }
+
+  Spec widened = spec;
+  InputDomain& swept = widened.inputs[over_index];
+  const auto code_count = static_cast<std::uint32_t>(spec_of(swept.format).code_count());  // <= 2^24: checked
+  swept.all = true;
+  swept.range = CodeRange{0, code_count - 1};
+  swept.codes.clear();
   out.claims.resize(spec.claims.size());
   for (ClaimDiscovery& d : out.claims) {
     d.codes.resize(code_count);
@@ -86,7 +102,7 @@ Expected<Discovery> discover(const Spec& spec, const std::string& over, const En
       ++out.witness_disagreement_count;
     }
     for (std::size_t c = 0; c < spec.claims.size(); ++c) {
-      CodeVerdict& v = out.claims[c].codes[codes[*over_index]];
+      CodeVerdict& v = out.claims[c].codes[codes[over_index]];
       ++v.cases;
       std::string kind = eval.check(widened.claims[c], codes.data(), soft.data());
       if (keep_map) v.failing.push_back(!kind.empty());

@@ -47,4 +47,9 @@ struct Discovery {
 
 [[nodiscard]] Expected<Discovery> discover(const Spec& spec, const std::string& over, const EngineOptions& options);
 
+// Whether discover(spec, over) can run: `over` names an input, and every code
+// of its format times the other inputs' codes is at most 2^24 cases (the
+// oracle checks each). Checked before anything is allocated or swept.
+[[nodiscard]] Expected<Ok> check_discovery(const Spec& spec, const std::string& over);
+
 }  // namespace bitproof

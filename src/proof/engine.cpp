@@ -113,9 +113,9 @@ CaseEvaluator::CaseEvaluator(const Spec& spec) : spec_(spec), recipes_(spec.reci
 
 void CaseEvaluator::codes_of(std::uint64_t index, std::uint32_t* codes) const {
   for (std::size_t i = 0; i < spec_.inputs.size(); ++i) {
-    const auto& set = spec_.inputs[i].codes;
-    codes[i] = set[index % set.size()];
-    index /= set.size();
+    const InputDomain& in = spec_.inputs[i];
+    codes[i] = in.code(index % in.count());
+    index /= in.count();
   }
 }
 

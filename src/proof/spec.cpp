@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "strict_json.hpp"
+
 namespace bitproof {
 namespace {
 
@@ -22,6 +24,19 @@ struct Where {
 };
 
 std::string type_name(const json& j) { return j.type_name(); }
+
+// Names (of the spec, its inputs) are identifiers a report, a file name and a
+// JUnit suite can carry as they are.
+bool valid_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+  });
+}
+
+// Free text (title, source) is one line a terminal and an XML file can carry: no control characters.
+bool printable_text(const std::string& text) {
+  return std::none_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
+}
 
 Expected<Ok> only_keys(const Where& w, const json& object, const std::string& field,
                        std::initializer_list<std::string_view> allowed) {
@@ -70,7 +85,6 @@ Expected<Ok> check_code(const Where& w, const InputDomain& in, std::uint64_t cod
 void fill_range(InputDomain& in, CodeRange r) {
   in.range = r;
   in.codes.clear();
-  for (std::uint64_t c = r.lo; c <= r.hi; ++c) in.codes.push_back(static_cast<std::uint32_t>(c));
 }
 
 Expected<Ok> parse_codes(const Where& w, const json& v, const std::string& field, InputDomain& in) {
@@ -119,7 +133,7 @@ Expected<InputDomain> parse_input(const Where& w, const json& v, const std::stri
   InputDomain in;
   auto name = string_field(w, v, field, "name", true);
   if (!name) return name.error();
-  if (name->empty()) return w.at(field + ".name", "empty name");
+  if (!valid_name(*name)) return w.at(field + ".name", "expected lower-case letters, digits, '.', '_' or '-'");
   in.name = *name;
   auto format = format_field(w, v, field, "format");
   if (!format) return format.error();
@@ -220,12 +234,6 @@ Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, con
   return claim;
 }
 
-bool valid_name(const std::string& name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-  });
-}
-
 Expected<Ok> parse_header(const Where& w, const json& root, Spec& spec) {
   if (!root.is_object()) return w.at("(top level)", "expected a JSON object, found " + type_name(root));
   if (auto ok = only_keys(w, root, "", {"bitproof_spec", "name", "title", "source", "inputs", "output", "claims"});
@@ -241,12 +249,26 @@ Expected<Ok> parse_header(const Where& w, const json& root, Spec& spec) {
   if (!name) return name.error();
   if (!valid_name(*name)) return w.at("name", "expected lower-case letters, digits, '.', '_' or '-'");
   spec.name = *name;
-  auto title = string_field(w, root, "", "title", false);
-  if (!title) return title.error();
-  spec.title = *title;
-  auto source = string_field(w, root, "", "source", false);
-  if (!source) return source.error();
-  spec.source = *source;
+  for (auto [key, out] : {std::pair{"title", &spec.title}, std::pair{"source", &spec.source}}) {
+    auto text = string_field(w, root, "", key, false);
+    if (!text) return text.error();
+    if (!printable_text(*text)) return w.at(key, "a control character (a line break, a tab, ...): write one line");
+    *out = *text;
+  }
+  return Ok{};
+}
+
+// The domain's size, the product of the inputs' code counts, must stay within kMaxCases.
+Expected<Ok> check_case_count(const Where& w, const Spec& spec, const std::string& field) {
+  std::uint64_t cases = 1;
+  for (const InputDomain& in : spec.inputs) {
+    if (in.count() > kMaxCases / cases) {
+      std::string sizes;
+      for (const InputDomain& each : spec.inputs) sizes += fmt::format("{}{}", sizes.empty() ? "" : " x ", each.count());
+      return w.at(field, fmt::format("the domain has {} cases, more than the 2^62 bitproof counts", sizes));
+    }
+    cases *= in.count();
+  }
   return Ok{};
 }
 
@@ -263,14 +285,14 @@ Expected<Ok> parse_inputs(const Where& w, const json& root, Spec& spec) {
     if (spec.input_index(in->name)) return w.at(fmt::format("inputs[{}].name", i), "name used twice");
     spec.inputs.push_back(std::move(*in));
   }
-  return Ok{};
+  return check_case_count(w, spec, "inputs");
 }
 
 }  // namespace
 
 std::uint64_t Spec::case_count() const {
   std::uint64_t n = 1;
-  for (const InputDomain& in : inputs) n *= in.codes.size();
+  for (const InputDomain& in : inputs) n *= in.count();  // at most kMaxCases: parse_spec checks
   return n;
 }
 
@@ -293,14 +315,9 @@ std::optional<std::size_t> Spec::input_index(std::string_view name) const {
 
 Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
   const Where w{path};
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return Error{fmt::format("{}: invalid JSON at byte {}", path, e.byte)};
-  } catch (const json::exception& e) {  // e.g. a number out of range: 1E999
-    return Error{fmt::format("{}: invalid JSON ({})", path, e.what())};
-  }
+  auto parsed = parse_json_strict(text, path, "");
+  if (!parsed) return parsed.error();
+  const json& root = *parsed;
   Spec spec;
   spec.path = path;
   if (auto ok = parse_header(w, root, spec); !ok) return ok.error();
@@ -321,12 +338,9 @@ Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
 }
 
 Expected<Spec> load_spec(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot read the spec file", path)};
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Error{fmt::format("{}: cannot read the spec file", path)};
-  return parse_spec(text.str(), path);
+  auto text = read_input_file(path, "the spec file");
+  if (!text) return text.error();
+  return parse_spec(*text, path);
 }
 
 Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange range, const std::string& origin) {
@@ -340,6 +354,7 @@ Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange
   if (range.lo > range.hi) return w.at(input_name, fmt::format("reversed interval {}:{}", range.lo, range.hi));
   in.all = range.lo == 0 && range.hi + std::uint64_t{1} == spec_of(in.format).code_count();
   fill_range(in, range);
+  if (auto ok = check_case_count(w, spec, input_name); !ok) return ok.error();
   // The expected counts were written for the spec's own domain, which the user has just replaced.
   for (Claim& c : spec.claims) {
     c.expected_cases.reset();

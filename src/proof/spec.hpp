@@ -41,13 +41,27 @@ struct CodeRange {
   std::uint32_t hi;  // inclusive
 };
 
+// The codes of one input: a contiguous range ("all" included), kept as its two
+// ends (an FP32 input's 2^32 codes are never listed), or a list in spec order.
 struct InputDomain {
   std::string name;
   FormatId format;
   std::optional<CodeRange> range;  // set when the codes are one contiguous range ("all" included)
   bool all = false;
-  std::vector<std::uint32_t> codes;
+  std::vector<std::uint32_t> codes;  // the list; empty when `range` is set
+
+  // How many codes are swept, and the k-th of them (k < count()).
+  [[nodiscard]] std::uint64_t count() const {
+    return range ? std::uint64_t{range->hi} - range->lo + 1 : codes.size();
+  }
+  [[nodiscard]] std::uint32_t code(std::uint64_t k) const {
+    return range ? static_cast<std::uint32_t>(range->lo + k) : codes[k];
+  }
 };
+
+// The most cases a domain may have: counts, indices and chunk numbers stay
+// exact in 64 bits far beyond it.
+inline constexpr std::uint64_t kMaxCases = std::uint64_t{1} << 62;
 
 enum class ClaimKind : std::uint8_t { kEqual, kCorrectlyRounded, kExact };
 

@@ -10,6 +10,7 @@
 #include "proof/spec.hpp"
 #include "report/digest.hpp"
 #include "report/schema.hpp"
+#include "strict_json.hpp"
 
 namespace bitproof {
 namespace {
@@ -18,22 +19,6 @@ namespace {
 
 Error bad(const std::string& path, const std::string& field, const std::string& what) {
   return Error{fmt::format("{}: {}: {}", path, field, what)};
-}
-
-// Parses JSON refusing a key given twice in one object (a reader would see the
-// first, nlohmann keeps the last); the first duplicate is named in `duplicate`.
-Json parse_unique_keys(const std::string& text, std::string& duplicate) {
-  std::vector<std::set<std::string>> open_objects;
-  const Json::parser_callback_t on_event = [&](int, Json::parse_event_t event, Json& value) {
-    if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-    if (event == Json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
-    if (event == Json::parse_event_t::key && !open_objects.empty() && duplicate.empty() &&
-        !open_objects.back().insert(value.get<std::string>()).second) {
-      duplicate = value.get<std::string>();
-    }
-    return true;
-  };
-  return Json::parse(text, on_event);
 }
 
 }  // namespace
@@ -59,26 +44,16 @@ Expected<Ok> validate_report(const Json& report, const std::string& path) {
 }
 
 Expected<Json> parse_report(const std::string& text, const std::string& path) {
-  Json report;
-  std::string duplicate;
-  try {
-    report = parse_unique_keys(text, duplicate);
-  } catch (const Json::parse_error& e) {
-    return Error{fmt::format("{}: invalid JSON at byte {} (truncated or not a report)", path, e.byte)};
-  } catch (const Json::exception& e) {  // e.g. a number out of range: 1E999
-    return Error{fmt::format("{}: invalid JSON ({})", path, e.what())};
-  }
-  if (!duplicate.empty()) return Error{fmt::format("{}: the key \"{}\" appears twice in one object", path, duplicate)};
-  if (auto ok = validate_report(report, path); !ok) return ok.error();
+  auto report = parse_ordered_json_strict(text, path, "");
+  if (!report) return report.error();
+  if (auto ok = validate_report(*report, path); !ok) return ok.error();
   return report;
 }
 
 Expected<Json> load_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot read the report", path)};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_report(text.str(), path);
+  auto text = read_input_file(path, "the report");
+  if (!text) return text.error();
+  return parse_report(*text, path);
 }
 
 // ---- JUnit ----

@@ -122,7 +122,7 @@ Json model_json(const Spec& spec, const ProofResult& r) {
 Json domain_json(const Spec& spec) {
   Json inputs = Json::array();
   for (const InputDomain& in : spec.inputs) {
-    inputs.push_back({{"name", in.name}, {"format", spec_of(in.format).name}, {"codes", in.codes.size()}});
+    inputs.push_back({{"name", in.name}, {"format", spec_of(in.format).name}, {"codes", in.count()}});
   }
   return Json{{"label", domain_label(spec)},
               {"inputs", inputs},

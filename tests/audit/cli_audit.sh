@@ -186,7 +186,7 @@ case $CASE in
     expect 2 "f\.safetensors: w\.scale: unknown dtype \"F8_E9M0\"$" "$BP" audit "$D/f.safetensors" ;;
   bad_duplicate_names)
     st "$D/f.safetensors" "{$(t w.scale F8_E8M0 '[4]' 0 4),$(t w.scale F8_E8M0 '[4]' 0 4)}" 4
-    expect 2 "f\.safetensors: w\.scale: duplicate name in the JSON object$" "$BP" audit "$D/f.safetensors"
+    expect 2 "f\.safetensors: w\.scale: key given twice in one JSON object$" "$BP" audit "$D/f.safetensors"
     # The same name in two files of one directory.
     mkdir -p "$D/two"
     st "$D/two/a.safetensors" "{$(t w.scale F8_E8M0 '[4]' 0 4)}" 4
@@ -240,7 +240,7 @@ case $CASE in
     "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
     printf '{"bitproof_report": 1, "kind": "audit", ' >"$D/cut.json"
     expect 2 "cut\.json: report: invalid JSON" "$BP" admit --audit "$D/cut.json" --domain "$D/domain.json"
-    expect 2 "missing\.json: report: cannot read the file$" "$BP" admit --audit "$D/missing.json" --domain "$D/domain.json"
+    expect 2 "missing\.json: cannot read the report: No such file or directory$" "$BP" admit --audit "$D/missing.json" --domain "$D/domain.json"
     synth "$D/ck"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
     # The last tensor's max (greedy .* reaches the last occurrence), then the overall max.

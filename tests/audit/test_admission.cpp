@@ -3,11 +3,13 @@
 // mismatched input is refused as bad input.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "audit/admission.hpp"
 #include "audit/synth.hpp"
 #include "proof/discovery.hpp"
+#include "report/digest.hpp"
 #include "report/report.hpp"
 #include "st_builder.hpp"
 
@@ -30,7 +32,7 @@ void save(const std::string& path, const Json& j) { std::ofstream(path) << j.dum
 
 // Synthesizes a checkpoint, audits it and writes the audit report; returns its path.
 std::string audited(const TempDir& dir, const std::string& name, std::uint32_t lo, std::uint32_t hi,
-                    std::uint64_t nan_bytes = 0) {
+                    std::uint64_t nan_bytes = 0, const std::string& select = "") {
   SynthOptions o;
   o.out_dir = dir / name;
   o.layers = 2;
@@ -43,7 +45,7 @@ std::string audited(const TempDir& dir, const std::string& name, std::uint32_t l
   REQUIRE(synthesize_checkpoint(o).ok());
   auto ck = open_checkpoint(o.out_dir);
   REQUIRE(ck.ok());
-  auto r = run_audit(*ck, {Selection{}, 2});
+  auto r = run_audit(*ck, {Selection{{DType::kF8E8M0, DType::kU8}, select}, 2});
   REQUIRE(r.ok());
   const std::string path = dir / (name + ".audit.json");
   save(path, audit_report(*r, Json{{"threads", 2}}));
@@ -51,14 +53,15 @@ std::string audited(const TempDir& dir, const std::string& name, std::uint32_t l
 }
 
 Expected<Admission> admit_files(const std::string& audit_path, const std::string& domain_path,
-                                std::optional<std::size_t> claim = std::nullopt, const std::string& select = "") {
+                                std::optional<std::size_t> claim = std::nullopt, const std::string& select = "",
+                                bool allow_partial = false) {
   auto a = load_audit_report(audit_path);
   if (!a) return a.error();
   auto p = load_domain_report(domain_path, claim);
   if (!p) return p.error();
   static AuditReport keep;  // admission points into the audit
   keep = std::move(*a);
-  return admit(keep, *p, select);
+  return admit(keep, *p, select, allow_partial);
 }
 
 std::string error_of(const Expected<Admission>& a) {
@@ -117,7 +120,7 @@ TEST_SUITE("audit") {
     // The manifest says the same.
     auto a = load_audit_report(audit);
     auto p = load_domain_report(domain, std::nullopt);
-    auto m = admit(*a, *p, "");
+    auto m = admit(*a, *p, "", false);
     REQUIRE(m.ok());
     const Json j = admission_report(*a, *p, *m);
     CHECK(j["kind"] == "admission");
@@ -174,6 +177,9 @@ TEST_SUITE("audit") {
     // The other input proven only on some codes.
     j = good;
     j["result"]["spec"]["inputs"][0]["codes"] = Json{{"range", {0, 3}}};
+    for (Json& c : j["result"]["spec"]["claims"]) c.erase("expected_cases");
+    refuse(j, "result.spec_sha256: is not the digest of the recorded spec");
+    j["result"]["spec_sha256"] = sha256_hex(j["result"]["spec"].dump());
     refuse(j, "result.spec.inputs[0].codes: input element covers only some codes");
     // The two witnesses disagreed: nothing is proven (exit 1, like a failed gate).
     j = good;
@@ -182,9 +188,62 @@ TEST_SUITE("audit") {
     j = good;
     j["result"].erase("claims");
     refuse(j, "result.claims: missing");
+    // Issue 12's forgery: a run over every code appended and the interval widened to 0..255.
+    j = good;
+    Json& claim0 = j["result"]["claims"][0];
+    claim0["codes"].push_back(Json{{"from", 0}, {"to", 255}, {"cases", 16}, {"holding", 16}});
+    claim0["maximal"] = Json::array({0, 255});
+    refuse(j, "claims[0].codes[");
+    refuse(j, "the runs must tile 0..255 in order");
+    // A run's counts that are not the domain's cases per code.
+    j = good;
+    j["result"]["claims"][0]["codes"][0]["cases"] = 17;
+    refuse(j, "claims[0].codes[0]: ");
+    // The same forgery made consistent: one run, every code holding, maximal 0..255.
+    // Every count adds up; only sweeping the recorded spec again shows it false.
+    j = good;
+    for (Json& c : j["result"]["claims"]) {
+      c["codes"] = Json::array({Json{{"from", 0}, {"to", 255}, {"cases", 16}, {"holding", 16}}});
+      c["maximal"] = Json::array({0, 255});
+    }
+    refuse(j, "result: does not reproduce here");
     // Control: the untouched report is accepted.
     save(d, good);
     CHECK(load_domain_report(d, std::nullopt).ok());
+  }
+
+  TEST_CASE("a partial audit is refused unless allowed; then the admission says so") {
+    TempDir dir;
+    const std::string domain = dir / "domain.json";
+    save(domain, domain_json());
+    // Layer 0 holds a NaN byte; an audit of layer 1 alone would admit the checkpoint.
+    const std::string partial = audited(dir, "partial", 114, 126, 1, "layers\\.1\\.");
+    const std::string refused = error_of(admit_files(partial, domain));
+    CHECK_MESSAGE(contains(refused, "partial audit (6 scale tensors left out by --select layers\\.1\\.)"), refused);
+    CHECK(contains(refused, "--allow-partial"));
+    auto allowed = admit_files(partial, domain, std::nullopt, "", true);
+    REQUIRE(allowed.ok());
+    CHECK(allowed->admitted());
+    CHECK(allowed->partial_audit == 6);
+    auto a = load_audit_report(partial);
+    auto p = load_domain_report(domain, std::nullopt);
+    REQUIRE((a.ok() && p.ok()));
+    const std::vector<std::string> lines = admission_lines(*a, *p, *allowed, 8);
+    CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return contains(l, "PARTIAL AUDIT: 6"); }));
+    CHECK(admission_report(*a, *p, *allowed)["result"]["partial_audit"]["left_out"] == 6);
+    // --scales-from: the same rule.
+    auto spec = load_spec(spec_path());
+    REQUIRE(spec.ok());
+    auto scales = apply_scales_from(*spec, partial, false);
+    REQUIRE_FALSE(scales.ok());
+    CHECK(contains(scales.error().message, "partial audit"));
+    CHECK(apply_scales_from(*spec, partial, true).ok());
+    // Control: a --select that leaves nothing out is a whole audit.
+    const std::string whole = audited(dir, "whole", 114, 126, 1, "scale$");
+    auto all = admit_files(whole, domain);
+    REQUIRE(all.ok());
+    CHECK(all->partial_audit == 0);
+    CHECK_FALSE(all->admitted());
   }
 
   TEST_CASE("malformed or inconsistent audit reports are refused; --scales-from uses the observed interval") {
@@ -217,20 +276,20 @@ TEST_SUITE("audit") {
     std::ofstream(f) << "{\"kind\": \"audit\", \"kind\": \"audit\"}";
     auto dup = load_audit_report(f);
     REQUIRE_FALSE(dup.ok());
-    CHECK(contains(dup.error().message, "duplicate name"));
+    CHECK(contains(dup.error().message, "kind: key given twice in one JSON object"));
     std::ofstream(f) << "not json";
     REQUIRE_FALSE(load_audit_report(f).ok());
 
     auto spec = load_spec(spec_path());
     REQUIRE(spec.ok());
-    REQUIRE(apply_scales_from(*spec, audit).ok());
+    REQUIRE(apply_scales_from(*spec, audit, false).ok());
     const auto s = spec->input_index("scale");
     REQUIRE(s.has_value());
     REQUIRE(spec->inputs[*s].range.has_value());
     CHECK(spec->inputs[*s].range->lo == 114);
     CHECK(spec->inputs[*s].range->hi == 126);
     const std::string wide = audited(dir, "wide", 100, 140, 1);
-    REQUIRE(apply_scales_from(*spec, wide).ok());
+    REQUIRE(apply_scales_from(*spec, wide, false).ok());
     CHECK(spec->inputs[*s].range->hi == 255);  // the NaN byte is observed, so it is proven over too
   }
 }

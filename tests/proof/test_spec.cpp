@@ -37,8 +37,12 @@ TEST_SUITE("proof") {
     auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json");
     REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
     CHECK(spec->case_count() == 208);
-    CHECK(spec->inputs[1].codes.front() == 114);
-    CHECK(spec->inputs[1].codes.back() == 126);
+    REQUIRE(spec->inputs[1].range.has_value());
+    CHECK(spec->inputs[1].range->lo == 114);
+    CHECK(spec->inputs[1].range->hi == 126);
+    CHECK(spec->inputs[1].count() == 13);
+    CHECK(spec->inputs[1].code(12) == 126);
+    CHECK(spec->inputs[1].codes.empty());  // a range is kept as its ends
     CHECK(spec->claims.size() == 2);
     CHECK(spec->recipes().size() == 2);
   }
@@ -60,9 +64,35 @@ TEST_SUITE("proof") {
     CHECK(spec->case_count() == 48);
   }
 
+  TEST_CASE("an FP32 input's 2^32 codes are kept as a range, never listed") {
+    auto spec = parse_spec(R"({"bitproof_spec": 1, "name": "t", "inputs": [{"name": "element", "format": "fp32",
+        "codes": "all"}], "output": "fp16", "claims": [{"claim": "correctly_rounded", "recipes": ["fp16.float2half_rn"]}]})",
+                           "t.json");
+    REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+    CHECK(spec->case_count() == (std::uint64_t{1} << 32));
+    CHECK(spec->inputs[0].codes.empty());
+    CHECK(spec->inputs[0].code(0xFFFFFFFFu) == 0xFFFFFFFFu);
+  }
+
   TEST_CASE("bad specs: one message naming file and field") {
     const std::vector<BadCase> cases = {
-        {"invalid JSON", "{\"bitproof_spec\": 1,", "t.json: invalid JSON at byte"},
+        {"invalid JSON", "{\"bitproof_spec\": 1,", "t.json: invalid JSON: parse error at line 1, column 21"},
+        {"a key twice (a reviewer reads the first, a parser may keep the last)",
+         replaced(kGood, "\"name\": \"t\"", "\"name\": \"t\", \"name\": \"u\""),
+         "t.json: name: key given twice in one JSON object"},
+        {"a nested key twice", replaced(kGood, "\"expected_cases\": 208", "\"expected_cases\": 208, \"expected_cases\": 1"),
+         "t.json: claims[0].expected_cases: key given twice"},
+        {"a control character in an input name", replaced(kGood, "\"name\": \"scale\"", "\"name\": \"sc\\u0001ale\""),
+         "inputs[1].name: expected lower-case"},
+        {"an input name with a space", replaced(kGood, "\"name\": \"scale\"", "\"name\": \"the scale\""),
+         "inputs[1].name: expected lower-case"},
+        {"a line break in the title", replaced(kGood, "\"name\": \"t\"", "\"name\": \"t\", \"title\": \"a\\nb\""),
+         "t.json: title: a control character"},
+        {"a domain past 2^62 cases",
+         R"({"bitproof_spec": 1, "name": "t", "inputs": [{"name": "a", "format": "fp32", "codes": "all"},
+            {"name": "b", "format": "fp32", "codes": "all"}], "output": "fp16",
+            "claims": [{"claim": "exact", "recipes": ["fp16.float2half_rn"]}]})",
+         "t.json: inputs: the domain has 4294967296 x 4294967296 cases, more than the 2^62"},
         {"not an object", "[1, 2]", "t.json: (top level): expected a JSON object"},
         {"not a spec", "{}", "t.json: bitproof_spec: missing"},
         {"future version", replaced(kGood, "\"bitproof_spec\": 1", "\"bitproof_spec\": 2"), "bitproof_spec: version 2"},
@@ -178,7 +208,10 @@ TEST_SUITE("proof") {
     CHECK(no_claims.error().message == "t.json: claims: no claims");
     auto missing = load_spec("/nonexistent/spec.json");
     REQUIRE_FALSE(missing.ok());
-    CHECK(missing.error().message == "/nonexistent/spec.json: cannot read the spec file");
+    CHECK(missing.error().message == "/nonexistent/spec.json: cannot read the spec file: No such file or directory");
+    auto directory = load_spec("/tmp");
+    REQUIRE_FALSE(directory.ok());
+    CHECK(directory.error().message == "/tmp: cannot read the spec file: is a directory");
   }
 
   TEST_CASE("--scales overrides the scale input and drops expected_cases") {

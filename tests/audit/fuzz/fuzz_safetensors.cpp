@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "audit/safetensors.hpp"
-#include "audit/strict_json.hpp"
+#include "strict_json.hpp"
 
 namespace {
 
@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (header->data_start() + covered != rest.size()) std::abort();
   } else {
     const std::string_view text(reinterpret_cast<const char*>(rest.data()), rest.size());
-    auto json = bitproof::audit::parse_json_strict(text, "fuzz.safetensors", "index");
+    auto json = bitproof::parse_json_strict(text, "fuzz.safetensors", "index");
     if (!json) require_one_line(json.error());
   }
   return 0;

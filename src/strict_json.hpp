@@ -1,0 +1,37 @@
+// JSON for untrusted files (specs, reports read back, safetensors headers and
+// index files, audits): like nlohmann::json::parse, but a key repeated inside
+// one object is an error instead of silently keeping the last value (a
+// reviewer reads the first), and a file that cannot be read says why.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "error.hpp"
+
+namespace bitproof {
+
+// Parses `text`. Errors read "<file>: <field>: <what>", where field is
+// `what_field` for syntax errors ("<file>: <what>" when it is empty) and the
+// enclosing top-level key for duplicates.
+[[nodiscard]] Expected<nlohmann::json> parse_json_strict(std::string_view text, const std::string& file,
+                                                         const std::string& what_field);
+
+// The same, keeping the keys in file order (reports: their digests are of the text as written).
+[[nodiscard]] Expected<nlohmann::ordered_json> parse_ordered_json_strict(std::string_view text, const std::string& file,
+                                                                         const std::string& what_field);
+
+// The whole content of a file a command reads, or one line with the system's
+// reason ("is a directory", "Too many levels of symbolic links", ...);
+// `what` names the file's role in messages ("the spec file").
+[[nodiscard]] Expected<std::string> read_input_file(const std::string& path, const std::string& what);
+
+// Reads a whole (small) JSON file and parses it strictly; `what_field` as above.
+[[nodiscard]] Expected<nlohmann::json> load_json_strict(const std::string& path, const std::string& what_field);
+
+// `text` made safe for a one-line message: control and non-ASCII bytes become \xNN
+// (backslashes too where such escapes appear, so they stay unambiguous).
+[[nodiscard]] std::string printable(std::string_view text);
+
+}  // namespace bitproof
