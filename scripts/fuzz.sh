@@ -2,11 +2,11 @@
 # Fuzzes, with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer,
 # for a bounded time each: the safetensors header parser (src/audit/safetensors.cpp,
 # strict_json.cpp; seeds from the checkpoint generator), the report reader and
-# renderers (seeds: the committed reports) and report merge (seeds: shard sets
-# of small specs).
+# renderers (seeds: the committed reports), report merge (seeds: shard sets
+# of small specs) and the spec reader (seeds: every committed and test spec).
 #
 #   scripts/fuzz.sh [SECONDS]      the safetensors run, default 60 (or $FUZZ_SECONDS);
-#                                  the report and merge runs take half of it each
+#                                  the report, merge and spec runs take a third of it each
 #   FUZZ_BUILD_DIR=DIR             build directory (default build-fuzz in the repository)
 #
 # Self-contained: installs clang-14 and libclang-rt-14-dev (Debian 12) with
@@ -32,7 +32,7 @@ fi
 
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DBITPROOF_FUZZ=ON -DBITPROOF_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_report_seeds \
+cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_spec fuzz_report_seeds \
   -j"$(nproc)" >/dev/null
 
 seeds=$build/fuzz-seeds corpus=$build/fuzz-corpus crashes=$build/fuzz-crashes
@@ -43,13 +43,13 @@ echo "fuzz.sh: fuzzing the safetensors reader for ${seconds}s ($(ls "$seeds" | w
 "$build/tests/audit/fuzz_safetensors" "$corpus" "$seeds" -max_total_time="$seconds" -max_len=16384 -timeout=10 \
   -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
 
-half=$((seconds / 2 > 0 ? seconds / 2 : 1))
-rm -rf "$seeds-report" "$seeds-merge"
-"$build/tests/report/fuzz/fuzz_report_seeds" "$root" "$seeds-report" "$seeds-merge"
-for target in report merge; do
+third=$((seconds / 3 > 0 ? seconds / 3 : 1))
+rm -rf "$seeds-report" "$seeds-merge" "$seeds-spec"
+"$build/tests/report/fuzz/fuzz_report_seeds" "$root" "$seeds-report" "$seeds-merge" "$seeds-spec"
+for target in report merge spec; do
   mkdir -p "$corpus-$target"
-  echo "fuzz.sh: fuzzing the $target reader for ${half}s ($(ls "$seeds-$target" | wc -l) seeds)"
-  "$build/tests/report/fuzz/fuzz_$target" "$corpus-$target" "$seeds-$target" -max_total_time="$half" -max_len=65536 \
+  echo "fuzz.sh: fuzzing the $target reader for ${third}s ($(ls "$seeds-$target" | wc -l) seeds)"
+  "$build/tests/report/fuzz/fuzz_$target" "$corpus-$target" "$seeds-$target" -max_total_time="$third" -max_len=65536 \
     -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
 done
-echo "fuzz.sh: no crash in ${seconds}s + 2 x ${half}s"
+echo "fuzz.sh: no crash in ${seconds}s + 3 x ${third}s"

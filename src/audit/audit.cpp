@@ -256,9 +256,10 @@ std::string summary_line(const AuditResult& audit) {
   const Json adjusted = transformed_range(all.histogram, adjusted_exponent);
   const Json folded = transformed_range(all.histogram, folded_exponent);
   return fmt::format(
-      "{} scale tensors, {} bytes; raw E8M0 {}, adjusted half exponents {}, folded exponents {}; {} NaN bytes (0xFF){}",
+      "{} scale tensors, {} bytes; raw E8M0 {}, adjusted half exponents {}, folded exponents {}; {} NaN bytes (0xFF){}{}",
       with_commas(all.tensors), with_commas(s.bytes), range_text(raw), range_text(adjusted), range_text(folded),
-      with_commas(s.nan_bytes), s.nan_bytes ? fmt::format(" in {} tensors", with_commas(all.nan_tensors)) : "");
+      with_commas(s.nan_bytes), s.nan_bytes ? fmt::format(" in {} tensors", with_commas(all.nan_tensors)) : "",
+      audit.left_out ? fmt::format("; PARTIAL: {} scale tensors left out by --select or --dtype", audit.left_out) : "");
 }
 
 Json audit_result_json(const AuditResult& audit) {

@@ -460,7 +460,11 @@ Expected<Checkpoint> open_directory(const fs::path& dir, const std::string& root
 Expected<Checkpoint> open_checkpoint(const std::string& path) {
   std::error_code ec;
   const fs::path p(path);
-  if (!fs::exists(p, ec)) return Error{fmt::format("{}: checkpoint: no such file or directory", path)};
+  if (!fs::exists(p, ec)) {
+    // The system's reason: no such file, a symbolic link loop, a directory that cannot be searched, ...
+    const std::string reason = ec ? ec.message() : std::string("no such file or directory");
+    return Error{fmt::format("{}: checkpoint: {}", path, reason)};
+  }
   Expected<Checkpoint> ck = Error{};
   if (fs::is_directory(p, ec)) {
     ck = open_directory(p, path);

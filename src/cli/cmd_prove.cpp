@@ -199,7 +199,7 @@ int run_prove(const ProveArgs& a) {
   // The case map is a discovery over one input: refused now if it cannot run, not after the proof.
   if (!a.out.svg.empty()) {
     if (auto ok = check_discovery(*spec, map_input(*spec)); !ok) {
-      return fail({"--svg: the case map is a discovery over one input, and " + ok.error().message});
+      return fail({"--svg: the case map sweeps one input whole: " + ok.error().message});
     }
   }
   BackendOptions options;

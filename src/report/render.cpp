@@ -21,6 +21,32 @@ Error bad(const std::string& path, const std::string& field, const std::string& 
   return Error{fmt::format("{}: {}: {}", path, field, what)};
 }
 
+// A proof's counts must add up: the domain's cases are the recorded spec's,
+// every claim counts them all, holding and failing sum to them, the kinds sum
+// to the failing ones. (What they say of the arithmetic `report verify` checks.)
+Expected<Ok> check_proof_counts(const Json& result, std::uint64_t cases, const std::string& path) {
+  if (result["domain"]["cases"].get<std::uint64_t>() != cases) {
+    return bad(path, "result.domain.cases", fmt::format("{}, but the recorded spec's domain has {} cases",
+                                                         result["domain"]["cases"].get<std::uint64_t>(), cases));
+  }
+  for (std::size_t c = 0; c < result["claims"].size(); ++c) {
+    const Json& claim = result["claims"][c];
+    const std::string field = fmt::format("result.claims[{}]", c);
+    const auto claimed = claim["cases"].get<std::uint64_t>(), holding = claim["holding"].get<std::uint64_t>();
+    if (claimed != cases) return bad(path, field + ".cases", fmt::format("{}, but the domain has {} cases", claimed, cases));
+    if (holding > cases) return bad(path, field + ".holding", fmt::format("{} is more than the {} cases", holding, cases));
+    std::uint64_t by_kind = 0;
+    for (const auto& [kind, n] : claim["by_kind"].items()) {
+      if (__builtin_add_overflow(by_kind, n.get<std::uint64_t>(), &by_kind)) by_kind = UINT64_MAX;
+    }
+    if (claim["failing"].get<std::uint64_t>() != cases - holding || by_kind != cases - holding) {
+      return bad(path, field, fmt::format("{} hold of {} cases, but {} fail and the kinds count {}", holding, cases,
+                                          claim["failing"].get<std::uint64_t>(), by_kind));
+    }
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Expected<Ok> validate_report(const Json& report, const std::string& path) {
@@ -40,6 +66,7 @@ Expected<Ok> validate_report(const Json& report, const std::string& path) {
   if (sha256_hex(result["spec"].dump()) != result["spec_sha256"].get<std::string>()) {
     return bad(path, "result.spec_sha256", "is not the digest of the recorded spec");
   }
+  if (report["kind"] == "proof") return check_proof_counts(result, spec->case_count(), path);
   return Ok{};
 }
 

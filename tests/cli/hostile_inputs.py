@@ -60,13 +60,20 @@ def make_fixtures():
             sys.exit(f"fixture step failed ({done.returncode}): {step}\n{done.stdout}{done.stderr}")
 
 
+def digest_of(path):
+    """The SHA-256 of a fixture file, or None where it is gone or no longer a plain file."""
+    if os.path.islink(path) or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def digests(directory):
     out = {}
     for base, _, files in os.walk(directory):
         for name in files:
             path = os.path.join(base, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, directory)] = hashlib.sha256(f.read()).hexdigest()
+            out[os.path.relpath(path, directory)] = digest_of(path)
     return out
 
 
@@ -103,8 +110,7 @@ def main():
             problems.append(f"the output lacks: {answer}")
         if want_rc == 2 and len(done.stderr.strip().splitlines()) != 1:
             problems.append("the error is not one line")
-        after = digests(cwd)
-        changed = [p for p, h in before.items() if after.get(p) != h]
+        changed = [p for p, h in before.items() if digest_of(os.path.join(cwd, p)) != h]
         if changed:
             problems.append(f"inputs changed or removed: {', '.join(changed)}")
         if problems:

@@ -5,7 +5,8 @@ controls of the commands that read reports back.
 An EDIT is PATH=JSON (set a field; PATH is dot-separated keys and list
 indices, e.g. result.shard.end=240006 or backends.0.result_identical=false;
 PATH=@OTHER copies the field at OTHER), PATH+=JSON (append to a list), or -PATH (delete the field). Without edits the
-recorded result claims one case fewer holds (what `report verify` must refuse)."""
+recorded result claims one case fewer holds, its counts and verdicts made to agree (what only `report verify`'s
+re-run can refuse)."""
 import json
 import sys
 
@@ -42,7 +43,15 @@ with open(sys.argv[1], encoding="utf-8") as f:
     report = json.load(f)
 edits = sys.argv[3:]
 if not edits:
-    report["result"]["claims"][0]["holding"] -= 1
+    # A lie that adds up: one case moved from holding to failing, counts and
+    # verdicts kept consistent, so only re-running the spec can refute it.
+    claim = report["result"]["claims"][0]
+    claim["holding"] -= 1
+    claim["failing"] += 1
+    claim["by_kind"]["value"] = claim["by_kind"].get("value", 0) + 1
+    claim["holds"] = False
+    claim["verdict"] = "refuted"
+    report["result"]["verdict"] = "refuted"
 for edit in edits:
     apply(report, edit)
 with open(sys.argv[2], "w", encoding="utf-8") as f:

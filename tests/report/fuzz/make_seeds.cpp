@@ -1,7 +1,8 @@
 // Writes the report fuzzers' seed corpora: every committed report (one file
 // each) for fuzz_report, and for fuzz_merge the shard reports of small specs
-// split 1, 2 and 3 ways (one JSON array per set).
-//   make_seeds SOURCE_DIR REPORT_SEEDS MERGE_SEEDS
+// split 1, 2 and 3 ways (one JSON array per set), and for fuzz_spec every
+// spec under proofs/ and tests/ (the bad ones too).
+//   make_seeds SOURCE_DIR REPORT_SEEDS MERGE_SEEDS SPEC_SEEDS
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,10 +14,18 @@ namespace fs = std::filesystem;
 using namespace bitproof;
 
 int main(int argc, char** argv) {
-  if (argc != 4) return 2;
-  const fs::path source = argv[1], report_seeds = argv[2], merge_seeds = argv[3];
+  if (argc != 5) return 2;
+  const fs::path source = argv[1], report_seeds = argv[2], merge_seeds = argv[3], spec_seeds = argv[4];
   fs::create_directories(report_seeds);
   fs::create_directories(merge_seeds);
+  fs::create_directories(spec_seeds);
+  std::size_t specs = 0;
+  for (const char* dir : {"proofs", "tests/cli/data", "tests/gpu/specs"}) {
+    for (const auto& entry : fs::directory_iterator(source / dir)) {
+      if (entry.path().extension() != ".json") continue;
+      fs::copy_file(entry.path(), spec_seeds / (std::to_string(specs++) + ".json"), fs::copy_options::overwrite_existing);
+    }
+  }
   for (const auto& entry : fs::directory_iterator(source / "reports")) {
     if (entry.path().extension() == ".json") fs::copy_file(entry.path(), report_seeds / entry.path().filename(), fs::copy_options::overwrite_existing);
   }
