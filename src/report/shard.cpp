@@ -116,6 +116,16 @@ struct PartReader {
     return Ok{};
   }
 
+  // A witness or model record: its recipe must be the spec's and its case the
+  // shard's; the case is evaluated again. Returns the recipe's slot.
+  Expected<std::size_t> evaluate_record(const Json& record, const std::string& field) {
+    const RecipeEntry* recipe = spec_recipe(eval, record["recipe"]);
+    if (recipe == nullptr) return at(v.path, field + ".recipe", "not a recipe of the spec");
+    if (auto ok = in_range(u64(record["case"]), field + ".case"); !ok) return ok.error();
+    evaluate(u64(record["case"]));
+    return slot_of(eval, recipe);
+  }
+
   Expected<ClaimResult> claim(std::size_t c, const Json& j, bool hardware_differs) {
     const std::string field = fmt::format("result.part.claims[{}]", c);
     ClaimResult cr;
@@ -171,11 +181,10 @@ struct PartReader {
     for (std::size_t k = 0; k < d["witness"].size(); ++k) {
       const Json& w = d["witness"][k];
       const std::string field = fmt::format("result.part.disagreements.witness[{}]", k);
-      const RecipeEntry* recipe = spec_recipe(eval, w["recipe"]);
-      if (recipe == nullptr) return at(v.path, field + ".recipe", "not a recipe of the spec");
-      if (auto ok = in_range(u64(w["case"]), field + ".case"); !ok) return ok.error();
-      evaluate(u64(w["case"]));
-      const std::size_t r = slot_of(eval, recipe);
+      auto slot = evaluate_record(w, field);
+      if (!slot) return slot.error();
+      const std::size_t r = *slot;
+      const RecipeEntry* recipe = eval.recipes()[r];
       if (soft[r] != w["soft"] || witness[r] != w["oracle"] || soft[r] == witness[r]) {
         return at(v.path, field, "does not reproduce: the soft and oracle arithmetic give other bits here");
       }
@@ -194,11 +203,10 @@ struct PartReader {
     for (std::size_t k = 0; k < d["model"].size(); ++k) {
       const Json& m = d["model"][k];
       const std::string field = fmt::format("result.part.disagreements.model[{}]", k);
-      const RecipeEntry* recipe = spec_recipe(eval, m["recipe"]);
-      if (recipe == nullptr) return at(v.path, field + ".recipe", "not a recipe of the spec");
-      if (auto ok = in_range(u64(m["case"]), field + ".case"); !ok) return ok.error();
-      evaluate(u64(m["case"]));
-      const std::size_t r = slot_of(eval, recipe);
+      auto slot = evaluate_record(m, field);
+      if (!slot) return slot.error();
+      const std::size_t r = *slot;
+      const RecipeEntry* recipe = eval.recipes()[r];
       if (soft[r] != m["soft"] || m["hardware"] == m["soft"]) {
         return at(v.path, field, "does not reproduce: the soft model gives other bits here");
       }
