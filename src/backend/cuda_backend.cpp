@@ -253,6 +253,12 @@ Expected<float> CudaBackend::launch(CUfunction f, unsigned grid, void* params, s
 Expected<Ok> CudaBackend::plan(const Spec& spec, Plan& p) {
   const Driver* drv = drv_;
   const auto recipes = spec.recipes();
+  if (spec.user) {
+    return Error{fmt::format("{}: user_recipes: the cuda backend does not run user recipes yet (their NVRTC path is "
+                             "to come); use --backend cpu",
+                             spec.path),
+                 kExitNoBackend};
+  }
   if (recipes.size() > static_cast<std::size_t>(abi::kMaxSlots)) {
     return Error{fmt::format("{}: the cuda backend takes at most {} recipes per spec (this one has {})", spec.path,
                              abi::kMaxSlots, recipes.size())};

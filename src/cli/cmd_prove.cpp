@@ -7,6 +7,7 @@
 #include "backend/backend.hpp"
 #include "cli/cli.hpp"
 #include "proof/discovery.hpp"
+#include "user/user_recipes.hpp"
 #include "cli/cuda_twin.hpp"
 #include "cli/progress.hpp"
 #include "proof/spec.hpp"
@@ -23,6 +24,7 @@ struct ProveArgs {
   std::string scales;
   std::string scales_from;  // an audit report: its observed interval becomes the scale codes
   bool allow_partial = false;  // --scales-from may be a partial audit
+  bool no_cache = false;       // user recipes: compile even when the cache has them
   std::size_t keep = 8;
   unsigned threads = 0;  // CPU threads, 0: every core
   std::string shard;     // "I/N": sweep only that slice and write a shard report
@@ -118,6 +120,13 @@ void print_hardware(const Spec& spec, const BackendRun& run) {
 
 // One slice of the domain: a shard report for `report merge`. Every selected
 // backend sweeps the slice; their parts must agree (as whole proofs must).
+// User recipes run on the CPU only so far: "all" means the CPU for them (and says so).
+std::string user_backend(const Spec& spec, const std::string& backend) {
+  if (!spec.user || backend != "all") return backend;
+  if (cuda_backend_built()) std::printf("user recipes: cpu only (their cuda path is to come)\n");
+  return "cpu";
+}
+
 int run_shard(const ProveArgs& a, const Spec& spec) {
   auto shard = parse_shard_flag(a.shard, "--shard");
   if (!shard) return fail(shard.error());
@@ -125,7 +134,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   if (!a.out.markdown.empty() || !a.out.junit.empty() || !a.out.svg.empty()) {
     return fail({"--shard: a shard writes only --report; render the merged report"});
   }
-  auto backends = select_backends(a.backend);
+  auto backends = select_backends(user_backend(spec, a.backend));
   if (!backends) return fail(backends.error());
   auto files = a.out.open({a.spec, a.scales_from});
   if (!files) return fail(files.error());
@@ -191,8 +200,9 @@ int run_prove(const ProveArgs& a) {
   auto spec = load_with_override(a.spec, a.scales, a.scales_from, a.allow_partial);
   if (!spec) return fail(spec.error());
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
+  if (spec->user) spec->user->no_cache = a.no_cache;
   if (!a.shard.empty()) return run_shard(a, *spec);
-  auto backends = select_backends(a.backend);
+  auto backends = select_backends(user_backend(*spec, a.backend));
   if (!backends) return fail(backends.error());
   auto files = a.out.open({a.spec, a.scales_from});
   if (!files) return fail(files.error());
@@ -250,6 +260,7 @@ void add_prove_command(CLI::App& app, Commands& commands) {
       ->excludes(scales);
   p->add_option("--keep", args->keep, "counterexamples kept per claim")->check(whole_number(0, 1000000));
   p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(whole_number(0, 4096));
+  p->add_flag("--no-cache", args->no_cache, "user recipes: compile their sources even when the cache has them");
   p->add_flag("--allow-partial", args->allow_partial,
               "with --scales-from: accept an audit that left scale tensors unread (the report says so)");
   p->add_option("--shard", args->shard, "sweep only slice I of N (1-based) and write a shard report; see report merge");

@@ -41,10 +41,16 @@ int run_render(const RenderArgs& a) {
   return kExitHolds;
 }
 
-int run_verify(const std::string& path) {
+struct VerifyArgs {
+  std::string report;
+  std::string spec_dir;  // where a user recipe's sources are (default: the report's directory)
+};
+
+int run_verify(const VerifyArgs& a) {
+  const std::string& path = a.report;
   auto report = load_whole_report(path);
   if (!report) return fail(report.error());
-  auto now = rerun_result(*report, path);
+  auto now = rerun_result(*report, path, a.spec_dir);
   if (!now) return fail(now.error());
   const Json& recorded = (*report)["result"];
   const std::string name = recorded["spec"]["name"].get<std::string>();
@@ -124,10 +130,12 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   render->out.add_flags(*r, false);
   commands.push_back({r, [render] { return run_render(*render); }});
 
-  auto verify_path = std::make_shared<std::string>();
+  auto verify = std::make_shared<VerifyArgs>();
   auto* v = report->add_subcommand("verify", "re-run the recorded spec here and confirm the result part");
-  v->add_option("report", *verify_path, "a report (JSON)")->required();
-  commands.push_back({v, [verify_path] { return run_verify(*verify_path); }});
+  v->add_option("report", verify->report, "a report (JSON)")->required();
+  add_path_option(*v, "--spec-dir", verify->spec_dir,
+                  "the directory a recorded spec's user-recipe sources are relative to (default: the report's)");
+  commands.push_back({v, [verify] { return run_verify(*verify); }});
 
   auto diff_paths = std::make_shared<std::vector<std::string>>();
   auto* d = report->add_subcommand("diff", "list every difference between two reports; exit 1 if any");

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "report/digest.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {
@@ -77,6 +78,9 @@ Expected<Discovery> discover(const Spec& spec, const std::string& over, const En
   swept.all = true;
   swept.range = CodeRange{0, code_count - 1};
   swept.codes.clear();
+  if (widened.user) {
+    if (auto ok = widened.user->evaluate(widened); !ok) return ok.error();
+  }
   out.claims.resize(spec.claims.size());
   for (ClaimDiscovery& d : out.claims) {
     d.codes.resize(code_count);

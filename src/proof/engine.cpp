@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdlib>
 
 #include "backend/cpu_simd.hpp"
 #include "backend/diff_kind.hpp"
 #include "parallel.hpp"
 #include "report/digest.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {
@@ -109,7 +111,32 @@ oracle::Exact intent_value(const RecipeCard& card, const std::uint32_t* codes) {
   return oracle::Exact::nan();
 }
 
-CaseEvaluator::CaseEvaluator(const Spec& spec) : spec_(spec), recipes_(spec.recipes()) {}
+CaseEvaluator::CaseEvaluator(const Spec& spec) : spec_(spec), recipes_(spec.recipes()), tables_(recipes_.size()) {
+  bool any_table = false;
+  for (std::size_t r = 0; r < recipes_.size(); ++r) {
+    if (!recipes_[r]->is_user()) continue;
+    tables_[r] = spec.user ? spec.user->table(spec, recipes_[r]->user_slot) : nullptr;
+    // A sweep over a domain whose user tables were never made is a caller's bug, not bad input.
+    if (tables_[r] == nullptr) std::abort();
+    any_table = true;
+  }
+  if (!any_table) return;
+  list_positions_.resize(spec.inputs.size());
+  for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
+    const InputDomain& in = spec.inputs[i];
+    for (std::uint64_t k = 0; !in.range && k < in.codes.size(); ++k) list_positions_[i][in.codes[k]] = k;
+  }
+}
+
+std::uint64_t CaseEvaluator::index_of(const std::uint32_t* codes) const {
+  std::uint64_t index = 0, stride = 1;
+  for (std::size_t i = 0; i < spec_.inputs.size(); ++i) {
+    const InputDomain& in = spec_.inputs[i];
+    index += stride * (in.range ? codes[i] - in.range->lo : list_positions_[i].at(codes[i]));
+    stride *= in.count();
+  }
+  return index;
+}
 
 void CaseEvaluator::codes_of(std::uint64_t index, std::uint32_t* codes) const {
   for (std::size_t i = 0; i < spec_.inputs.size(); ++i) {
@@ -125,11 +152,15 @@ void CaseEvaluator::outputs(const std::uint32_t* codes, std::uint32_t* soft, std
 }
 
 void CaseEvaluator::soft_outputs(const std::uint32_t* codes, std::uint32_t* soft) const {
-  for (std::size_t r = 0; r < recipes_.size(); ++r) soft[r] = recipes_[r]->soft(codes);
+  for (std::size_t r = 0; r < recipes_.size(); ++r) {
+    soft[r] = tables_[r] != nullptr ? (*tables_[r])[index_of(codes)] : recipes_[r]->soft(codes);
+  }
 }
 
 void CaseEvaluator::witness_outputs(const std::uint32_t* codes, std::uint32_t* witness) const {
-  for (std::size_t r = 0; r < recipes_.size(); ++r) witness[r] = recipes_[r]->oracle(codes);
+  for (std::size_t r = 0; r < recipes_.size(); ++r) {
+    witness[r] = tables_[r] != nullptr ? (*tables_[r])[index_of(codes)] : recipes_[r]->oracle(codes);
+  }
 }
 
 std::size_t CaseEvaluator::slot(const RecipeEntry* r) const {
@@ -208,6 +239,9 @@ std::string witness_rule(WitnessMode mode) {
 }
 
 Expected<Ok> check_sweepable(const Spec& spec) {
+  if (spec.user) {
+    if (auto ok = spec.user->evaluate(spec); !ok) return ok.error();
+  }
   const std::uint64_t cases = spec.case_count();
   if (cases <= kFullDigestLimit) return Ok{};
   for (std::size_t i = 0; i < spec.claims.size(); ++i) {

@@ -40,6 +40,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "error.hpp"
@@ -131,6 +132,9 @@ struct EngineOptions {
 };
 
 // Evaluates single cases of a spec; run_proof and discovery sweep with it.
+// A user recipe's bits are read from its table over this spec's domain
+// (UserRecipes::evaluate must have run for it); the oracle arithmetic cannot
+// run a user's code, so its witness is its own bits.
 class CaseEvaluator {
  public:
   explicit CaseEvaluator(const Spec& spec);
@@ -151,8 +155,12 @@ class CaseEvaluator {
 
  private:
   [[nodiscard]] std::size_t slot(const RecipeEntry* r) const;
+  // The case index of input codes (the inverse of codes_of), for the tables.
+  [[nodiscard]] std::uint64_t index_of(const std::uint32_t* codes) const;
   const Spec& spec_;
   std::vector<const RecipeEntry*> recipes_;
+  std::vector<const std::vector<std::uint32_t>*> tables_;  // per recipe slot; null for catalogue recipes
+  std::vector<std::unordered_map<std::uint32_t, std::uint64_t>> list_positions_;  // list inputs, when tables are read
 };
 
 [[nodiscard]] ProofResult run_proof(const Spec& spec, const EngineOptions& options);
@@ -173,7 +181,9 @@ class CaseEvaluator {
 [[nodiscard]] std::string digest_algorithm(DigestMode mode);
 [[nodiscard]] std::string witness_rule(WitnessMode mode);
 
-// Fails (exit 2) when a claim needs the oracle on more cases than the policy allows.
+// Fails (exit 2) when a claim needs the oracle on more cases than the policy
+// allows. Also makes the tables of the spec's user recipes over its domain
+// (compiling them once): every sweep of a spec is preceded by this call.
 [[nodiscard]] Expected<Ok> check_sweepable(const Spec& spec);
 
 // Words per chunk in chunk-sum mode: A and B per recipe, then one per claim.

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "strict_json.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {
@@ -153,9 +154,11 @@ std::string format_list(const std::vector<FormatId>& formats) {
 
 Expected<const RecipeEntry*> recipe_for(const Where& w, const Spec& spec, const json& v, const std::string& field) {
   if (!v.is_string()) return w.at(field, "expected a recipe name, found " + type_name(v));
-  const RecipeEntry* recipe = recipe_by_name(v.get<std::string>());
+  const RecipeEntry* recipe = spec.user ? spec.user->find(v.get<std::string>()) : nullptr;
+  if (recipe == nullptr) recipe = recipe_by_name(v.get<std::string>());
   if (recipe == nullptr)
-    return w.at(field, fmt::format("unknown recipe \"{}\" (see `bitproof recipes`)", v.get<std::string>()));
+    return w.at(field, fmt::format("unknown recipe \"{}\" (see `bitproof recipes`, or the spec's user_recipes)",
+                                   v.get<std::string>()));
   const RecipeCard& card = *recipe->card;
   std::vector<FormatId> takes(card.inputs.begin(), card.inputs.begin() + card.arity);
   std::vector<FormatId> given;
@@ -236,7 +239,9 @@ Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, con
 
 Expected<Ok> parse_header(const Where& w, const json& root, Spec& spec) {
   if (!root.is_object()) return w.at("(top level)", "expected a JSON object, found " + type_name(root));
-  if (auto ok = only_keys(w, root, "", {"bitproof_spec", "name", "title", "source", "inputs", "output", "claims"});
+  if (auto ok = only_keys(w, root, "",
+                          {"bitproof_spec", "name", "title", "source", "inputs", "output", "claims", "sources",
+                           "user_recipes"});
       !ok) {
     return ok.error();
   }
@@ -322,6 +327,9 @@ Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
   spec.path = path;
   if (auto ok = parse_header(w, root, spec); !ok) return ok.error();
   if (auto ok = parse_inputs(w, root, spec); !ok) return ok.error();
+  auto user = user::parse_user_recipes(root, path);
+  if (!user) return user.error();
+  spec.user = std::move(*user);
   auto output = format_field(w, root, "", "output");
   if (!output) return output.error();
   spec.output = *output;
@@ -402,6 +410,7 @@ nlohmann::ordered_json spec_to_json(const Spec& spec) {
     j["inputs"].push_back({{"name", in.name}, {"format", spec_of(in.format).name}, {"codes", codes}});
   }
   j["output"] = spec_of(spec.output).name;
+  if (spec.user) user::user_recipes_json(*spec.user, j);
   j["claims"] = nlohmann::ordered_json::array();
   for (const Claim& c : spec.claims) {
     nlohmann::ordered_json claim;

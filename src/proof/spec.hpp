@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@
 #include "recipes/registry.hpp"
 
 namespace bitproof {
+namespace user {
+class UserRecipes;
+}
+
 
 inline constexpr int kSpecVersion = 1;
 
@@ -81,6 +86,9 @@ struct Spec {
   std::vector<InputDomain> inputs;
   FormatId output;
   std::vector<Claim> claims;
+  // The spec's sources and user recipes (src/user), shared by copies of the
+  // spec (a discovery's widened domain); null when it names none.
+  std::shared_ptr<user::UserRecipes> user;
 
   [[nodiscard]] std::uint64_t case_count() const;
   // The distinct recipes of all claims, in order of first appearance.

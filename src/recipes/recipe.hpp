@@ -25,10 +25,17 @@ enum class Role : std::uint8_t {
   kControl,    // deliberately wrong: bitproof must refute it against control_of
   kReference,  // the plain computation a claim measures kernels against (exact decode, one
                // rounding); models no shipped code, so it has no pin
+  kUser,       // a function of the user's own source (a spec's user_recipes): the code itself, not a model
 };
 
 constexpr std::string_view role_name(Role r) {
-  return r == Role::kControl ? "control" : (r == Role::kReference ? "reference" : "recipe");
+  switch (r) {
+    case Role::kControl: return "control";
+    case Role::kReference: return "reference";
+    case Role::kUser: return "user";
+    case Role::kRecipe: break;
+  }
+  return "recipe";
 }
 
 // Inputs a recipe takes at most (codes of one case). The engine, the CUDA kernels

@@ -17,6 +17,10 @@ struct RecipeEntry {
   const RecipeCard* card;
   RecipeFn soft;    // SoftArith: the bit-exact software model of the hardware
   RecipeFn oracle;  // OracleArith: every operation exact, rounded by the oracle
+  // A user recipe (src/user): its bits come from a table over the domain swept,
+  // slot `user_slot` of the spec's user recipes; soft and oracle are null.
+  int user_slot = -1;
+  [[nodiscard]] bool is_user() const { return user_slot >= 0; }
 };
 
 [[nodiscard]] std::span<const RecipeEntry> all_recipes();

@@ -7,6 +7,7 @@
 
 #include "proof/discovery.hpp"
 #include "proof/engine.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {
@@ -102,15 +103,17 @@ void diff_claim(std::vector<std::string>& out, std::size_t c, const Json& a, con
 
 }  // namespace
 
-Expected<Json> rerun_result(const Json& report, const std::string& path) {
+Expected<Json> rerun_result(const Json& report, const std::string& path, const std::string& spec_dir) {
   const Json& result = report["result"];
   auto spec = parse_spec(result["spec"].dump(), path + ": result.spec");
   if (!spec) return spec.error();
+  if (spec->user && !spec_dir.empty()) spec->user->base_dir = spec_dir;
   if (report["kind"] == "domain") {
     auto d = discover(*spec, result["over"]["input"].get<std::string>(), {});
     if (!d) return d.error();
     return discovery_result_json(*spec, *d);
   }
+  if (auto ok = check_sweepable(*spec); !ok) return ok.error();
   const std::size_t keep = result.value("keep", std::size_t{8});
   EngineOptions options;
   options.keep = keep;

@@ -12,7 +12,9 @@ namespace bitproof {
 
 // Re-runs the spec a report records, on this machine, and returns the result
 // part it gives (for comparison with the report's own).
-[[nodiscard]] Expected<Json> rerun_result(const Json& report, const std::string& path);
+// User recipes' sources resolve against `spec_dir` (default: the report's directory).
+[[nodiscard]] Expected<Json> rerun_result(const Json& report, const std::string& path,
+                                          const std::string& spec_dir = {});
 
 // The first line where two JSON values differ when printed, or "" if they print alike.
 [[nodiscard]] std::string first_difference(const Json& a, const Json& b);

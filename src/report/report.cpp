@@ -10,10 +10,30 @@
 #include <fstream>
 
 #include "report/digest.hpp"
+#include "user/user_recipes.hpp"
 #include "report/render.hpp"
 
 namespace bitproof {
 namespace {
+
+// The files a spec's user recipes were built from, by content: a changed
+// kernel header changes the result, and `report verify` sees it.
+// How the user recipes were built on this machine (not part of the result).
+Json user_environment(const Spec& spec, Json environment) {
+  if (!spec.user || spec.user->build() == nullptr) return environment;
+  const user::BuildInfo& b = *spec.user->build();
+  environment["user_recipes"] = {{"compiler", b.compiler}, {"flags", b.flags}, {"cache_key", b.key},
+                                 {"cached", b.cached}, {"seconds", b.seconds}};
+  return environment;
+}
+
+Json user_sources_json(const user::UserRecipes& user) {
+  Json files = Json::array();
+  if (const user::BuildInfo* b = user.build()) {
+    for (const user::SourceDigest& s : b->sources) files.push_back({{"path", s.path}, {"sha256", s.sha256}});
+  }
+  return files;
+}
 
 std::string bits_string(std::uint32_t value, int width) {
   std::string s;
@@ -326,15 +346,17 @@ Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t 
       claim["counterexamples"].push_back(counterexample_json(spec, cx));
     claims.push_back(claim);
   }
-  return Json{{"spec", spec_json},
-              {"spec_sha256", sha256_hex(spec_json.dump())},
-              {"domain", domain_json(spec)},
-              {"keep", keep},
-              {"verdict", proof_verdict_name(result.passes(spec), result.has_findings(spec))},
-              {"claims", claims},
-              {"recipes", recipe_cards_json(spec)},
-              {"witness", witness_json(spec, result)},
-              {"case_digest", {{"algorithm", digest_algorithm(result.digest_mode)}, {"sha256", result.case_digest}}}};
+  Json out{{"spec", spec_json},
+           {"spec_sha256", sha256_hex(spec_json.dump())},
+           {"domain", domain_json(spec)},
+           {"keep", keep},
+           {"verdict", proof_verdict_name(result.passes(spec), result.has_findings(spec))},
+           {"claims", claims},
+           {"recipes", recipe_cards_json(spec)},
+           {"witness", witness_json(spec, result)},
+           {"case_digest", {{"algorithm", digest_algorithm(result.digest_mode)}, {"sha256", result.case_digest}}}};
+  if (spec.user) out["user_sources"] = user_sources_json(*spec.user);
+  return out;
 }
 
 namespace {
@@ -441,7 +463,7 @@ Json proof_report(const Spec& spec, const std::vector<BackendRun>& runs, std::si
               {"result", proof_result_json(spec, runs.front().result, keep)},
               {"backends", backends},
               {"agreement", agreement},
-              {"environment", environment_json()}};
+              {"environment", user_environment(spec, environment_json())}};
 }
 
 Json discovery_report(const Spec& spec, const Discovery& discovery) {

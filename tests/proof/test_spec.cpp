@@ -24,6 +24,13 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text.replace(at, from.size(), to);
 }
 
+// A spec's sources and one user recipe (E4M3 x UE8M0 -> FP16, a product), spliced after "output".
+std::string kUserPart(const std::string& file, const std::string& function, const std::string& name) {
+  return "\"output\": \"fp16\", \"sources\": {\"files\": [\"" + file + "\"]}, \"user_recipes\": [{\"name\": \"" + name +
+         "\", \"function\": \"" + function +
+         "\", \"inputs\": [\"e4m3\", \"ue8m0\"], \"output\": \"fp16\", \"intent\": \"product\"}]";
+}
+
 struct BadCase {
   std::string what;
   std::string text;
@@ -88,6 +95,21 @@ TEST_SUITE("proof") {
          "inputs[1].name: expected lower-case"},
         {"a line break in the title", replaced(kGood, "\"name\": \"t\"", "\"name\": \"t\", \"title\": \"a\\nb\""),
          "t.json: title: a control character"},
+        {"user recipes without sources", replaced(kGood, "\"output\": \"fp16\"", "\"output\": \"fp16\", \"user_recipes\": []"),
+         "t.json: sources: missing: user_recipes need the files"},
+        {"sources without user recipes",
+         replaced(kGood, "\"output\": \"fp16\"", "\"output\": \"fp16\", \"sources\": {\"files\": [\"a.cuh\"]}"),
+         "t.json: user_recipes: missing"},
+        {"a source path that is absolute", replaced(kGood, "\"output\": \"fp16\"", kUserPart("/etc/a.cuh", "f", "u.x")),
+         "t.json: sources.files[0]: expected a path relative to the spec's directory"},
+        {"a user recipe named as a catalogue recipe",
+         replaced(kGood, "\"output\": \"fp16\"", kUserPart("a.cuh", "f", "turbomind.mxfp4_fp16.folded")),
+         "t.json: user_recipes[0].name: \"turbomind.mxfp4_fp16.folded\" is already a recipe's name"},
+        {"a function that is not a name", replaced(kGood, "\"output\": \"fp16\"", kUserPart("a.cuh", "f(1)", "u.x")),
+         "t.json: user_recipes[0].function: expected a C++ function name"},
+        {"a user recipe over other inputs",
+         replaced(replaced(kGood, "\"output\": \"fp16\"", kUserPart("a.cuh", "f", "u.x")), "\"turbomind.mxfp4_fp16.folded\", ", "\"u.x\", "),
+         "claims[0].recipes[0]: recipe \"u.x\" takes (e4m3, ue8m0) but the spec's inputs are (e2m1, ue8m0)"},
         {"a domain past 2^62 cases",
          R"({"bitproof_spec": 1, "name": "t", "inputs": [{"name": "a", "format": "fp32", "codes": "all"},
             {"name": "b", "format": "fp32", "codes": "all"}], "output": "fp16",

@@ -1,0 +1,3 @@
+// bitproof's host stand-in for <cuda.h>: see bitproof_cuda_host.h.
+#pragma once
+#include "bitproof_cuda_host.h"

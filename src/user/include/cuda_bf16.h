@@ -1,0 +1,3 @@
+// bitproof's host stand-in for <cuda_bf16.h>: see bitproof_cuda_host.h.
+#pragma once
+#include "bitproof_cuda_host.h"

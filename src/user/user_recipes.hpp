@@ -1,0 +1,102 @@
+// User recipes: functions of a kernel team's own CUDA source, named by a spec,
+// that take part in claims like catalogue recipes. One ABI:
+//   __device__ (or __host__ __device__) uint32_t f(uint32_t code0[, code1[, code2]])
+// returning the output's bits. In a spec:
+//   "sources": {"files": ["adapters.cuh"], "include_dirs": ["../csrc"]},
+//   "user_recipes": [{"name": "mykernel.e2m1_fp16.folded", "function": "bp_folded",
+//                     "inputs": ["e2m1", "ue8m0"], "output": "fp16", "intent": "product"}]
+// Paths are relative to the spec's directory.
+//
+// On the CPU (this module) the sources are compiled with the host compiler
+// against bitproof's CUDA host header (src/user/include: the types and
+// intrinsics dequant code uses, their arithmetic the soft model) into a worker
+// program, cached by content, which writes every function's bits over the
+// domain being swept; the engine reads them as a table (the witness cannot run
+// a user's code under the oracle arithmetic: the claims and, on a GPU machine,
+// the other backend are its checks). docs/user-recipes.md says more.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "recipes/registry.hpp"
+
+namespace bitproof {
+struct Spec;
+}
+
+namespace bitproof::user {
+
+struct UserRecipe {
+  std::string name;
+  std::string label;
+  std::string function;
+  std::string source;  // the card's source line: "FILES: FUNCTION"
+  std::string intent_name;
+  RecipeCard card;
+  RecipeEntry entry;
+};
+
+// A source file the worker was built from (the spec's files and every file
+// they include outside the system's and bitproof's own headers).
+struct SourceDigest {
+  std::string path;  // relative to the spec's directory
+  std::string sha256;
+};
+
+struct BuildInfo {
+  std::string compiler;  // the --version line of the compiler used
+  std::vector<std::string> flags;
+  std::string key;     // the cache key: SHA-256 of everything the worker is built from
+  std::string worker;  // the executable
+  bool cached = false;
+  double seconds = 0;
+  std::vector<SourceDigest> sources;
+};
+
+class UserRecipes {
+ public:
+  std::string spec_path;  // for messages
+  std::string base_dir;   // the sources resolve against it: the spec's directory (report verify --spec-dir)
+  std::vector<std::string> files;
+  std::vector<std::string> include_dirs;
+  std::deque<UserRecipe> recipes;  // stable addresses: claims point at their entries
+  bool no_cache = false;           // --no-cache: compile even when the cache has the worker
+
+  [[nodiscard]] const RecipeEntry* find(std::string_view name) const;
+  // Builds the worker (once) and runs it over every case of `domain`'s inputs,
+  // keeping the bits as tables. Fails (exit 2) on a compile error (the
+  // compiler's first error line, or the construct the host header does not
+  // model, with its file and line), a worker that fails, or a domain too
+  // large for tables (more than 2^26 cases times recipes).
+  [[nodiscard]] Expected<Ok> evaluate(const Spec& domain);
+  // The bits of user recipe `slot` on every case of `domain` (evaluate ran for it).
+  [[nodiscard]] const std::vector<std::uint32_t>* table(const Spec& domain, int slot) const;
+  [[nodiscard]] const BuildInfo* build() const { return build_ ? &*build_ : nullptr; }
+
+ private:
+  std::optional<BuildInfo> build_;
+  std::map<std::string, std::vector<std::vector<std::uint32_t>>> tables_;  // by domain fingerprint
+};
+
+// Parses a spec's "sources" and "user_recipes" (either may be absent; both or
+// neither). Errors name the spec file and the field.
+[[nodiscard]] Expected<std::shared_ptr<UserRecipes>> parse_user_recipes(const nlohmann::json& root,
+                                                                        const std::string& spec_path);
+// The two fields as the spec wrote them, canonical (spec_to_json).
+void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec);
+
+// Building and running the worker (build.cpp).
+[[nodiscard]] Expected<BuildInfo> build_worker(const UserRecipes& user);
+[[nodiscard]] Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& build,
+                                                                            const UserRecipes& user,
+                                                                            const Spec& domain);
+
+inline constexpr std::uint64_t kMaxTableWords = std::uint64_t{1} << 26;
+
+}  // namespace bitproof::user
