@@ -418,8 +418,14 @@ Expected<BuildInfo> build_worker(const UserRecipes& user) {
   return b;
 }
 
-Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& build, const UserRecipes& user,
-                                                            const Spec& domain) {
+namespace {
+
+// The worker's output for a domain, as u32 LE words, function-major. A
+// worker is a pure function of its key and the domain, so small outputs are
+// kept beside it (a cached run then starts no process at all).
+constexpr std::size_t kMaxStoredOutput = std::size_t{16} << 20;
+
+std::string domain_request(const Spec& domain) {
   std::string request = fmt::format("{}\n", domain.inputs.size());
   for (const InputDomain& in : domain.inputs) {
     if (in.range) {
@@ -430,19 +436,36 @@ Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& bu
       request += "\n";
     }
   }
-  auto ran = run_process({build.worker}, request);
-  if (!ran) return ran.error();
+  return request;
+}
+
+}  // namespace
+
+Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& build, const UserRecipes& user,
+                                                            const Spec& domain) {
+  const std::string request = domain_request(domain);
   const std::uint64_t cases = domain.case_count();
-  if (ran->status != 0 || ran->out.size() != cases * 4 * user.recipes.size()) {
-    return Error{fmt::format("{}: user_recipes: the worker {} failed (exit {}, {} of {} bytes){}", user.spec_path,
-                             build.worker, ran->status, ran->out.size(), cases * 4 * user.recipes.size(),
-                             ran->err.empty() ? "" : ": " + printable(ran->err.substr(0, 200)))};
+  const std::uint64_t bytes = cases * 4 * user.recipes.size();
+  const fs::path stored = fs::path(build.worker).parent_path() / ("output-" + sha256_hex(request));
+  std::string out;
+  if (auto kept = read_all(stored); !user.no_cache && kept && kept->size() == bytes) {
+    out = std::move(*kept);
+  } else {
+    auto ran = run_process({build.worker}, request);
+    if (!ran) return ran.error();
+    if (ran->status != 0 || ran->out.size() != bytes) {
+      return Error{fmt::format("{}: user_recipes: the worker {} failed (exit {}, {} of {} bytes){}", user.spec_path,
+                               build.worker, ran->status, ran->out.size(), bytes,
+                               ran->err.empty() ? "" : ": " + printable(ran->err.substr(0, 200)))};
+    }
+    out = std::move(ran->out);
+    if (out.size() <= kMaxStoredOutput) store(stored, out);
   }
   std::vector<std::vector<std::uint32_t>> tables(user.recipes.size(), std::vector<std::uint32_t>(cases));
-  const auto* bytes = reinterpret_cast<const unsigned char*>(ran->out.data());
+  const auto* data = reinterpret_cast<const unsigned char*>(out.data());
   for (std::size_t r = 0; r < tables.size(); ++r) {
     for (std::uint64_t n = 0; n < cases; ++n) {
-      const unsigned char* w = bytes + 4 * (r * cases + n);
+      const unsigned char* w = data + 4 * (r * cases + n);
       tables[r][n] = std::uint32_t{w[0]} | (std::uint32_t{w[1]} << 8) | (std::uint32_t{w[2]} << 16) |
                      (std::uint32_t{w[3]} << 24);
     }
