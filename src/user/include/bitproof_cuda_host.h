@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "arith/soft_arith.hpp"
 #include "arith/soft_float.hpp"
 
 #define __host__
@@ -166,13 +167,13 @@ inline int __float_as_int(float f) { return static_cast<int>(bitproof_cuda_host:
   inline __half2 name##2(__half2 a, __half2 b) {        \
     return __half2(name(a.x, b.x), name(a.y, b.y));     \
   }
-BITPROOF_HALF_OP(__hmul, soft::mul<H>(a.__x, b.__x, kRn))
-BITPROOF_HALF_OP(__hadd, soft::add<H>(a.__x, b.__x, kRn))
-BITPROOF_HALF_OP(__hsub, soft::add<H>(a.__x, b.__x ^ H::kSign, kRn))  // a - b = a + (-b), exactly
+// The operations are SoftArith's, the model the catalogue's recipes run on.
+BITPROOF_HALF_OP(__hmul, ::bitproof::SoftArith::hmul(a.__x, b.__x))
+BITPROOF_HALF_OP(__hadd, ::bitproof::SoftArith::hadd(a.__x, b.__x))
+BITPROOF_HALF_OP(__hsub, ::bitproof::SoftArith::hsub(a.__x, b.__x))
 #undef BITPROOF_HALF_OP
 inline __half __hfma(__half a, __half b, __half c) {
-  using namespace bitproof_cuda_host;
-  return h(soft::fma<H>(a.__x, b.__x, c.__x, kRn));
+  return bitproof_cuda_host::h(::bitproof::SoftArith::hfma(a.__x, b.__x, c.__x));
 }
 inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
   return __half2(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y));
@@ -204,11 +205,7 @@ inline float __low2float(__half2 a) { return static_cast<float>(a.x); }
 inline float __high2float(__half2 a) { return static_cast<float>(a.y); }
 inline float2 __half22float2(__half2 a) { return {static_cast<float>(a.x), static_cast<float>(a.y)}; }
 inline __half __int2half_rn(int i) {
-  using namespace bitproof_cuda_host;
-  const bool neg = i < 0;
-  const std::uint64_t mag = neg ? std::uint64_t{0} - static_cast<std::uint64_t>(static_cast<std::int64_t>(i))
-                                : static_cast<std::uint64_t>(i);
-  return h(mag == 0 ? 0 : soft::round_pack<H>(neg, 0, mag, kRn));
+  return bitproof_cuda_host::h(::bitproof::SoftArith::int2half_rn(static_cast<std::uint32_t>(i)));
 }
 inline __half::__half(int i) : __x(__int2half_rn(i).__x) {}
 inline __half2 make_half2(__half x, __half y) { return __half2(x, y); }
@@ -223,8 +220,7 @@ inline float __int2float_rn(int i) {
 
 // ---- bfloat16 ----
 inline __nv_bfloat16 __hmul(__nv_bfloat16 a, __nv_bfloat16 b) {
-  using namespace bitproof_cuda_host;
-  return bitproof_cuda_host::b(soft::mul<B>(a.__x, b.__x, kRn));
+  return bitproof_cuda_host::b(::bitproof::SoftArith::bmul(a.__x, b.__x));
 }
 inline __nv_bfloat16 __hadd(__nv_bfloat16 a, __nv_bfloat16 b) {
   using namespace bitproof_cuda_host;
@@ -267,7 +263,7 @@ inline __nv_bfloat16 __high2bfloat16(__nv_bfloat162 a) { return a.y; }
 // ---- binary32 with the GPU's rounding and canonical NaN ----
 inline float __fmul_rn(float a, float b) {
   using namespace bitproof_cuda_host;
-  return float_of(soft::mul<F>(bits_of(a), bits_of(b), kRn));
+  return float_of(::bitproof::SoftArith::fmul(bits_of(a), bits_of(b)));
 }
 inline float __fadd_rn(float a, float b) {
   using namespace bitproof_cuda_host;
@@ -279,7 +275,7 @@ inline float __fsub_rn(float a, float b) {
 }
 inline float __fmaf_rn(float a, float b, float c) {
   using namespace bitproof_cuda_host;
-  return float_of(soft::fma<F>(bits_of(a), bits_of(b), bits_of(c), kRn));
+  return float_of(::bitproof::SoftArith::ffma(bits_of(a), bits_of(b), bits_of(c)));
 }
 
 // ---- bits ----
