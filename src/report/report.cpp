@@ -106,13 +106,16 @@ Json witness_json(const Spec& spec, const ProofResult& r) {
                      {"soft", code_json(spec.output, w.soft)},
                      {"oracle_arithmetic", code_json(spec.output, w.oracle)}});
   }
+  // A user recipe is the user's code, not a template over the arithmetic: the oracle cannot run it.
+  const std::string recipes = spec.user ? "every catalogue recipe (not the user recipes: their code runs once)"
+                                        : "every recipe";
   if (r.witness_mode == WitnessMode::kFull) {
-    return Json{{"compared", "soft arithmetic vs oracle arithmetic, every recipe, every case"},
+    return Json{{"compared", fmt::format("soft arithmetic vs oracle arithmetic, {}, every case", recipes)},
                 {"disagreements", r.witness_disagreement_count},
                 {"first", first}};
   }
   // Above the full-witness limit (engine.hpp): which cases the sample took.
-  return Json{{"compared", "soft arithmetic vs oracle arithmetic, every recipe, sampled cases"},
+  return Json{{"compared", fmt::format("soft arithmetic vs oracle arithmetic, {}, sampled cases", recipes)},
               {"mode", witness_mode_name(r.witness_mode)},
               {"rule", witness_rule(r.witness_mode)},
               {"cases", r.witnessed_cases},
@@ -574,8 +577,15 @@ std::string render_markdown(const Json& report) {
     }
     md += "\n";
     for (const Json& c : result["claims"]) md += "    " + c["summary"].get<std::string>() + "\n";
-    md += fmt::format("\nIndependent witness (soft vs oracle arithmetic): {} disagreements.\n",
+    md += fmt::format("\nIndependent witness (soft vs oracle arithmetic{}): {} disagreements.\n",
+                      result.contains("user_sources") ? ", catalogue recipes; a user recipe's code runs once" : "",
                       result["witness"]["disagreements"].get<std::uint64_t>());
+    if (result.contains("user_sources")) {
+      md += "User recipes built from (SHA-256):\n";
+      for (const Json& s : result["user_sources"]) {
+        md += fmt::format("- `{}` `{}`\n", s["path"].get<std::string>(), s["sha256"].get<std::string>().substr(0, 16));
+      }
+    }
     if (result["witness"].contains("rule")) {
       md += fmt::format("The witness sampled {} cases: {}.\n", result["witness"]["cases"].get<std::uint64_t>(),
                         result["witness"]["rule"].get<std::string>());
