@@ -44,8 +44,8 @@ class DuplicateKeyDetector {
   bool on_event(nlohmann::detail::parse_event_t event, const Parsed& parsed) {
     using Event = nlohmann::detail::parse_event_t;
     switch (event) {
-      case Event::object_start: open_.push_back({false}); break;
-      case Event::array_start: open_.push_back({true}); break;
+      case Event::object_start: open(false); break;
+      case Event::array_start: open(true); break;
       case Event::object_end:
       case Event::array_end:
         if (!open_.empty()) open_.pop_back();
@@ -60,12 +60,16 @@ class DuplicateKeyDetector {
 
  private:
   struct Open {
-    bool array;
+    bool array = false;
     std::size_t index = 0;  // arrays: the element being parsed
     std::string key;        // objects: the member being parsed
     std::unordered_set<std::string> keys;
   };
 
+  void open(bool array) {
+    open_.emplace_back();
+    open_.back().array = array;
+  }
   void value_done() {
     if (!open_.empty() && open_.back().array) ++open_.back().index;
   }

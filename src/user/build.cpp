@@ -2,6 +2,7 @@
 // user's sources after bitproof's CUDA host header, compiled with the host
 // compiler, cached by content, and run over a domain's cases.
 #include <fmt/format.h>
+#include <re2/re2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +11,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <optional>
 #include <sstream>
 
@@ -175,15 +175,16 @@ std::string first_error(const std::string& stderr_text, const std::string& prepr
     std::string file;
     long line = 0;
     std::stringstream lines(preprocessed);
-    const std::regex marker(R"(^# (\d+) "([^"]+)\".*)"), statement(R"((^|[^A-Za-z0-9_])(asm|__asm__|__asm)\s*(volatile|__volatile__)?\s*\()");
+    // RE2: linear in the line, whatever the user's code looks like.
+    static const RE2 marker(R"(^# (\d+) "([^"]+)\".*)"),
+        statement(R"((^|[^A-Za-z0-9_])(asm|__asm__|__asm)\s*(volatile|__volatile__)?\s*\()");
     for (std::string text; std::getline(lines, text); ++line) {
-      std::smatch m;
-      if (std::regex_match(text, m, marker)) {
-        file = m[2];
-        line = std::stol(m[1]) - 1;
+      long number = 0;
+      if (RE2::FullMatch(text, marker, &number, &file)) {
+        line = number - 1;
         continue;
       }
-      if (std::regex_search(text, statement) && user_file(file)) {
+      if (RE2::PartialMatch(text, statement) && user_file(file)) {
         return fmt::format("{}:{}: inline PTX (asm) is not modelled on the CPU: bitproof's CUDA host header has no "
                            "PTX; express it with the modelled intrinsics or prove it on the GPU",
                            file, line);
