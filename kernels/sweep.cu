@@ -39,6 +39,34 @@ constexpr std::uint64_t recipe_table_hash() {
 
 // ---- dispatch: recipe index -> f.template run<Recipe>() ----
 
+#if defined(BITPROOF_KERNELS_USER_SLOTS)
+constexpr int catalogue_size() {
+  int n = 0;
+#define BITPROOF_RECIPE(Type) ++n;
+#include "recipes/recipes.def"
+#undef BITPROOF_RECIPE
+  return n;
+}
+}  // namespace
+}  // namespace bitproof::kernels
+// The user-recipe images (src/backend/cuda_user.cpp), one per kernel slot
+// count (BITPROOF_KERNELS_USER_SLOTS: 2, 4 or 8), linked per spec by
+// nvJitLink with link-time optimisation: the spec's generated source (NVRTC)
+// defines both. Recipe index catalogue_size() + k is user recipe k, evaluated
+// by bp_user_eval; bp_spec_recipes holds the spec's recipe index per slot, a
+// constant the link folds, so each kernel keeps only the spec's recipes.
+extern "C" __device__ std::uint32_t bp_user_eval(int slot, std::uint32_t c0, std::uint32_t c1, std::uint32_t c2);
+extern "C" __device__ const int bp_spec_recipes[bitproof::abi::kMaxSlots];
+namespace bitproof::kernels {
+namespace {
+#define BITPROOF_SLOT_RECIPE(recipes, j) bp_spec_recipes[j]
+#define BITPROOF_EVAL_ONE_INLINE __forceinline__
+#else
+// The catalogue images: the launch's parameters say which recipe a slot runs.
+#define BITPROOF_SLOT_RECIPE(recipes, j) (recipes).index[j]
+#define BITPROOF_EVAL_ONE_INLINE __noinline__
+#endif
+
 template <class F>
 __device__ __forceinline__ void with_recipe(int index, F& f) {
   constexpr int kBase = __COUNTER__ + 1;
@@ -47,7 +75,15 @@ __device__ __forceinline__ void with_recipe(int index, F& f) {
   case __COUNTER__ - kBase: f.template run<Type>(); break;
 #include "recipes/recipes.def"
 #undef BITPROOF_RECIPE
-    default: f.none(); break;
+    default:
+#if defined(BITPROOF_KERNELS_USER_SLOTS)
+      if (index >= catalogue_size()) {
+        f.user(index - catalogue_size());
+        break;
+      }
+#endif
+      f.none();
+      break;
   }
 }
 
@@ -75,6 +111,12 @@ struct EvalTile {
 #pragma unroll
     for (int t = 0; t < kTile; ++t) out[t] = 0;
   }
+#if defined(BITPROOF_KERNELS_USER_SLOTS)
+  __device__ __forceinline__ void user(int slot) {
+#pragma unroll
+    for (int t = 0; t < kTile; ++t) out[t] = bp_user_eval(slot, c0[t], c1[t], c2[t]);
+  }
+#endif
 };
 
 // One recipe on one case (the eval and model kernels: one switch per policy,
@@ -96,10 +138,13 @@ struct EvalOne {
     }
   }
   __device__ __forceinline__ void none() { out = 0; }
+#if defined(BITPROOF_KERNELS_USER_SLOTS)
+  __device__ __forceinline__ void user(int slot) { out = bp_user_eval(slot, c0, c1, c2); }
+#endif
 };
 
 template <class Ar>
-__device__ __noinline__ std::uint32_t eval_one(int index, std::uint32_t c0, std::uint32_t c1, std::uint32_t c2) {
+__device__ BITPROOF_EVAL_ONE_INLINE std::uint32_t eval_one(int index, std::uint32_t c0, std::uint32_t c1, std::uint32_t c2) {
   EvalOne<Ar> e{c0, c1, c2, 0};
   with_recipe(index, e);
   return e.out;
@@ -112,7 +157,7 @@ __device__ __forceinline__ void eval_slots(const abi::Recipes& recipes, const st
 #pragma unroll
   for (int j = 0; j < kSlots; ++j) {
     EvalTile<Ar, kTile> tile{c0, c1, c2, out[j]};
-    with_recipe(recipes.index[j], tile);
+    with_recipe(BITPROOF_SLOT_RECIPE(recipes, j), tile);
   }
 }
 
@@ -179,8 +224,10 @@ __device__ void eval_cases(const abi::EvalParams& p) {
     CodeWalker walk(p.domain, p.begin + k);
     std::uint32_t c0[1], c1[1], c2[1];
     walk.next_tile<1>(c0, c1, c2);
-    for (std::uint32_t j = 0; j < p.recipes.slots; ++j) {
-      out[k * p.recipes.slots + j] = eval_one<Ar>(p.recipes.index[j], c0[0], c1[0], c2[0]);
+#pragma unroll
+    for (int j = 0; j < abi::kMaxSlots; ++j) {
+      if (j >= static_cast<int>(p.recipes.slots)) break;
+      out[k * p.recipes.slots + j] = eval_one<Ar>(BITPROOF_SLOT_RECIPE(p.recipes, j), c0[0], c1[0], c2[0]);
     }
   }
 }
@@ -322,13 +369,18 @@ __device__ void model_chunks(const abi::SweepParams& p) {
   const std::uint64_t rest = p.domain.cases - start;
   const std::uint32_t length = rest < kChunk ? static_cast<std::uint32_t>(rest) : static_cast<std::uint32_t>(kChunk);
   const std::uint32_t begin = threadIdx.x * kPerThread;
-  for (std::uint32_t j = 0; j < p.recipes.slots; ++j) {
+#pragma unroll
+  for (int j = 0; j < abi::kMaxSlots; ++j) {
+    if (j >= static_cast<int>(p.recipes.slots)) break;
+    const int index = BITPROOF_SLOT_RECIPE(p.recipes, j);
+#if defined(BITPROOF_KERNELS_USER_SLOTS)
+    if (index >= catalogue_size()) continue;  // a user recipe has no soft model on the device: the host compares it
+#endif
     CodeWalker walk(p.domain, start + begin);
     std::uint32_t n = 0;
     for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; ++offset) {
       std::uint32_t c0[1], c1[1], c2[1];
       walk.next_tile<1>(c0, c1, c2);
-      const int index = p.recipes.index[j];
       n += eval_one<DeviceArith>(index, c0[0], c1[0], c2[0]) != eval_one<SoftArith>(index, c0[0], c1[0], c2[0]) ? 1 : 0;
     }
     n = warp_sum(n);
@@ -358,16 +410,25 @@ __global__ void __launch_bounds__(256) bp_eval_hw(bitproof::abi::EvalParams p) {
   __global__ void __launch_bounds__(256) bp_sweep_hw_##N(bitproof::abi::SweepParams p) { \
     bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N>(p);                \
   }
+#if defined(BITPROOF_KERNELS_USER_SLOTS)
+// A user-recipe image holds the one claim kernel its slot count needs: each
+// is linked per spec, and the link's time is in the user's first run.
+#define BITPROOF_SWEEP_KERNEL_FOR(N) BITPROOF_SWEEP_KERNEL(N)  // N expanded before ## pastes it
+BITPROOF_SWEEP_KERNEL_FOR(BITPROOF_KERNELS_USER_SLOTS)
+#else
 BITPROOF_SWEEP_KERNEL(2)
 BITPROOF_SWEEP_KERNEL(4)
 BITPROOF_SWEEP_KERNEL(8)
+#endif
 
 // The soft model on the device: only in the default image (the fast-math image
 // is run for its claim checks alone).
 #if !defined(BITPROOF_KERNELS_HW_ONLY)
+#if !defined(BITPROOF_KERNELS_USER_SLOTS)
 __global__ void __launch_bounds__(256) bp_eval_soft(bitproof::abi::EvalParams p) {
   bitproof::kernels::eval_cases<bitproof::SoftArith>(p);
 }
+#endif
 __global__ void __launch_bounds__(256) bp_sweep_model(bitproof::abi::SweepParams p) {
   bitproof::kernels::model_chunks(p);
 }

@@ -13,6 +13,10 @@
 //     by re-running just their chunks with bp_eval_hw and comparing on the CPU.
 //   --use_fast_math: the same claim check with the fast-math image; reported
 //     per claim in `info`, never in `result`.
+//   user recipes: the spec's own image (src/backend/cuda_user.hpp: NVRTC and
+//     nvJitLink, cached), the same kernels with the user's code linked in.
+//     Their bits are compared with the CPU worker's (the host header) on every
+//     case the CPU tabulates: the model check of a user recipe.
 #include "backend/backend.hpp"
 
 #if defined(BITPROOF_HAVE_CUDA)
@@ -21,19 +25,25 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "backend/cuda_driver.hpp"
+#include "backend/cuda_user.hpp"
 #include "backend/diff_kind.hpp"
 #include "backend/sweep_abi.hpp"
 #include "backend/vendor_paths.hpp"
 #include "report/digest.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof::kernel_images {
 extern const unsigned char* const kDefault;
 extern const std::size_t kDefaultSize;
 extern const unsigned char* const kFastMath;
 extern const std::size_t kFastMathSize;
+extern const unsigned char* const kUserLto[3];  // by kernel slot count 2, 4, 8
+extern const std::size_t kUserLtoSize[3];
 extern const char kArchitectures[];
 extern const char kNvccVersion[];
 }  // namespace bitproof::kernel_images
@@ -84,6 +94,8 @@ struct Module {
 // Launch-time view of a spec: its recipes padded to a kernel's slot count,
 // its `equal` claims as pair masks, its input tables on the device.
 struct Plan {
+  const Module* module = nullptr;  // the catalogue's image, or the spec's own (user recipes)
+  Json user_info;                  // how the spec's image was made (user recipes)
   int slots = 2;  // 2, 4 or 8
   abi::Domain domain{};
   abi::Recipes recipes{};
@@ -113,6 +125,9 @@ class CudaBackend : public Backend {
     for (Module* m : {&default_, &fast_math_}) {
       if (m->handle != nullptr) drv_->cuModuleUnload(m->handle);
     }
+    for (auto& [key, m] : user_modules_) {
+      if (m.handle != nullptr) drv_->cuModuleUnload(m.handle);
+    }
     if (context_ != nullptr) drv_->cuDevicePrimaryCtxRelease(device_);
   }
 
@@ -124,6 +139,11 @@ class CudaBackend : public Backend {
   Expected<Ok> init();
   Expected<Ok> load_module(Module& m, const unsigned char* image, std::size_t size);
   Expected<Ok> plan(const Spec& spec, Plan& p);
+  // The spec's own image: its user recipes linked into the sweep kernels.
+  Expected<Ok> user_module(const Spec& spec, const std::vector<int>& slot_recipes, Plan& p);
+  // User recipes on a large domain: their device bits against the CPU tables.
+  Expected<Ok> compare_user_tables(const Spec& spec, const EngineOptions& engine, const Plan& p, std::uint64_t begin,
+                                   std::uint64_t end, SweepPart& part);
   Expected<CUfunction> function(const Module& m, const std::string& name);
   Expected<float> launch(CUfunction f, unsigned grid, void* params, std::size_t size);
   // Every recipe's bits for cases [begin, begin + n), case-major.
@@ -150,6 +170,7 @@ class CudaBackend : public Backend {
   CUcontext context_ = nullptr;
   Module default_;
   Module fast_math_;
+  std::map<std::string, Module> user_modules_;  // by image key
   Json device_info_;
   std::string label_;
   int major_ = 0;  // compute capability of the device
@@ -253,12 +274,7 @@ Expected<float> CudaBackend::launch(CUfunction f, unsigned grid, void* params, s
 Expected<Ok> CudaBackend::plan(const Spec& spec, Plan& p) {
   const Driver* drv = drv_;
   const auto recipes = spec.recipes();
-  if (spec.user) {
-    return Error{fmt::format("{}: user_recipes: the cuda backend does not run user recipes yet (their NVRTC path is "
-                             "to come); use --backend cpu",
-                             spec.path),
-                 kExitNoBackend};
-  }
+  p.module = &default_;
   if (recipes.size() > static_cast<std::size_t>(abi::kMaxSlots)) {
     return Error{fmt::format("{}: the cuda backend takes at most {} recipes per spec (this one has {})", spec.path,
                              abi::kMaxSlots, recipes.size())};
@@ -290,7 +306,13 @@ Expected<Ok> CudaBackend::plan(const Spec& spec, Plan& p) {
   const auto all = all_recipes();
   for (int j = 0; j < abi::kMaxSlots; ++j) {
     p.recipes.index[j] = -1;
-    if (j < static_cast<int>(recipes.size())) p.recipes.index[j] = static_cast<std::int32_t>(recipes[j] - all.data());
+    if (j >= static_cast<int>(recipes.size())) continue;
+    // A user recipe k is index catalogue size + k in the spec's image (kernels/sweep.cu).
+    p.recipes.index[j] = static_cast<std::int32_t>(recipes[j]->is_user() ? all.size() + recipes[j]->user_slot
+                                                                          : recipes[j] - all.data());
+  }
+  if (spec.user) {
+    if (auto ok = user_module(spec, {p.recipes.index, p.recipes.index + abi::kMaxSlots}, p); !ok) return ok;
   }
   const auto slot = [&](const RecipeEntry* r) {
     return static_cast<int>(std::find(recipes.begin(), recipes.end(), r) - recipes.begin());
@@ -307,6 +329,87 @@ Expected<Ok> CudaBackend::plan(const Spec& spec, Plan& p) {
   }
   const KindFormat f = kind_format(spec_of(spec.output));
   p.kind = {f.sign_mask, f.exp_max, f.man_mask, f.man_bits, f.specials, f.int_zero};
+  return Ok{};
+}
+
+// The virtual architecture of the user image: the newest the kernels were
+// built for that this device runs (their LTO IR is for those only).
+std::pair<int, int> lto_architecture(int major, int minor) {
+  int best = -1;
+  const std::string list = kernel_images::kArchitectures;
+  for (std::size_t at = 0; at < list.size();) {
+    const std::size_t end = std::min(list.find(';', at), list.size());
+    const int arch = std::atoi(list.substr(at, end - at).c_str());
+    if (arch <= major * 10 + minor && arch > best) best = arch;
+    at = end + 1;
+  }
+  return best < 0 ? std::pair{major, minor} : std::pair{best / 10, best % 10};
+}
+
+Expected<Ok> CudaBackend::user_module(const Spec& spec, const std::vector<int>& slot_recipes, Plan& p) {
+  const user::UserRecipes& user = *spec.user;
+  const auto [major, minor] = lto_architecture(major_, minor_);
+  const int which = p.slots == 2 ? 0 : (p.slots == 4 ? 1 : 2);
+  auto image = cuda::build_user_image(
+      user, slot_recipes, major, minor,
+      {reinterpret_cast<const char*>(kernel_images::kUserLto[which]), kernel_images::kUserLtoSize[which]});
+  if (!image) return image.error();
+  auto [it, fresh] = user_modules_.try_emplace(image->key);
+  if (fresh) {
+    auto bytes = reinterpret_cast<const unsigned char*>(image->cubin.data());
+    if (auto ok = load_module(it->second, bytes, image->cubin.size()); !ok) {
+      user_modules_.erase(it);
+      return ok;
+    }
+  }
+  p.module = &it->second;
+  const std::string missing = user.cpu_witness_missing(spec);
+  p.user_info = Json{{"compiled_with", image->toolkit},
+                     {"architecture", fmt::format("compute_{}{} (LTO) linked for sm_{}{}", major, minor, major_, minor_)},
+                     {"options", image->options},
+                     {"fmad", user.fmad},
+                     {"image_key", image->key},
+                     {"cached", image->cached},
+                     {"seconds", image->seconds},
+                     {"cache_key_covers", image->sources_note},
+                     {"cpu_witness", missing.empty() ? std::string("the CPU worker's bits (host header), every case")
+                                                     : "missing: " + missing},
+                     {"fast_math", "not run for user recipes (their image is built once, without --use_fast_math)"}};
+  return Ok{};
+}
+
+Expected<Ok> CudaBackend::compare_user_tables(const Spec& spec, const EngineOptions& engine, const Plan& p,
+                                              std::uint64_t begin, std::uint64_t end, SweepPart& part) {
+  const CaseEvaluator evaluator(spec);
+  const std::size_t slots = p.recipes.slots;
+  std::vector<std::size_t> witnessed;
+  for (std::size_t r = 0; r < slots; ++r) {
+    if (evaluator.recipes()[r]->is_user() && evaluator.witnessed(r)) witnessed.push_back(r);
+  }
+  if (witnessed.empty()) return Ok{};
+  constexpr std::uint64_t kBatch = std::uint64_t{1} << 22;
+  std::vector<std::uint32_t> codes(spec.inputs.size()), soft(slots);
+  for (std::uint64_t at = begin; at < end; at += kBatch) {
+    const std::uint64_t n = std::min(kBatch, end - at);
+    auto hw = eval(*p.module, p, at, n);
+    if (!hw) return hw.error();
+    for (std::uint64_t k = 0; k < n; ++k) {
+      evaluator.codes_of(at + k, codes.data());
+      evaluator.soft_outputs(codes.data(), soft.data());
+      for (const std::size_t r : witnessed) {
+        const std::uint32_t bits = (*hw)[k * slots + r];
+        if (bits == soft[r]) continue;
+        ++part.model_disagreement_count;
+        if (part.model_disagreements.size() < engine.keep) {
+          part.model_disagreements.push_back({at + k, codes, evaluator.recipes()[r], soft[r], soft[r], bits});
+        }
+      }
+    }
+  }
+  part.model_compared += (end - begin) * witnessed.size();
+  std::sort(part.model_disagreements.begin(), part.model_disagreements.end(),
+            [](const ModelDisagreement& a, const ModelDisagreement& b) { return a.case_index < b.case_index; });
+  if (part.model_disagreements.size() > engine.keep) part.model_disagreements.resize(engine.keep);
   return Ok{};
 }
 
@@ -360,7 +463,7 @@ Expected<SweepPart> CudaBackend::rerun_chunk(const Spec& spec, const EngineOptio
                                              const CaseEvaluator& eval, std::uint64_t chunk) {
   const std::uint64_t begin = chunk * kChunkCases;
   const std::uint64_t end = std::min(spec.case_count(), begin + kChunkCases);
-  auto table = this->eval(default_, p, begin, end - begin);
+  auto table = this->eval(*p.module, p, begin, end - begin);
   if (!table) return table.error();
   return sweep_range(eval, spec, engine, begin, end, table->data());
 }
@@ -408,11 +511,11 @@ Expected<Ok> CudaBackend::prove_small(const Spec& spec, const BackendOptions& op
   engine.threads = resolve_threads(engine.threads);
   const std::uint64_t cases = spec.case_count();
   const std::size_t slots = p.recipes.slots;
-  auto table = eval(default_, p, 0, cases);
+  auto table = eval(*p.module, p, 0, cases);
   if (!table) return table.error();
   run.result = whole_result(spec, engine, checked_table(spec, engine, *table, slots, 0, cases));
   run.info["mode"] = "copy-back: every case's bits compared with the soft model on the CPU";
-  if (!options.fast_math) return Ok{};
+  if (!options.fast_math || spec.user) return Ok{};
   engine.progress = nullptr;
   auto fast = eval(fast_math_, p, 0, cases);
   if (!fast) return fast.error();
@@ -461,7 +564,7 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
   part.end = end;
   part.claims.resize(claims);
   if (chunks == 0) return part;
-  auto hw = scan(default_, "bp_sweep_hw", p, first, chunks, repeat);
+  auto hw = scan(*p.module, "bp_sweep_hw", p, first, chunks, repeat);
   if (!hw) return hw.error();
   part.chunk_sums = engine_words(hw->words, recipes, claims);
   // Claims: counts from the device; the first `keep` counterexamples from re-run chunks.
@@ -482,9 +585,12 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     }
   }
   // Model: hardware against the soft model compiled for the device, every case.
-  auto model = scan(default_, "bp_sweep_model", p, first, chunks, 1);
+  auto model = scan(*p.module, "bp_sweep_model", p, first, chunks, 1);
   if (!model) return model.error();
-  part.model_compared = (end - begin) * recipes;
+  const auto all = spec.recipes();
+  const auto catalogue_slots = static_cast<std::uint64_t>(
+      std::count_if(all.begin(), all.end(), [](const RecipeEntry* r) { return !r->is_user(); }));
+  part.model_compared = (end - begin) * catalogue_slots;
   std::vector<std::uint64_t> model_chunks;
   for (std::uint64_t k = 0; k < chunks; ++k) {
     std::uint64_t n = 0;
@@ -505,8 +611,14 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
       }
     }
     for (ModelDisagreement& m : again->model_disagreements) {
-      if (part.model_disagreements.size() < engine.keep) part.model_disagreements.push_back(std::move(m));
+      // User recipes are counted by compare_user_tables below, the device model only compares the catalogue's.
+      if (part.model_disagreements.size() < engine.keep && !m.recipe->is_user()) {
+        part.model_disagreements.push_back(std::move(m));
+      }
     }
+  }
+  if (spec.user) {
+    if (auto ok = compare_user_tables(spec, engine, p, begin, end, part); !ok) return ok.error();
   }
   if (engine.progress) engine.progress(end - begin, end - begin);
   hw_out = std::move(*hw);
@@ -527,7 +639,7 @@ Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& op
   r = whole_result(spec, engine, std::move(*part));
   run.info["mode"] = "on-device: claims and hardware-vs-model compared on the GPU; chunks re-run for the first cases";
   run.info["timing"] = Json{{"sweep", timing_json(hw.ms, cases)}, {"model", timing_json(model.ms, cases)}};
-  if (!options.fast_math) return Ok{};
+  if (!options.fast_math || spec.user) return Ok{};
   auto fast = scan(fast_math_, "bp_sweep_hw", p, 0, chunks, 1);
   if (!fast) return fast.error();
   Json fm_claims = Json::array();
@@ -544,7 +656,8 @@ Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& op
 }
 
 Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& options) {
-  if (auto ok = check_sweepable(spec); !ok) return ok.error();
+  if (spec.user) spec.user->gpu_runs = true;  // the GPU runs user recipes the CPU cannot
+  if (auto ok = check_sweepable(spec, true); !ok) return ok.error();
   Plan p;
   if (auto ok = plan(spec, p); !ok) return ok.error();
   BackendRun run{"cuda",
@@ -553,12 +666,13 @@ Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& 
                  ProofResult{}};
   run.label = label_;
   run.info["device"] = device_info_;
-  run.info["kernel_image"] = Json{{"sha256", default_.sha256},
-                                  {"bytes", default_.bytes},
+  run.info["kernel_image"] = Json{{"sha256", p.module->sha256},
+                                  {"bytes", p.module->bytes},
                                   {"architectures", std::string(kernel_images::kArchitectures)},
                                   {"loaded_with", "cuModuleLoadData"}};
   Json paths = vendor_conversion_paths(spec, kernel_images::kArchitectures, major_, minor_);
   if (!paths.empty()) run.info["vendor_conversion_paths"] = std::move(paths);
+  if (spec.user) run.info["user_recipes"] = p.user_info;
   const auto start = std::chrono::steady_clock::now();
   auto ok =
       spec.case_count() <= kFullDigestLimit ? prove_small(spec, options, p, run) : prove_large(spec, options, p, run);
@@ -569,7 +683,8 @@ Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& 
 
 Expected<SweepPart> CudaBackend::sweep_part(const Spec& spec, const BackendOptions& options, std::uint64_t begin,
                                             std::uint64_t end) {
-  if (auto ok = check_sweepable(spec); !ok) return ok.error();
+  if (spec.user) spec.user->gpu_runs = true;
+  if (auto ok = check_sweepable(spec, true); !ok) return ok.error();
   Plan p;
   if (auto ok = plan(spec, p); !ok) return ok.error();
   EngineOptions engine = options.engine;
@@ -578,7 +693,7 @@ Expected<SweepPart> CudaBackend::sweep_part(const Spec& spec, const BackendOptio
     ChunkScan hw, model;
     return large_part(spec, engine, p, begin, end, 1, hw, model);
   }
-  auto table = eval(default_, p, begin, end - begin);
+  auto table = eval(*p.module, p, begin, end - begin);
   if (!table) return table.error();
   return checked_table(spec, engine, *table, p.recipes.slots, begin, end);
 }

@@ -47,7 +47,12 @@ Expected<Spec> load_with_override(const std::string& path, const std::string& sc
 
 // The backends --backend names: "all" takes the CUDA backend only where it can
 // run; "cuda" without a driver or device fails (exit 3, one line).
-Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::string& which) {
+// User recipes under --backend all: the CPU (the host header) and the GPU
+// (NVRTC) both run them and must agree. Where the CPU cannot (a construct its
+// header does not model, a domain beyond its tables) and a GPU is here, the
+// GPU runs them alone, this says so, and the report's cuda entry says the CPU
+// witness is missing.
+Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::string& which, const Spec& spec) {
   std::vector<std::unique_ptr<Backend>> backends;
   if (which != "cuda") backends.push_back(make_cpu_backend());
   if (which == "cpu") return backends;
@@ -56,6 +61,13 @@ Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::strin
     backends.push_back(std::move(*cuda));
   } else if (which == "cuda") {
     return cuda.error();
+  }
+  if (!spec.user || backends.size() < 2) return backends;
+  spec.user->gpu_runs = true;
+  if (!spec.user->evaluate(spec)) return backends;  // the error comes again from the sweep
+  if (const std::string missing = spec.user->cpu_witness_missing(spec); !missing.empty()) {
+    std::printf("user recipes: no CPU witness (%s): the GPU runs them alone\n", missing.c_str());
+    backends.erase(backends.begin());
   }
   return backends;
 }
@@ -120,13 +132,6 @@ void print_hardware(const Spec& spec, const BackendRun& run) {
 
 // One slice of the domain: a shard report for `report merge`. Every selected
 // backend sweeps the slice; their parts must agree (as whole proofs must).
-// User recipes run on the CPU only so far: "all" means the CPU for them (and says so).
-std::string user_backend(const Spec& spec, const std::string& backend) {
-  if (!spec.user || backend != "all") return backend;
-  if (cuda_backend_built()) std::printf("user recipes: cpu only (their cuda path is to come)\n");
-  return "cpu";
-}
-
 int run_shard(const ProveArgs& a, const Spec& spec) {
   auto shard = parse_shard_flag(a.shard, "--shard");
   if (!shard) return fail(shard.error());
@@ -134,7 +139,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   if (!a.out.markdown.empty() || !a.out.junit.empty() || !a.out.svg.empty()) {
     return fail({"--shard: a shard writes only --report; render the merged report"});
   }
-  auto backends = select_backends(user_backend(spec, a.backend));
+  auto backends = select_backends(a.backend, spec);
   if (!backends) return fail(backends.error());
   auto files = a.out.open({a.spec, a.scales_from});
   if (!files) return fail(files.error());
@@ -202,7 +207,7 @@ int run_prove(const ProveArgs& a) {
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   if (spec->user) spec->user->no_cache = a.no_cache;
   if (!a.shard.empty()) return run_shard(a, *spec);
-  auto backends = select_backends(user_backend(*spec, a.backend));
+  auto backends = select_backends(a.backend, *spec);
   if (!backends) return fail(backends.error());
   auto files = a.out.open({a.spec, a.scales_from});
   if (!files) return fail(files.error());

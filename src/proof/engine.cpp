@@ -116,8 +116,9 @@ CaseEvaluator::CaseEvaluator(const Spec& spec) : spec_(spec), recipes_(spec.reci
   for (std::size_t r = 0; r < recipes_.size(); ++r) {
     if (!recipes_[r]->is_user()) continue;
     tables_[r] = spec.user ? spec.user->table(spec, recipes_[r]->user_slot) : nullptr;
-    // A sweep over a domain whose user tables were never made is a caller's bug, not bad input.
-    if (tables_[r] == nullptr) std::abort();
+    // No table: a GPU runs the recipe alone (UserRecipes::gpu_runs), its hardware
+    // bits unwitnessed; otherwise a sweep whose tables were never made, a caller's bug.
+    if (tables_[r] == nullptr && (!spec.user || spec.user->cpu_witness_missing(spec).empty())) std::abort();
     any_table = true;
   }
   if (!any_table) return;
@@ -151,15 +152,29 @@ void CaseEvaluator::outputs(const std::uint32_t* codes, std::uint32_t* soft, std
   witness_outputs(codes, witness);
 }
 
+bool CaseEvaluator::witnessed(std::size_t slot) const {
+  return !recipes_[slot]->is_user() || tables_[slot] != nullptr;
+}
+
+// An unwitnessed user recipe (no CPU table) reads as 0 here: only a hardware
+// backend sweeps such a spec, with its own bits in the claims.
 void CaseEvaluator::soft_outputs(const std::uint32_t* codes, std::uint32_t* soft) const {
   for (std::size_t r = 0; r < recipes_.size(); ++r) {
-    soft[r] = tables_[r] != nullptr ? (*tables_[r])[index_of(codes)] : recipes_[r]->soft(codes);
+    if (recipes_[r]->is_user()) {
+      soft[r] = tables_[r] != nullptr ? (*tables_[r])[index_of(codes)] : 0;
+    } else {
+      soft[r] = recipes_[r]->soft(codes);
+    }
   }
 }
 
 void CaseEvaluator::witness_outputs(const std::uint32_t* codes, std::uint32_t* witness) const {
   for (std::size_t r = 0; r < recipes_.size(); ++r) {
-    witness[r] = tables_[r] != nullptr ? (*tables_[r])[index_of(codes)] : recipes_[r]->oracle(codes);
+    if (recipes_[r]->is_user()) {
+      witness[r] = tables_[r] != nullptr ? (*tables_[r])[index_of(codes)] : 0;
+    } else {
+      witness[r] = recipes_[r]->oracle(codes);
+    }
   }
 }
 
@@ -238,9 +253,11 @@ std::string witness_rule(WitnessMode mode) {
                      kWitnessStrata);
 }
 
-Expected<Ok> check_sweepable(const Spec& spec) {
+Expected<Ok> check_sweepable(const Spec& spec, bool hardware) {
   if (spec.user) {
     if (auto ok = spec.user->evaluate(spec); !ok) return ok.error();
+    // Without hardware bits a recipe with no CPU table has no bits at all.
+    if (const std::string why = spec.user->cpu_witness_missing(spec); !why.empty() && !hardware) return Error{why};
   }
   const std::uint64_t cases = spec.case_count();
   if (cases <= kFullDigestLimit) return Ok{};
@@ -284,13 +301,15 @@ void witness_case(RangeState& s, std::uint64_t i, const std::uint32_t* codes, co
 
 void compare_hardware(RangeState& s, std::uint64_t i, const std::uint32_t* codes, const std::uint32_t* soft,
                       const std::uint32_t* hw) {
-  s.part.model_compared += s.recipes;
   for (std::size_t r = 0; r < s.recipes; ++r) {
+    if (!s.eval.witnessed(r)) continue;  // a user recipe the CPU could not run: nothing to compare with
+    ++s.part.model_compared;
     if (hw[r] == soft[r]) continue;
     if (s.part.model_disagreements.size() < s.options.keep) {
+      // A user recipe's model is the CPU worker's bits (host header): its own oracle.
       const RecipeEntry* recipe = s.eval.recipes()[r];
-      s.part.model_disagreements.push_back(
-          {i, {codes, codes + s.spec.inputs.size()}, recipe, soft[r], recipe->oracle(codes), hw[r]});
+      const std::uint32_t oracle = recipe->is_user() ? soft[r] : recipe->oracle(codes);
+      s.part.model_disagreements.push_back({i, {codes, codes + s.spec.inputs.size()}, recipe, soft[r], oracle, hw[r]});
     }
     ++s.part.model_disagreement_count;
   }

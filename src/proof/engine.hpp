@@ -147,6 +147,8 @@ class CaseEvaluator {
   // Soft outputs of every spec recipe; the oracle witness fills `witness`.
   void outputs(const std::uint32_t* codes, std::uint32_t* soft, std::uint32_t* witness) const;
   void soft_outputs(const std::uint32_t* codes, std::uint32_t* soft) const;
+  // Whether recipe slot `slot` has CPU bits (false: a user recipe only a GPU ran).
+  [[nodiscard]] bool witnessed(std::size_t slot) const;
   void witness_outputs(const std::uint32_t* codes, std::uint32_t* witness) const;
   // Empty when the claim holds on this case, else the counterexample kind.
   [[nodiscard]] std::string check(const Claim& claim, const std::uint32_t* codes, const std::uint32_t* soft) const;
@@ -184,7 +186,9 @@ class CaseEvaluator {
 // Fails (exit 2) when a claim needs the oracle on more cases than the policy
 // allows. Also makes the tables of the spec's user recipes over its domain
 // (compiling them once): every sweep of a spec is preceded by this call.
-[[nodiscard]] Expected<Ok> check_sweepable(const Spec& spec);
+// `hardware`: the caller sweeps with a GPU's bits, so a user recipe the CPU
+// cannot run (UserRecipes::gpu_runs) may go without its table.
+[[nodiscard]] Expected<Ok> check_sweepable(const Spec& spec, bool hardware = false);
 
 // Words per chunk in chunk-sum mode: A and B per recipe, then one per claim.
 [[nodiscard]] std::size_t chunk_sum_words(const Spec& spec);

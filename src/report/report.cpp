@@ -312,6 +312,11 @@ std::vector<std::string> model_lines(const Spec& spec, const std::string& backen
   }
   const std::string& label =
       m.recipe->card->label.empty() ? std::string(m.recipe->card->name) : std::string(m.recipe->card->label);
+  if (m.recipe->is_user()) {  // the user's own code on both sides: the CPU build (host header) and the GPU's
+    return {fmt::format("  case {}: {}", m.case_index, inputs),
+            fmt::format("    {} {:<17} {}", label, "cpu (host header)", describe_code(spec.output, m.soft)),
+            fmt::format("    {} {:<17} {}", label, backend + " hardware", describe_code(spec.output, m.hardware))};
+  }
   return {fmt::format("  case {}: {}", m.case_index, inputs),
           fmt::format("    {} soft model        {}", label, describe_code(spec.output, m.soft)),
           fmt::format("    {} oracle arithmetic {}", label, describe_code(spec.output, m.oracle)),

@@ -211,7 +211,8 @@ struct PartReader {
         return at(v.path, field, "does not reproduce: the soft model gives other bits here");
       }
       part.model_disagreements.push_back({u64(m["case"]), {codes.begin(), codes.begin() + spec.inputs.size()}, recipe,
-                                          soft[r], recipe->oracle(codes.data()), m["hardware"].get<std::uint32_t>()});
+                                          soft[r], recipe->is_user() ? soft[r] : recipe->oracle(codes.data()),
+                                          m["hardware"].get<std::uint32_t>()});
     }
     return Ok{};
   }

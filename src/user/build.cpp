@@ -474,4 +474,44 @@ Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& bu
   return tables;
 }
 
+std::vector<std::string> include_dirs() { return bitproof_include_dirs(); }
+
+std::string cache_directory() { return cache_root().string(); }
+
+bool store_file(const std::string& path, const std::string& bytes) {
+  store(path, bytes);
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+Expected<std::vector<SourceDigest>> preprocessed_sources(const UserRecipes& user) {
+  Scratch scratch;
+  std::error_code ec;
+  fs::create_directories(cache_root() / "user", ec);
+  std::string scratch_template = (cache_root() / "user" / "tmp-XXXXXX").string();
+  if (mkdtemp(scratch_template.data()) == nullptr) {
+    return Error{fmt::format("{}: cannot make a directory in the cache: {}", scratch_template, std::strerror(errno))};
+  }
+  scratch.dir = scratch_template;
+  const fs::path worker_cpp = scratch.dir / "bitproof-worker.cpp";
+  if (auto ok = write_all(worker_cpp, worker_source(user)); !ok) return ok.error();
+  std::vector<std::string> command = {compiler()};
+  for (const std::string& f : compile_flags(user)) command.push_back(f);
+  command.insert(command.end(), {"-M", worker_cpp.string()});
+  auto deps = run_process(command, {}, kCompilerEnv);
+  if (!deps) return deps.error();
+  if (deps->status != 0) {
+    return Error{fmt::format("{}: user_recipes: {}", user.spec_path, first_error(deps->err, ""))};
+  }
+  std::vector<SourceDigest> sources;
+  for (const std::string& dep : dependencies(deps->out)) {
+    if (dep == worker_cpp.string() || !user_file(dep)) continue;
+    auto text = read_all(dep);
+    if (!text) return Error{fmt::format("{}: user_recipes: {}", user.spec_path, text.error().message)};
+    sources.push_back({fs::path(dep).lexically_relative(spec_dir(user)).generic_string(), sha256_hex(*text)});
+  }
+  std::sort(sources.begin(), sources.end(), [](const SourceDigest& x, const SourceDigest& y) { return x.path < y.path; });
+  return sources;
+}
+
 }  // namespace bitproof::user

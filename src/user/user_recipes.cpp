@@ -157,7 +157,14 @@ const RecipeEntry* UserRecipes::find(std::string_view name) const {
 
 Expected<Ok> UserRecipes::evaluate(const Spec& domain) {
   const std::string key = fingerprint(domain);
-  if (tables_.contains(key)) return Ok{};
+  if (tables_.contains(key) || cpu_missing_.contains(key)) return Ok{};
+  auto made = make_tables(domain, key);
+  if (made || !gpu_runs) return made;
+  cpu_missing_[key] = made.error().message;  // the GPU runs them alone; its report says why
+  return Ok{};
+}
+
+Expected<Ok> UserRecipes::make_tables(const Spec& domain, const std::string& key) {
   const std::uint64_t words = domain.case_count() * recipes.size();
   if (domain.case_count() > kMaxTableWords || words > kMaxTableWords) {
     return Error{fmt::format("{}: user_recipes: {} cases x {} user recipes: the CPU path evaluates at most 2^26 "
@@ -173,6 +180,16 @@ Expected<Ok> UserRecipes::evaluate(const Spec& domain) {
   if (!tables) return tables.error();
   tables_[key] = std::move(*tables);
   return Ok{};
+}
+
+std::string UserRecipes::cpu_witness_missing(const Spec& domain) const {
+  const auto it = cpu_missing_.find(fingerprint(domain));
+  return it == cpu_missing_.end() ? std::string() : it->second;
+}
+
+Expected<std::vector<SourceDigest>> UserRecipes::source_digests() const {
+  if (build_) return build_->sources;
+  return preprocessed_sources(*this);
 }
 
 const std::vector<std::uint32_t>* UserRecipes::table(const Spec& domain, int slot) const {
@@ -193,7 +210,9 @@ Expected<std::shared_ptr<UserRecipes>> parse_user_recipes(const json& root, cons
   const json& sources = root["sources"];
   if (!sources.is_object()) return w.at("sources", "expected {\"files\": [...], \"include_dirs\": [...]}");
   for (const auto& [key, value] : sources.items()) {
-    if (key != "files" && key != "include_dirs") return w.at("sources." + printable(key), "unknown key");
+    if (key != "files" && key != "include_dirs" && key != "fmad") {
+      return w.at("sources." + printable(key), "unknown key");
+    }
   }
   if (!sources.contains("files")) return w.at("sources.files", "missing");
   auto files = paths(w, sources["files"], "sources.files", true);
@@ -203,6 +222,12 @@ Expected<std::shared_ptr<UserRecipes>> parse_user_recipes(const json& root, cons
     auto dirs = paths(w, sources["include_dirs"], "sources.include_dirs", false);
     if (!dirs) return dirs.error();
     user->include_dirs = std::move(*dirs);
+  }
+  if (sources.contains("fmad")) {
+    if (!sources["fmad"].is_boolean()) {
+      return w.at("sources.fmad", "expected true (the GPU compile may contract a*b+c into FMA, nvcc's default) or false");
+    }
+    user->fmad = sources["fmad"].get<bool>();
   }
   const json& list = root["user_recipes"];
   if (!list.is_array() || list.empty()) return w.at("user_recipes", "expected a non-empty array");
@@ -216,6 +241,7 @@ void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec) {
   nlohmann::ordered_json sources;
   sources["files"] = user.files;
   if (!user.include_dirs.empty()) sources["include_dirs"] = user.include_dirs;
+  if (!user.fmad) sources["fmad"] = false;
   spec["sources"] = sources;
   spec["user_recipes"] = nlohmann::ordered_json::array();
   for (const UserRecipe& r : user.recipes) {

@@ -67,6 +67,14 @@ class UserRecipes {
   std::vector<std::string> include_dirs;
   std::deque<UserRecipe> recipes;  // stable addresses: claims point at their entries
   bool no_cache = false;           // --no-cache: compile even when the cache has the worker
+  // sources.fmad: whether the GPU compile (NVRTC --fmad) may contract a*b+c into
+  // one FMA, as nvcc does by default. The CPU path never contracts
+  // (-ffp-contract=off), so a difference between the two is reported as such.
+  bool fmad = true;
+  // Set by a GPU backend before it sweeps: a CPU witness that cannot be made
+  // (a construct the host header does not model, a domain beyond the tables)
+  // is then recorded for the domain, not an error; the GPU runs the recipes alone.
+  bool gpu_runs = false;
 
   [[nodiscard]] const RecipeEntry* find(std::string_view name) const;
   // Builds the worker (once) and runs it over every case of `domain`'s inputs,
@@ -78,9 +86,17 @@ class UserRecipes {
   // The bits of user recipe `slot` on every case of `domain` (evaluate ran for it).
   [[nodiscard]] const std::vector<std::uint32_t>* table(const Spec& domain, int slot) const;
   [[nodiscard]] const BuildInfo* build() const { return build_ ? &*build_ : nullptr; }
+  // Why `domain` has no CPU tables (gpu_runs only); empty when it has them.
+  [[nodiscard]] std::string cpu_witness_missing(const Spec& domain) const;
+  // The user's files the sources read, by content (SHA-256), as the host
+  // preprocessor lists them: the worker build's list when it was made, else a
+  // preprocessing run. Keys the GPU path's cache.
+  [[nodiscard]] Expected<std::vector<SourceDigest>> source_digests() const;
 
  private:
+  Expected<Ok> make_tables(const Spec& domain, const std::string& key);
   std::optional<BuildInfo> build_;
+  std::map<std::string, std::string> cpu_missing_;  // by domain fingerprint
   std::map<std::string, std::vector<std::vector<std::uint32_t>>> tables_;  // by domain fingerprint
 };
 
@@ -98,5 +114,16 @@ void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec);
                                                                             const Spec& domain);
 
 inline constexpr std::uint64_t kMaxTableWords = std::uint64_t{1} << 26;
+
+// Shared with the GPU path (src/backend/cuda_user.cpp):
+// bitproof's own header directories ($BITPROOF_INCLUDE_DIRS or the build's).
+[[nodiscard]] std::vector<std::string> include_dirs();
+// $XDG_CACHE_HOME/bitproof (default ~/.cache/bitproof).
+[[nodiscard]] std::string cache_directory();
+// Writes `bytes` to `path` through a temporary and a rename (readers see the
+// old file or the new one); false when it could not.
+bool store_file(const std::string& path, const std::string& bytes);
+// The user's files the worker source reads, by content ($CXX -M).
+[[nodiscard]] Expected<std::vector<SourceDigest>> preprocessed_sources(const UserRecipes& user);
 
 }  // namespace bitproof::user
