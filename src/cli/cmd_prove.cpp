@@ -127,6 +127,15 @@ std::string user_backend(const Spec& spec, const std::string& backend) {
   return "cpu";
 }
 
+// What the command reads: the spec, an audit, the spec's sources and tables (never written over).
+std::vector<std::string> read_files(const ProveArgs& a, const Spec& spec) {
+  std::vector<std::string> files = {a.spec, a.scales_from};
+  if (spec.user) {
+    for (const std::string& p : spec.user->input_paths()) files.push_back(p);
+  }
+  return files;
+}
+
 int run_shard(const ProveArgs& a, const Spec& spec) {
   auto shard = parse_shard_flag(a.shard, "--shard");
   if (!shard) return fail(shard.error());
@@ -136,7 +145,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   }
   auto backends = select_backends(user_backend(spec, a.backend));
   if (!backends) return fail(backends.error());
-  auto files = a.out.open({a.spec, a.scales_from});
+  auto files = a.out.open(read_files(a, spec));
   if (!files) return fail(files.error());
   const auto [begin, end] = shard_range(spec.case_count(), *shard);
   Progress progress(fmt::format("{} shard {}", spec.name, a.shard), a.gate.quiet);
@@ -204,7 +213,7 @@ int run_prove(const ProveArgs& a) {
   if (!a.shard.empty()) return run_shard(a, *spec);
   auto backends = select_backends(user_backend(*spec, a.backend));
   if (!backends) return fail(backends.error());
-  auto files = a.out.open({a.spec, a.scales_from});
+  auto files = a.out.open(read_files(a, *spec));
   if (!files) return fail(files.error());
   // The case map is a discovery over one input: refused now if it cannot run, not after the proof.
   if (!a.out.svg.empty()) {
