@@ -10,9 +10,10 @@ computes, per case, what PyTorch on a CUDA GPU computes for
 the E4M3 value (exact in FP16) times the scale, exact in FP32 (PyTorch's opmath
 for half), rounded once to FP16 (round to nearest even, subnormals kept,
 overflow to Inf); NaN codes (S.1111.111) give the GPU's canonical NaN 0x7FFF
-(__float2half of any NaN). PyTorch on the CPU may write other NaN bits (0x7E00
-with the sign, or a truncated payload): the claims accept any NaN there, the
-file's SHA-256 does not.
+(__float2half of any NaN). Checked: torch 2.11 on an H200 (and the Triton
+variant) writes this file byte for byte. PyTorch on the CPU writes other NaN
+bits (0x7F80, 0xFF80): the claims accept any NaN there, the file's SHA-256
+does not.
 
 OUT.npy is written as np.save writes a float16 array (descr '<f2'), byte for
 byte, so `cmp` compares it with the harness's. BROKEN.u16 is the same words,
