@@ -58,7 +58,9 @@ std::string cases_bytes(const Spec& spec, int width) {
 
 void print_head(const Spec& spec, std::size_t head) {
   std::string line = fmt::format("{:>10}", "case");
-  for (const InputDomain& in : spec.inputs) line += fmt::format("  {:<40}", fmt::format("{} ({})", in.name, spec_of(in.format).name));
+  for (const InputDomain& in : spec.inputs)
+    line += fmt::format("  {:<40}", fmt::format("{} ({})", in.name, spec_of(in.format).name));
+  line.erase(line.find_last_not_of(' ') + 1);
   std::printf("%s\n", line.c_str());
   for (std::uint64_t n = 0; n < spec.case_count() && n < head; ++n) {
     line = fmt::format("{:>10}", n);
@@ -66,6 +68,7 @@ void print_head(const Spec& spec, std::size_t head) {
     for (std::size_t i = 0; i < codes.size(); ++i) {
       line += fmt::format("  {:<40}", describe_code(spec.inputs[i].format, codes[i]));
     }
+    line.erase(line.find_last_not_of(' ') + 1);
     std::printf("%s\n", line.c_str());
   }
 }
@@ -76,9 +79,10 @@ int run_cases(const CasesArgs& a) {
   if (!spec) return fail(spec.error());
   const std::uint64_t cases = spec->case_count();
   if (!a.out.empty() && cases > user::kMaxTableWords) {
-    return fail({fmt::format("{}: inputs: {} cases; an output table holds at most 2^26, so spec cases writes at "
-                             "most that many",
-                             a.spec, cases)});
+    return fail(
+        {fmt::format("{}: inputs: {} cases; an output table holds at most 2^26, so spec cases writes at "
+                     "most that many",
+                     a.spec, cases)});
   }
   std::vector<std::string> inputs = {a.spec};
   if (spec->user) {
@@ -99,13 +103,15 @@ int run_cases(const CasesArgs& a) {
   files.set(a.out, std::move(content));
   if (auto ok = files.commit(); !ok) return fail(ok.error());
   std::string names;
-  for (const InputDomain& in : spec->inputs) names += fmt::format("{}{} {}", names.empty() ? "" : ", ", in.name, spec_of(in.format).name);
-  std::printf("wrote %s: %llu cases x %llu inputs (%s), uint%d %s, row n = case n, column i = input i's code; "
-              "first input fastest\n",
-              a.out.c_str(), static_cast<unsigned long long>(cases), static_cast<unsigned long long>(k), names.c_str(),
-              width * 8,
-              a.format == "npy" ? fmt::format("npy shape ({}, {})", cases, k).c_str()
-                                : fmt::format("raw little-endian, {} words", cases * k).c_str());
+  for (const InputDomain& in : spec->inputs)
+    names += fmt::format("{}{} {}", names.empty() ? "" : ", ", in.name, spec_of(in.format).name);
+  std::printf(
+      "wrote %s: %llu cases x %llu inputs (%s), uint%d %s, row n = case n, column i = input i's code; "
+      "first input fastest\n",
+      a.out.c_str(), static_cast<unsigned long long>(cases), static_cast<unsigned long long>(k), names.c_str(),
+      width * 8,
+      a.format == "npy" ? fmt::format("npy shape ({}, {})", cases, k).c_str()
+                        : fmt::format("raw little-endian, {} words", cases * k).c_str());
   return kExitHolds;
 }
 
@@ -118,7 +124,8 @@ void add_spec_commands(CLI::App& app, Commands& commands) {
   auto* c = spec->add_subcommand(
       "cases", "write the input codes of every case in case order (for a harness that makes an output table)");
   c->add_option("spec", args->spec, "proof spec (JSON)")->required();
-  add_path_option(*c, "--out", args->out, "write the cases here: shape (N, inputs), unsigned, as wide as the widest input");
+  add_path_option(*c, "--out", args->out,
+                  "write the cases here: shape (N, inputs), unsigned, as wide as the widest input");
   c->add_option("--format", args->format, "npy (default) or raw (little-endian words, row-major, no header)")
       ->check(CLI::IsMember({"npy", "raw"}));
   c->add_option("--head", args->head, "print the first N cases, decoded")->check(whole_number(0, 1000000));

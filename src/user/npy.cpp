@@ -83,7 +83,8 @@ class DictReader {
     std::uint64_t v = 0;
     while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
       const std::uint64_t digit = static_cast<std::uint64_t>(text_[pos_] - '0');
-      if (v > (UINT64_MAX - digit) / 10) return bad(fmt::format("header byte {}: shape: a dimension past 2^64", base_ + start));
+      if (v > (UINT64_MAX - digit) / 10)
+        return bad(fmt::format("header byte {}: shape: a dimension past 2^64", base_ + start));
       v = v * 10 + digit;
       ++pos_;
     }
@@ -124,15 +125,16 @@ class DictReader {
     if (!take(':')) return expected("':'");
     skip_spaces();
     int index = *key == "descr" ? 0 : *key == "fortran_order" ? 1 : *key == "shape" ? 2 : -1;
-    if (index < 0) return bad(fmt::format("header byte {}: unknown key '{}' (descr, fortran_order, shape)", key_at, *key));
+    if (index < 0)
+      return bad(fmt::format("header byte {}: unknown key '{}' (descr, fortran_order, shape)", key_at, *key));
     if (seen[index]) return bad(fmt::format("header byte {}: key '{}' given twice", key_at, *key));
     seen[index] = true;
     if (index == 0) {
       const std::size_t value_at = base_ + pos_;
       auto d = string();
-      if (!d) return at('[') ? bad(fmt::format("header byte {}: descr: a structured dtype (a list), not one word",
-                                               value_at))
-                             : d.error();
+      if (!d)
+        return at('[') ? bad(fmt::format("header byte {}: descr: a structured dtype (a list), not one word", value_at))
+                       : d.error();
       return dtype(h, *d, value_at);
     }
     if (index == 1) {
@@ -168,10 +170,12 @@ class DictReader {
     } else {
       return refuse("not an integer or float dtype");
     }
-    if (size != '1' && size != '2' && size != '4' && size != '8') return refuse("an item size other than 1, 2, 4 or 8 bytes");
+    if (size != '1' && size != '2' && size != '4' && size != '8')
+      return refuse("an item size other than 1, 2, 4 or 8 bytes");
     h.item_bytes = size - '0';
     if (h.kind == Kind::kFloat && h.item_bytes == 1) return refuse("not a float dtype numpy has");
-    if (order == '>') return refuse("big-endian: write the array little-endian (arr.astype(arr.dtype.newbyteorder('<')))");
+    if (order == '>')
+      return refuse("big-endian: write the array little-endian (arr.astype(arr.dtype.newbyteorder('<')))");
     if (order == '|' && h.item_bytes != 1) return refuse("'|' (no byte order) for a multi-byte item");
     if (order != '<' && order != '|') return refuse("the byte order must be '<' (or '|' for one byte)");
     h.descr = d;
@@ -229,7 +233,8 @@ Expected<Header> parse_header(std::string_view file) {
   const std::string_view text = file.substr(base, header_len);
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto u = static_cast<unsigned char>(text[i]);
-    if ((u < 0x20 && u != '\n') || u >= 0x7F) return bad(fmt::format("header byte {}: {} (not printable ASCII)", base + i, shown(text[i])));
+    if ((u < 0x20 && u != '\n') || u >= 0x7F)
+      return bad(fmt::format("header byte {}: {} (not printable ASCII)", base + i, shown(text[i])));
   }
   auto parsed = DictReader(text, base).read(std::move(h));
   if (!parsed) return parsed.error();
@@ -248,8 +253,8 @@ Expected<Header> parse_file(std::string_view file) {
   const std::uint64_t want = h->elements() * static_cast<std::uint64_t>(h->item_bytes);
   const std::uint64_t have = file.size() - h->data_offset;
   if (have != want) {
-    return bad(fmt::format("{} data bytes after the header, but shape {} of {} needs {}{}", have,
-                           shape_text(h->shape), h->descr, want, have < want ? " (truncated)" : " (trailing bytes)"));
+    return bad(fmt::format("{} data bytes after the header, but shape {} of {} needs {}{}", have, shape_text(h->shape),
+                           h->descr, want, have < want ? " (truncated)" : " (trailing bytes)"));
   }
   return h;
 }
@@ -257,8 +262,10 @@ Expected<Header> parse_file(std::string_view file) {
 std::string make_header(std::string_view descr, const std::vector<std::uint64_t>& shape) {
   std::string dims;
   for (std::uint64_t d : shape) dims += fmt::format("{}, ", d);
-  if (shape.size() == 1) dims.pop_back();  // (N,)
-  else if (!dims.empty()) dims.resize(dims.size() - 2);
+  if (shape.size() == 1)
+    dims.pop_back();  // (N,)
+  else if (!dims.empty())
+    dims.resize(dims.size() - 2);
   std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, dims);
   const std::size_t unpadded = kMagic.size() + 2 + 2 + dict.size() + 1;
   dict.append((64 - unpadded % 64) % 64, ' ');

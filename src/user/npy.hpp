@@ -32,7 +32,7 @@ struct Header {
   int item_bytes = 1;
   bool fortran_order = false;
   std::vector<std::uint64_t> shape;
-  std::size_t data_offset = 0;  // where the data starts
+  std::size_t data_offset = 0;                   // where the data starts
   [[nodiscard]] std::uint64_t elements() const;  // product of shape (1 for ()); parse_header checks it fits
 };
 

@@ -20,21 +20,25 @@ Expected<Ok> check_dtype(const npy::Header& h, FormatId output) {
   switch (h.kind) {
     case npy::Kind::kUnsigned:
       if (h.item_bytes * 8 < f.bits) {
-        return Error{fmt::format("dtype {} is {} bits, narrower than {}'s {}", h.descr, h.item_bytes * 8, name, f.bits)};
+        return Error{
+            fmt::format("dtype {} is {} bits, narrower than {}'s {}", h.descr, h.item_bytes * 8, name, f.bits)};
       }
       return Ok{};
     case npy::Kind::kSigned:
       if (h.item_bytes != storage_bytes(output)) {
-        return Error{fmt::format("dtype {}: a signed table must be a bit view of {}'s {}-byte storage (|i1, <i2 or <i4 "
-                                 "to match), or unsigned",
-                                 h.descr, name, storage_bytes(output))};
+        return Error{
+            fmt::format("dtype {}: a signed table must be a bit view of {}'s {}-byte storage (|i1, <i2 or <i4 "
+                        "to match), or unsigned",
+                        h.descr, name, storage_bytes(output))};
       }
       return Ok{};
     case npy::Kind::kFloat:
-      if ((h.item_bytes == 2 && output == FormatId::fp16) || (h.item_bytes == 4 && output == FormatId::fp32)) return Ok{};
-      return Error{fmt::format("dtype {} holds values of another float format than the output {}: store the bits "
-                               "(e.g. out.view(torch.int16) or .view(np.uint16)), not a converted value",
-                               h.descr, name)};
+      if ((h.item_bytes == 2 && output == FormatId::fp16) || (h.item_bytes == 4 && output == FormatId::fp32))
+        return Ok{};
+      return Error{
+          fmt::format("dtype {} holds values of another float format than the output {}: store the bits "
+                      "(e.g. out.view(torch.int16) or .view(np.uint16)), not a converted value",
+                      h.descr, name)};
   }
   return Ok{};
 }
@@ -62,14 +66,16 @@ Expected<TableFile> decode_npy(std::string_view bytes, FormatId output, std::uin
   if (!h) return h.error();
   if (h->fortran_order) return Error{"fortran_order True: write a C-order array (np.ascontiguousarray)"};
   if (h->shape.size() != 1) {
-    return Error{fmt::format("shape {}: expected ({},), one word per case of the spec in case order (flatten it: "
-                             ".reshape(-1))",
-                             shape_text(h->shape), cases)};
+    return Error{
+        fmt::format("shape {}: expected ({},), one word per case of the spec in case order (flatten it: "
+                    ".reshape(-1))",
+                    shape_text(h->shape), cases)};
   }
   if (h->shape[0] != cases) {
-    return Error{fmt::format("shape {}: the spec's domain has {} cases (a table covers exactly the spec's domain, in "
-                             "case order: bitproof spec cases)",
-                             shape_text(h->shape), cases)};
+    return Error{
+        fmt::format("shape {}: the spec's domain has {} cases (a table covers exactly the spec's domain, in "
+                    "case order: bitproof spec cases)",
+                    shape_text(h->shape), cases)};
   }
   if (auto ok = check_dtype(*h, output); !ok) return ok.error();
   auto words = words_of(bytes.substr(h->data_offset), h->item_bytes, output, cases);
@@ -85,10 +91,10 @@ Expected<TableFile> decode_raw(std::string_view bytes, TableFormat format, Forma
   }
   const std::uint64_t want = cases * static_cast<std::uint64_t>(width);
   if (bytes.size() != want) {
-    return Error{fmt::format("{} bytes, but the spec's {} cases of {}-byte words ({}) need {}{}", bytes.size(), cases,
-                             width, table_format_name(format), want,
-                             bytes.size() % static_cast<std::uint64_t>(width) != 0 ? " (not a whole number of words)"
-                                                                                   : "")};
+    return Error{
+        fmt::format("{} bytes, but the spec's {} cases of {}-byte words ({}) need {}{}", bytes.size(), cases, width,
+                    table_format_name(format), want,
+                    bytes.size() % static_cast<std::uint64_t>(width) != 0 ? " (not a whole number of words)" : "")};
   }
   auto words = words_of(bytes, width, output, cases);
   if (!words) return words.error();

@@ -79,10 +79,9 @@ TEST_SUITE("npy") {
   }
 
   TEST_CASE("key order, quotes, spaces and the trailing comma are free; the keys and values are not") {
-    for (const std::string& d :
-         {std::string("{'shape': (4,), 'fortran_order': False, 'descr': '<u2'}"),
-          std::string("{\"descr\": \"<u2\", \"fortran_order\": False, \"shape\": (4, )}"),
-          std::string("{  'descr'  :  '<u2' ,'fortran_order':False,'shape':(4,),}")}) {
+    for (const std::string& d : {std::string("{'shape': (4,), 'fortran_order': False, 'descr': '<u2'}"),
+                                 std::string("{\"descr\": \"<u2\", \"fortran_order\": False, \"shape\": (4, )}"),
+                                 std::string("{  'descr'  :  '<u2' ,'fortran_order':False,'shape':(4,),}")}) {
       CHECK_MESSAGE(error_of(npy_file(d, words(4, 2))).empty(), d);
     }
   }
@@ -223,7 +222,8 @@ TEST_SUITE("npy") {
     CHECK(error("(6, 1)", 6).find("expected (6,)") != std::string::npos);
     CHECK(error("(2, 3)", 6).find("expected (6,)") != std::string::npos);
     CHECK(error("()", 1).find("expected (6,)") != std::string::npos);
-    auto fortran = decode_table(npy_file(dict("<u2", "(6,)", "True"), words(6, 2)), TableFormat::kNpy, FormatId::fp16, 6);
+    auto fortran =
+        decode_table(npy_file(dict("<u2", "(6,)", "True"), words(6, 2)), TableFormat::kNpy, FormatId::fp16, 6);
     REQUIRE_FALSE(fortran.ok());
     CHECK(fortran.error().message.find("fortran_order True") != std::string::npos);
   }
@@ -236,12 +236,12 @@ TEST_SUITE("npy") {
       bool accepted;
     };
     const Row rows[] = {
-        {"<u2", 2, FormatId::fp16, true},   {"<u4", 4, FormatId::fp16, true},  {"<u8", 8, FormatId::fp16, true},
-        {"|u1", 1, FormatId::fp16, false},  {"<u1", 1, FormatId::e4m3, true},  {"|u1", 1, FormatId::e2m1, true},
-        {"<i2", 2, FormatId::fp16, true},   {"<i2", 2, FormatId::bf16, true},  {"<i4", 4, FormatId::fp16, false},
-        {"|i1", 1, FormatId::e4m3, true},   {"<i2", 2, FormatId::e4m3, false}, {"<i4", 4, FormatId::fp32, true},
-        {"<f2", 2, FormatId::fp16, true},   {"<f2", 2, FormatId::bf16, false}, {"<f4", 4, FormatId::fp16, false},
-        {"<f4", 4, FormatId::fp32, true},   {"<f8", 8, FormatId::fp32, false}, {"<u2", 2, FormatId::fp32, false},
+        {"<u2", 2, FormatId::fp16, true},  {"<u4", 4, FormatId::fp16, true},  {"<u8", 8, FormatId::fp16, true},
+        {"|u1", 1, FormatId::fp16, false}, {"<u1", 1, FormatId::e4m3, true},  {"|u1", 1, FormatId::e2m1, true},
+        {"<i2", 2, FormatId::fp16, true},  {"<i2", 2, FormatId::bf16, true},  {"<i4", 4, FormatId::fp16, false},
+        {"|i1", 1, FormatId::e4m3, true},  {"<i2", 2, FormatId::e4m3, false}, {"<i4", 4, FormatId::fp32, true},
+        {"<f2", 2, FormatId::fp16, true},  {"<f2", 2, FormatId::bf16, false}, {"<f4", 4, FormatId::fp16, false},
+        {"<f4", 4, FormatId::fp32, true},  {"<f8", 8, FormatId::fp32, false}, {"<u2", 2, FormatId::fp32, false},
     };
     for (const Row& r : rows) {
       // Values 0..15 (in every format's width), so only the dtype decides.
@@ -267,7 +267,8 @@ TEST_SUITE("npy") {
     auto signed_nibble =
         decode_table(npy_file(dict("|i1", "(4,)"), words(4, 1, 0xFF)), TableFormat::kNpy, FormatId::e2m1, 4);
     CHECK_FALSE(signed_nibble.ok());  // -1 is 0xFF: not an E2M1 code
-    auto signed_half = decode_table(npy_file(dict("<i2", "(4,)"), words(4, 2, 0xFFFF)), TableFormat::kNpy, FormatId::fp16, 4);
+    auto signed_half =
+        decode_table(npy_file(dict("<i2", "(4,)"), words(4, 2, 0xFFFF)), TableFormat::kNpy, FormatId::fp16, 4);
     REQUIRE(signed_half.ok());
     CHECK(signed_half->words[1] == 0xFFFF);  // -1 as int16 is the half 0xFFFF (a NaN)
   }
