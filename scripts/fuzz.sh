@@ -3,7 +3,8 @@
 # for a bounded time each: the safetensors header parser (src/audit/safetensors.cpp,
 # strict_json.cpp; seeds from the checkpoint generator), the report reader and
 # renderers (seeds: the committed reports), report merge (seeds: shard sets
-# of small specs) and the spec reader (seeds: every committed and test spec).
+# of small specs), the spec reader (seeds: every committed and test spec) and
+# the .npy reader of output tables (10 s).
 #
 #   scripts/fuzz.sh [SECONDS]      the safetensors run, default 45 (or $FUZZ_SECONDS);
 #                                  the report, merge and spec runs take a third of it each
@@ -34,7 +35,7 @@ fi
 # to compile than -O2 -g: the whole core is built again here, inside the CI's 30 minutes.
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DBITPROOF_FUZZ=ON -DBITPROOF_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" >/dev/null
-cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_spec fuzz_report_seeds \
+cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_spec fuzz_report_seeds fuzz_npy fuzz_npy_seeds \
   -j"$(nproc)" >/dev/null
 
 seeds=$build/fuzz-seeds corpus=$build/fuzz-corpus crashes=$build/fuzz-crashes
@@ -54,4 +55,10 @@ for target in report merge spec; do
   "$build/tests/report/fuzz/fuzz_$target" "$corpus-$target" "$seeds-$target" -max_total_time="$third" -max_len=65536 \
     -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
 done
-echo "fuzz.sh: no crash in ${seconds}s + 3 x ${third}s"
+# The .npy reader of output tables: small, so a fixed 10 s (seeds: each accepted dtype and version).
+rm -rf "$seeds-npy" && mkdir -p "$seeds-npy" "$corpus-npy"
+"$build/tests/user/fuzz/fuzz_npy_seeds" "$seeds-npy"
+echo "fuzz.sh: fuzzing the .npy table reader for 10s ($(ls "$seeds-npy" | wc -l) seeds)"
+"$build/tests/user/fuzz/fuzz_npy" "$corpus-npy" "$seeds-npy" -max_total_time=10 -max_len=4096 -timeout=10 \
+  -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
+echo "fuzz.sh: no crash in ${seconds}s + 3 x ${third}s + 10s"

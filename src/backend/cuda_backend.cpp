@@ -275,6 +275,12 @@ Expected<Ok> CudaBackend::plan(const Spec& spec, Plan& p) {
   const Driver* drv = drv_;
   const auto recipes = spec.recipes();
   p.module = &default_;
+  if (spec.user && spec.user->has_tables()) {
+    return Error{fmt::format("{}: user_recipes: an output table is the bits a kernel already wrote: the cpu backend "
+                             "checks it (--backend cpu)",
+                             spec.path),
+                 kExitNoBackend};
+  }
   if (recipes.size() > static_cast<std::size_t>(abi::kMaxSlots)) {
     return Error{fmt::format("{}: the cuda backend takes at most {} recipes per spec (this one has {})", spec.path,
                              abi::kMaxSlots, recipes.size())};

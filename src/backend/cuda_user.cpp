@@ -141,8 +141,11 @@ std::string gpu_source(const user::UserRecipes& user, const std::vector<int>& sl
   int slot = 0;
   for (const user::UserRecipe& r : user.recipes) {
     const char* args[] = {"c0", "c0, c1", "c0, c1, c2"};
-    s += fmt::format("    case {}: return static_cast<std::uint32_t>({}({}));\n", slot++, r.function,
-                     args[r.card.arity - 1]);
+    if (r.table.empty()) {  // an output table is data: the cuda backend refuses specs with one
+      s += fmt::format("    case {}: return static_cast<std::uint32_t>({}({}));\n", slot, r.function,
+                       args[r.card.arity - 1]);
+    }
+    ++slot;
   }
   s += "    default: return 0;\n  }\n}\n";
   return s;

@@ -27,6 +27,7 @@ void add_domain_command(CLI::App& app, Commands& commands);
 void add_catalogue_commands(CLI::App& app, Commands& commands);
 void add_report_commands(CLI::App& app, Commands& commands);
 void add_audit_commands(CLI::App& app, Commands& commands);  // audit, admit, synth-checkpoint
+void add_spec_commands(CLI::App& app, Commands& commands);   // spec cases
 
 // Prints "bitproof: error: <message>" on stderr and returns its exit code.
 int fail(const Error& e);

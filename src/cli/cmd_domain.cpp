@@ -7,6 +7,7 @@
 #include "cli/progress.hpp"
 #include "proof/discovery.hpp"
 #include "proof/spec.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof::cli {
 namespace {
@@ -83,7 +84,11 @@ void print_discovery(const Spec& spec, const Discovery& d) {
 int run_domain(const DomainArgs& a) {
   auto spec = load_spec(a.spec);
   if (!spec) return fail(spec.error());
-  auto files = a.out.open({a.spec});
+  std::vector<std::string> inputs = {a.spec};  // and the spec's sources and tables: never written over
+  if (spec->user) {
+    for (const std::string& p : spec->user->input_paths()) inputs.push_back(p);
+  }
+  auto files = a.out.open(inputs);
   if (!files) return fail(files.error());
   Progress progress(fmt::format("{} domain over {}", spec->name, a.over), false);
   EngineOptions options;

@@ -63,6 +63,11 @@ Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::strin
     return cuda.error();
   }
   if (!spec.user || backends.size() < 2) return backends;
+  if (spec.user->has_tables()) {  // data, not code: nothing for a GPU to run
+    std::printf("user recipes: output tables are checked on the cpu backend alone\n");
+    backends.pop_back();
+    return backends;
+  }
   spec.user->gpu_runs = true;
   if (!spec.user->evaluate(spec)) return backends;  // the error comes again from the sweep
   if (const std::string missing = spec.user->cpu_witness_missing(spec); !missing.empty()) {
@@ -132,6 +137,15 @@ void print_hardware(const Spec& spec, const BackendRun& run) {
 
 // One slice of the domain: a shard report for `report merge`. Every selected
 // backend sweeps the slice; their parts must agree (as whole proofs must).
+// What the command reads: the spec, an audit, the spec's sources and tables (never written over).
+std::vector<std::string> read_files(const ProveArgs& a, const Spec& spec) {
+  std::vector<std::string> files = {a.spec, a.scales_from};
+  if (spec.user) {
+    for (const std::string& p : spec.user->input_paths()) files.push_back(p);
+  }
+  return files;
+}
+
 int run_shard(const ProveArgs& a, const Spec& spec) {
   auto shard = parse_shard_flag(a.shard, "--shard");
   if (!shard) return fail(shard.error());
@@ -141,7 +155,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   }
   auto backends = select_backends(a.backend, spec);
   if (!backends) return fail(backends.error());
-  auto files = a.out.open({a.spec, a.scales_from});
+  auto files = a.out.open(read_files(a, spec));
   if (!files) return fail(files.error());
   const auto [begin, end] = shard_range(spec.case_count(), *shard);
   Progress progress(fmt::format("{} shard {}", spec.name, a.shard), a.gate.quiet);
@@ -209,7 +223,7 @@ int run_prove(const ProveArgs& a) {
   if (!a.shard.empty()) return run_shard(a, *spec);
   auto backends = select_backends(a.backend, *spec);
   if (!backends) return fail(backends.error());
-  auto files = a.out.open({a.spec, a.scales_from});
+  auto files = a.out.open(read_files(a, *spec));
   if (!files) return fail(files.error());
   // The case map is a discovery over one input: refused now if it cannot run, not after the proof.
   if (!a.out.svg.empty()) {

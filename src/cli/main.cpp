@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
                           {{"domain"}, cli::add_domain_command},
                           {{"formats", "recipes"}, cli::add_catalogue_commands},
                           {{"report"}, cli::add_report_commands},
-                          {{"audit", "admit", "synth-checkpoint"}, cli::add_audit_commands}};
+                          {{"audit", "admit", "synth-checkpoint"}, cli::add_audit_commands},
+                          {{"spec"}, cli::add_spec_commands}};
   const std::string_view first = argc > 1 ? argv[1] : "";
   const Group* only = nullptr;
   for (const Group& g : groups) {

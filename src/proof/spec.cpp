@@ -330,6 +330,7 @@ Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
   auto user = user::parse_user_recipes(root, path);
   if (!user) return user.error();
   spec.user = std::move(*user);
+  if (spec.user) spec.user->own_domain = spec.inputs;  // what its output tables cover
   auto output = format_field(w, root, "", "output");
   if (!output) return output.error();
   spec.output = *output;
@@ -355,6 +356,14 @@ Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange
   const Where w{origin};
   const auto index = spec.input_index(input_name);
   if (!index) return w.at(input_name, fmt::format("the spec {} has no input named \"{}\"", spec.path, input_name));
+  if (spec.user && spec.user->has_tables()) {
+    for (std::size_t i = 0; i < spec.user->recipes.size(); ++i) {
+      if (spec.user->recipes[i].table.empty()) continue;
+      return w.at(input_name, fmt::format("the spec {} reads output tables (user_recipes[{}].table: {}), written for its "
+                                          "own domain: write a spec for the codes you want and a table for it",
+                                          spec.path, i, spec.user->recipes[i].table));
+    }
+  }
   InputDomain& in = spec.inputs[*index];
   for (std::uint32_t code : {range.lo, range.hi}) {
     if (auto ok = check_code(w, in, code, input_name); !ok) return ok.error();

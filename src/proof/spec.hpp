@@ -103,6 +103,8 @@ struct Spec {
 // Replaces the codes of input `input_name` by the range; checks it as parse does.
 // The claims' expected_cases and expectations, written for the spec's own
 // domain, are dropped: a finding's claim is then judged as a plain claim.
+// Refused for a spec with output tables (src/user/table.hpp): a table holds the
+// spec's own domain, and the report records the spec as proven.
 [[nodiscard]] Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange range,
                                           const std::string& origin);
 // Parses "LO:HI" (decimal or 0x hex).

@@ -107,8 +107,11 @@ Json witness_json(const Spec& spec, const ProofResult& r) {
                      {"oracle_arithmetic", code_json(spec.output, w.oracle)}});
   }
   // A user recipe is the user's code, not a template over the arithmetic: the oracle cannot run it.
-  const std::string recipes = spec.user ? "every catalogue recipe (not the user recipes: their code runs once)"
-                                        : "every recipe";
+  const std::string recipes =
+      !spec.user ? "every recipe"
+      : spec.user->has_tables()
+          ? "every catalogue recipe (not the user recipes: their code runs once, their tables are read as written)"
+          : "every catalogue recipe (not the user recipes: their code runs once)";
   if (r.witness_mode == WitnessMode::kFull) {
     return Json{{"compared", fmt::format("soft arithmetic vs oracle arithmetic, {}, every case", recipes)},
                 {"disagreements", r.witness_disagreement_count},
@@ -363,8 +366,19 @@ Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t 
            {"recipes", recipe_cards_json(spec)},
            {"witness", witness_json(spec, result)},
            {"case_digest", {{"algorithm", digest_algorithm(result.digest_mode)}, {"sha256", result.case_digest}}}};
-  if (spec.user) out["user_sources"] = user_sources_json(*spec.user);
+  if (spec.user && spec.user->function_count() > 0) out["user_sources"] = user_sources_json(*spec.user);
+  if (Json tables = user_tables_json(spec); !tables.is_null()) out["user_tables"] = tables;
   return out;
+}
+
+Json user_tables_json(const Spec& spec) {
+  if (!spec.user || !spec.user->has_tables()) return nullptr;
+  Json tables = Json::array();
+  for (const user::TableDigest& t : spec.user->table_digests()) {
+    tables.push_back(
+        {{"recipe", t.recipe}, {"path", t.path}, {"layout", t.layout}, {"bytes", t.bytes}, {"sha256", t.sha256}});
+  }
+  return tables;
 }
 
 namespace {
@@ -416,7 +430,7 @@ Json discovery_result_json(const Spec& spec, const Discovery& d) {
   ProofResult witness_view;
   witness_view.witness_disagreement_count = d.witness_disagreement_count;
   witness_view.witness_disagreements = d.witness_disagreements;
-  return Json{{"spec", spec_json},
+  Json out{{"spec", spec_json},
               {"spec_sha256", sha256_hex(spec_json.dump())},
               {"over",
                {{"input", d.over},
@@ -426,6 +440,8 @@ Json discovery_result_json(const Spec& spec, const Discovery& d) {
               {"claims", claims},
               {"recipes", recipe_cards_json(spec)},
               {"witness", witness_json(spec, witness_view)}};
+  if (Json tables = user_tables_json(spec); !tables.is_null()) out["user_tables"] = tables;
+  return out;
 }
 
 Json environment_json() {
@@ -583,12 +599,22 @@ std::string render_markdown(const Json& report) {
     md += "\n";
     for (const Json& c : result["claims"]) md += "    " + c["summary"].get<std::string>() + "\n";
     md += fmt::format("\nIndependent witness (soft vs oracle arithmetic{}): {} disagreements.\n",
-                      result.contains("user_sources") ? ", catalogue recipes; a user recipe's code runs once" : "",
+                      result.contains("user_sources") || result.contains("user_tables")
+                          ? ", catalogue recipes; a user recipe's code runs once"
+                          : "",
                       result["witness"]["disagreements"].get<std::uint64_t>());
     if (result.contains("user_sources")) {
       md += "User recipes built from (SHA-256):\n";
       for (const Json& s : result["user_sources"]) {
         md += fmt::format("- `{}` `{}`\n", s["path"].get<std::string>(), s["sha256"].get<std::string>().substr(0, 16));
+      }
+    }
+    if (result.contains("user_tables")) {
+      md += "Output tables read (SHA-256):\n";
+      for (const Json& t : result["user_tables"]) {
+        md += fmt::format("- `{}`: `{}` ({}, {} bytes) `{}`\n", t["recipe"].get<std::string>(),
+                          t["path"].get<std::string>(), t["layout"].get<std::string>(), t["bytes"].get<std::uint64_t>(),
+                          t["sha256"].get<std::string>().substr(0, 16));
       }
     }
     if (result["witness"].contains("rule")) {

@@ -46,6 +46,10 @@ struct BackendRun {
 [[nodiscard]] Json recipe_card_json(const RecipeCard& card);
 [[nodiscard]] Json recipe_cards_json(const Spec& spec);
 [[nodiscard]] Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t keep);
+// The output tables a spec's user recipes read (src/user/table.hpp), for
+// result.user_tables: recipe, path, layout, bytes and SHA-256 of each file, so a
+// changed table changes the result. Null when the spec reads none.
+[[nodiscard]] Json user_tables_json(const Spec& spec);
 [[nodiscard]] Json discovery_result_json(const Spec& spec, const Discovery& discovery);
 [[nodiscard]] Json environment_json();
 // The whole proof report: result (from the first backend; all must agree), backends, environment.

@@ -402,6 +402,7 @@ Json shard_report(const Spec& spec, const SweepPart& part, ShardId shard, std::s
               {"shard", {{"index", shard.index + 1}, {"count", shard.count}, {"begin", part.begin}, {"end", part.end},
                          {"cases", spec.case_count()}}},
               {"part", p}};
+  if (Json tables = user_tables_json(spec); !tables.is_null()) result["user_tables"] = tables;
   return Json{{"bitproof_report", kReportVersion}, {"kind", "shard"}, {"result", result},
               {"backends", Json::array({backend_info})}, {"environment", environment_json()}};
 }
@@ -419,6 +420,17 @@ Expected<Json> merge_shards(const std::vector<Json>& shards, const std::vector<s
   auto spec = parse_spec(shards[0]["result"]["spec"].dump(), paths[0] + ": result.spec");
   if (!spec) return spec.error();
   if (auto ok = check_sweepable(*spec); !ok) return ok.error();
+  // Every shard must have read the output tables this merge reads: a chunk not
+  // swept again would otherwise carry another table's bits under this one's digest.
+  const Json tables = user_tables_json(*spec);
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    const Json recorded = shards[k]["result"].value("user_tables", Json());
+    if (recorded != tables) {
+      return at(paths[k], "result.user_tables",
+                fmt::format("the shard read other output tables ({}) than are here now ({})", recorded.dump(),
+                            tables.dump()));
+    }
+  }
   std::vector<ShardView> views;
   for (std::size_t k = 0; k < shards.size(); ++k) {
     auto v = view_of(shards[k], paths[k], spec->case_count());

@@ -71,6 +71,7 @@ std::string worker_source(const UserRecipes& user) {
   s += "#include <cstdint>\n#include <cstdio>\n#include <vector>\nnamespace bitproof_worker {\n"
        "using Fn = std::uint32_t (*)(const std::uint32_t*);\nconst Fn kFunctions[] = {\n";
   for (const UserRecipe& r : user.recipes) {
+    if (r.function.empty()) continue;  // an output table: read by the engine, not run
     std::string args;
     for (int i = 0; i < r.card.arity; ++i) args += fmt::format("{}c[{}]", i ? ", " : "", i);
     s += fmt::format("  [](const std::uint32_t* c) -> std::uint32_t {{ return static_cast<std::uint32_t>({}({})); }},\n",
@@ -446,7 +447,7 @@ Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& bu
                                                             const Spec& domain) {
   const std::string request = domain_request(domain);
   const std::uint64_t cases = domain.case_count();
-  const std::uint64_t bytes = cases * 4 * user.recipes.size();
+  const std::uint64_t bytes = cases * 4 * user.function_count();
   const fs::path stored = fs::path(build.worker).parent_path() / ("output-" + sha256_hex(request));
   std::string out;
   if (auto kept = read_all(stored); !user.no_cache && kept && kept->size() == bytes) {
@@ -462,7 +463,7 @@ Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& bu
     out = std::move(ran->out);
     if (out.size() <= kMaxStoredOutput) store(stored, out);
   }
-  std::vector<std::vector<std::uint32_t>> tables(user.recipes.size(), std::vector<std::uint32_t>(cases));
+  std::vector<std::vector<std::uint32_t>> tables(user.function_count(), std::vector<std::uint32_t>(cases));
   const auto* data = reinterpret_cast<const unsigned char*>(out.data());
   for (std::size_t r = 0; r < tables.size(); ++r) {
     for (std::uint64_t n = 0; n < cases; ++n) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <unordered_map>
 
 #include "format/format.hpp"
 #include "proof/spec.hpp"
@@ -68,13 +69,53 @@ Expected<FormatId> format_of(const Where& w, const json& v, const std::string& f
   return *id;
 }
 
+// "function" (with the spec's sources) or "table" (and "table_format"): exactly one.
+Expected<Ok> parse_origin(const Where& w, const json& v, const std::string& field, UserRecipe& r) {
+  if (v.contains("function") == v.contains("table")) {
+    return w.at(field, "give \"function\" (a function of the spec's sources) or \"table\" (a file of output bits), "
+                       "one of them");
+  }
+  if (v.contains("function")) {
+    if (v.contains("table_format")) return w.at(field + ".table_format", "only a table recipe takes a table_format");
+    if (!v["function"].is_string() || !identifier(v["function"].get<std::string>())) {
+      return w.at(field + ".function", "expected a C++ function name");
+    }
+    r.function = v["function"].get<std::string>();
+    return Ok{};
+  }
+  if (!v["table"].is_string() || !relative_path(v["table"].get<std::string>())) {
+    return w.at(field + ".table", "expected a path relative to the spec's directory");
+  }
+  r.table = v["table"].get<std::string>();
+  if (!v.contains("table_format")) return Ok{};
+  const auto format = v["table_format"].is_string() ? table_format_by_name(v["table_format"].get<std::string>())
+                                                    : std::nullopt;
+  if (!format) return w.at(field + ".table_format", "expected \"npy\", \"u8\", \"u16\" or \"u32\"");
+  r.table_format = *format;
+  r.table_format_given = true;
+  return Ok{};
+}
+
+// The table's format, checked against the output now that it is known.
+Expected<Ok> check_table_format(const Where& w, const std::string& field, UserRecipe& r) {
+  if (!r.table_format_given) r.table_format = default_table_format(r.table, r.card.output);
+  const int width = raw_word_bytes(r.table_format);
+  const FormatSpec& out = spec_of(r.card.output);
+  if (width != 0 && width * 8 < out.bits) {
+    return w.at(field + ".table_format",
+                fmt::format("{} words cannot hold {}'s {} bits", table_format_name(r.table_format), out.name, out.bits));
+  }
+  return Ok{};
+}
+
 Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& field, UserRecipes& user) {
   if (!v.is_object()) return w.at(field, "expected an object");
   for (const auto& [key, value] : v.items()) {
-    static const std::set<std::string> keys = {"name", "label", "function", "inputs", "output", "intent"};
+    static const std::set<std::string> keys = {"name",   "label",  "function", "table",
+                                               "table_format", "inputs", "output",   "intent"};
     if (!keys.contains(key)) return w.at(field + "." + printable(key), "unknown key");
   }
-  for (const char* key : {"name", "function", "inputs", "output", "intent"}) {
+  for (const char* key : {"name", "inputs", "output", "intent"}) {
     if (!v.contains(key)) return w.at(fmt::format("{}.{}", field, key), "missing");
   }
   UserRecipe r;
@@ -85,10 +126,7 @@ Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& fiel
   if (recipe_by_name(r.name) != nullptr || user.find(r.name) != nullptr) {
     return w.at(field + ".name", fmt::format("\"{}\" is already a recipe's name", r.name));
   }
-  if (!v["function"].is_string() || !identifier(v["function"].get<std::string>())) {
-    return w.at(field + ".function", "expected a C++ function name");
-  }
-  r.function = v["function"].get<std::string>();
+  if (auto ok = parse_origin(w, v, field, r); !ok) return ok.error();
   r.label = r.name.substr(r.name.rfind('.') + 1);
   if (v.contains("label")) {
     if (!v["label"].is_string() || !recipe_name(v["label"].get<std::string>())) {
@@ -117,11 +155,15 @@ Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& fiel
                                                r.card.arity));
   }
   r.intent_name = v["intent"].get<std::string>();
+  if (!r.table.empty()) {
+    if (auto ok = check_table_format(w, field, r); !ok) return ok.error();
+  }
   user.recipes.push_back(std::move(r));
   UserRecipe& kept = user.recipes.back();
   std::string files;
   for (const std::string& f : user.files) files += (files.empty() ? "" : ", ") + f;
-  kept.source = fmt::format("{}: {}", files, kept.function);
+  kept.source = kept.table.empty() ? fmt::format("{}: {}", files, kept.function)
+                                   : fmt::format("table {} ({})", kept.table, table_format_name(kept.table_format));
   kept.card.name = kept.name;
   kept.card.label = kept.label;
   kept.card.summary = kept.source;
@@ -132,9 +174,9 @@ Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& fiel
 }
 
 // What identifies a domain: each input's format and codes.
-std::string fingerprint(const Spec& domain) {
+std::string fingerprint(const std::vector<InputDomain>& inputs) {
   std::string out;
-  for (const InputDomain& in : domain.inputs) {
+  for (const InputDomain& in : inputs) {
     out += fmt::format("{}:", static_cast<int>(in.format));
     if (in.range) {
       out += fmt::format("{}-{};", in.range->lo, in.range->hi);
@@ -155,8 +197,92 @@ const RecipeEntry* UserRecipes::find(std::string_view name) const {
   return nullptr;
 }
 
+bool UserRecipes::has_tables() const {
+  return std::any_of(recipes.begin(), recipes.end(), [](const UserRecipe& r) { return !r.table.empty(); });
+}
+
+std::size_t UserRecipes::function_count() const {
+  return static_cast<std::size_t>(
+      std::count_if(recipes.begin(), recipes.end(), [](const UserRecipe& r) { return r.table.empty(); }));
+}
+
+std::vector<std::string> UserRecipes::input_paths() const {
+  const std::filesystem::path dir = base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
+  std::vector<std::string> out;
+  for (const std::string& f : files) out.push_back((dir / f).string());
+  for (const UserRecipe& r : recipes) {
+    if (!r.table.empty()) out.push_back((dir / r.table).string());
+  }
+  return out;
+}
+
+std::vector<TableDigest> UserRecipes::table_digests() const {
+  std::vector<TableDigest> out;
+  for (const auto& [slot, t] : read_) {
+    const UserRecipe& r = recipes[static_cast<std::size_t>(slot)];
+    out.push_back({r.name, r.table, t.layout, t.bytes, t.sha256});
+  }
+  return out;
+}
+
+Expected<Ok> UserRecipes::read_tables() {
+  std::uint64_t cases = 1;
+  for (const InputDomain& in : own_domain) cases *= in.count();
+  if (cases > kMaxTableWords) {
+    return Error{fmt::format("{}: user_recipes: the spec's domain has {} cases; an output table holds at most 2^26",
+                             spec_path, cases)};
+  }
+  const std::filesystem::path dir = base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
+  for (std::size_t i = 0; i < recipes.size(); ++i) {
+    const UserRecipe& r = recipes[i];
+    if (r.table.empty() || read_.contains(static_cast<int>(i))) continue;
+    auto t = read_table((dir / r.table).string(), r.table_format, r.card.output, cases);
+    if (!t) return Error{fmt::format("{}: user_recipes[{}].table: {}", spec_path, i, t.error().message)};
+    read_.emplace(static_cast<int>(i), std::move(*t));
+  }
+  return Ok{};
+}
+
+// The table of `r` over `domain`: each case's word found at that case's codes in the
+// spec's own domain, which must hold every code of `domain`.
+Expected<std::vector<std::uint32_t>> UserRecipes::table_over(const UserRecipe& r, const Spec& domain) const {
+  const int slot = r.entry.user_slot;
+  const std::vector<std::uint32_t>& own = read_.at(slot).words;
+  if (fingerprint(domain.inputs) == fingerprint(own_domain)) return own;
+  // Per input: each code of the swept domain's position in the spec's own domain.
+  std::vector<std::vector<std::uint64_t>> position(domain.inputs.size());
+  for (std::size_t i = 0; i < domain.inputs.size(); ++i) {
+    const InputDomain& mine = own_domain[i];
+    std::unordered_map<std::uint32_t, std::uint64_t> where;
+    for (std::uint64_t k = 0; k < mine.count(); ++k) where.emplace(mine.code(k), k);
+    for (std::uint64_t k = 0; k < domain.inputs[i].count(); ++k) {
+      const std::uint32_t code = domain.inputs[i].code(k);
+      const auto it = where.find(code);
+      if (it == where.end()) {
+        return Error{fmt::format("{}: user_recipes[{}].table: {} holds the spec's own domain only; this sweep needs "
+                                 "{} code {} (0x{:X}), which it lacks: a table cannot be widened (write a spec for "
+                                 "that domain and run the kernel on its `bitproof spec cases`)",
+                                 spec_path, slot, r.table, mine.name, code, code)};
+      }
+      position[i].push_back(it->second);
+    }
+  }
+  std::vector<std::uint32_t> out(domain.case_count());
+  for (std::uint64_t n = 0; n < out.size(); ++n) {
+    std::uint64_t rest = n, index = 0, stride = 1;
+    for (std::size_t i = 0; i < position.size(); ++i) {
+      const std::uint64_t count = domain.inputs[i].count();
+      index += stride * position[i][rest % count];
+      rest /= count;
+      stride *= own_domain[i].count();
+    }
+    out[n] = own[index];
+  }
+  return out;
+}
+
 Expected<Ok> UserRecipes::evaluate(const Spec& domain) {
-  const std::string key = fingerprint(domain);
+  const std::string key = fingerprint(domain.inputs);
   if (tables_.contains(key) || cpu_missing_.contains(key)) return Ok{};
   auto made = make_tables(domain, key);
   if (made || !gpu_runs) return made;
@@ -171,19 +297,35 @@ Expected<Ok> UserRecipes::make_tables(const Spec& domain, const std::string& key
                              "(a table of each function's bits); narrow the domain",
                              spec_path, domain.case_count(), recipes.size())};
   }
-  if (!build_) {
-    auto built = build_worker(*this);
-    if (!built) return built.error();
-    build_ = std::move(*built);
+  std::vector<std::vector<std::uint32_t>> by_slot(recipes.size());
+  if (function_count() > 0) {
+    if (!build_) {
+      auto built = build_worker(*this);
+      if (!built) return built.error();
+      build_ = std::move(*built);
+    }
+    auto ran = run_worker(*build_, *this, domain);  // the functions' tables, in recipe order
+    if (!ran) return ran.error();
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < recipes.size(); ++i) {
+      if (recipes[i].table.empty()) by_slot[i] = std::move((*ran)[next++]);
+    }
   }
-  auto tables = run_worker(*build_, *this, domain);
-  if (!tables) return tables.error();
-  tables_[key] = std::move(*tables);
+  if (has_tables()) {
+    if (auto ok = read_tables(); !ok) return ok.error();
+    for (std::size_t i = 0; i < recipes.size(); ++i) {
+      if (recipes[i].table.empty()) continue;
+      auto t = table_over(recipes[i], domain);
+      if (!t) return t.error();
+      by_slot[i] = std::move(*t);
+    }
+  }
+  tables_[key] = std::move(by_slot);
   return Ok{};
 }
 
 std::string UserRecipes::cpu_witness_missing(const Spec& domain) const {
-  const auto it = cpu_missing_.find(fingerprint(domain));
+  const auto it = cpu_missing_.find(fingerprint(domain.inputs));
   return it == cpu_missing_.end() ? std::string() : it->second;
 }
 
@@ -193,21 +335,12 @@ Expected<std::vector<SourceDigest>> UserRecipes::source_digests() const {
 }
 
 const std::vector<std::uint32_t>* UserRecipes::table(const Spec& domain, int slot) const {
-  const auto it = tables_.find(fingerprint(domain));
+  const auto it = tables_.find(fingerprint(domain.inputs));
   if (it == tables_.end() || slot < 0 || static_cast<std::size_t>(slot) >= it->second.size()) return nullptr;
   return &it->second[static_cast<std::size_t>(slot)];
 }
 
-Expected<std::shared_ptr<UserRecipes>> parse_user_recipes(const json& root, const std::string& spec_path) {
-  const Where w{spec_path};
-  const bool has_sources = root.contains("sources"), has_recipes = root.contains("user_recipes");
-  if (!has_sources && !has_recipes) return std::shared_ptr<UserRecipes>{};
-  if (!has_sources) return w.at("sources", "missing: user_recipes need the files that define them");
-  if (!has_recipes) return w.at("user_recipes", "missing: sources name files, but no user recipe uses them");
-  auto user = std::make_shared<UserRecipes>();
-  user->spec_path = spec_path;
-  user->base_dir = std::filesystem::path(spec_path).parent_path().string();
-  const json& sources = root["sources"];
+Expected<Ok> parse_sources(const Where& w, const json& sources, UserRecipes& user) {
   if (!sources.is_object()) return w.at("sources", "expected {\"files\": [...], \"include_dirs\": [...]}");
   for (const auto& [key, value] : sources.items()) {
     if (key != "files" && key != "include_dirs" && key != "fmad") {
@@ -217,11 +350,25 @@ Expected<std::shared_ptr<UserRecipes>> parse_user_recipes(const json& root, cons
   if (!sources.contains("files")) return w.at("sources.files", "missing");
   auto files = paths(w, sources["files"], "sources.files", true);
   if (!files) return files.error();
-  user->files = std::move(*files);
+  user.files = std::move(*files);
   if (sources.contains("include_dirs")) {
     auto dirs = paths(w, sources["include_dirs"], "sources.include_dirs", false);
     if (!dirs) return dirs.error();
-    user->include_dirs = std::move(*dirs);
+    user.include_dirs = std::move(*dirs);
+  }
+  return Ok{};
+}
+
+Expected<std::shared_ptr<UserRecipes>> parse_user_recipes(const json& root, const std::string& spec_path) {
+  const Where w{spec_path};
+  const bool has_sources = root.contains("sources"), has_recipes = root.contains("user_recipes");
+  if (!has_sources && !has_recipes) return std::shared_ptr<UserRecipes>{};
+  if (!has_recipes) return w.at("user_recipes", "missing: sources name files, but no user recipe uses them");
+  auto user = std::make_shared<UserRecipes>();
+  user->spec_path = spec_path;
+  user->base_dir = std::filesystem::path(spec_path).parent_path().string();
+  if (has_sources) {
+    if (auto ok = parse_sources(w, root["sources"], *user); !ok) return ok.error();
   }
   if (sources.contains("fmad")) {
     if (!sources["fmad"].is_boolean()) {
@@ -234,21 +381,33 @@ Expected<std::shared_ptr<UserRecipes>> parse_user_recipes(const json& root, cons
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (auto ok = parse_recipe(w, list[i], fmt::format("user_recipes[{}]", i), *user); !ok) return ok.error();
   }
+  const bool functions = user->function_count() > 0;
+  if (functions && !has_sources) return w.at("sources", "missing: user_recipes need the files that define them");
+  if (!functions && has_sources) {
+    return w.at("sources", "no user recipe names a function of them (table recipes need no sources)");
+  }
   return user;
 }
 
 void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec) {
-  nlohmann::ordered_json sources;
-  sources["files"] = user.files;
-  if (!user.include_dirs.empty()) sources["include_dirs"] = user.include_dirs;
-  if (!user.fmad) sources["fmad"] = false;
-  spec["sources"] = sources;
+  if (!user.files.empty()) {
+    nlohmann::ordered_json sources;
+    sources["files"] = user.files;
+    if (!user.include_dirs.empty()) sources["include_dirs"] = user.include_dirs;
+    if (!user.fmad) sources["fmad"] = false;
+    spec["sources"] = sources;
+  }
   spec["user_recipes"] = nlohmann::ordered_json::array();
   for (const UserRecipe& r : user.recipes) {
     nlohmann::ordered_json j;
     j["name"] = r.name;
     if (r.label != r.name.substr(r.name.rfind('.') + 1)) j["label"] = r.label;
-    j["function"] = r.function;
+    if (r.table.empty()) {
+      j["function"] = r.function;
+    } else {
+      j["table"] = r.table;
+      if (r.table_format_given) j["table_format"] = table_format_name(r.table_format);
+    }
     j["inputs"] = nlohmann::ordered_json::array();
     for (int i = 0; i < r.card.arity; ++i) j["inputs"].push_back(spec_of(r.card.inputs[i]).name);
     j["output"] = spec_of(r.card.output).name;

@@ -7,6 +7,13 @@
 //                     "inputs": ["e2m1", "ue8m0"], "output": "fp16", "intent": "product"}]
 // Paths are relative to the spec's directory.
 //
+// Or an output table (user/table.hpp): "table": "out.npy" instead of
+// "function", the bits the team's own kernel (Triton, PyTorch) wrote for every
+// case of the spec's own domain in case order; a spec whose user recipes are
+// all tables needs no "sources". A table covers that domain only: a sweep over
+// another domain reads the cases it shares with it and refuses the first code
+// it lacks (and --scales is refused: proof/spec.hpp, override_range).
+//
 // On the CPU (this module) the sources are compiled with the host compiler
 // against bitproof's CUDA host header (src/user/include: the types and
 // intrinsics dequant code uses, their arithmetic the soft model) into a worker
@@ -24,7 +31,9 @@
 #include <vector>
 
 #include "error.hpp"
+#include "proof/spec.hpp"
 #include "recipes/registry.hpp"
+#include "user/table.hpp"
 
 namespace bitproof {
 struct Spec;
@@ -35,8 +44,11 @@ namespace bitproof::user {
 struct UserRecipe {
   std::string name;
   std::string label;
-  std::string function;
-  std::string source;  // the card's source line: "FILES: FUNCTION"
+  std::string function;  // empty for a table
+  std::string table;     // the table's path, relative to the spec's directory; empty for a function
+  TableFormat table_format = TableFormat::kNpy;
+  bool table_format_given = false;  // "table_format" was written (spec_to_json writes it back only then)
+  std::string source;  // the card's source line: "FILES: FUNCTION" or "table PATH (FORMAT)"
   std::string intent_name;
   RecipeCard card;
   RecipeEntry entry;
@@ -46,6 +58,15 @@ struct UserRecipe {
 // they include outside the system's and bitproof's own headers).
 struct SourceDigest {
   std::string path;  // relative to the spec's directory
+  std::string sha256;
+};
+
+// A table read for a report: which recipe, which file, how it was laid out, its SHA-256.
+struct TableDigest {
+  std::string recipe;
+  std::string path;  // as the spec names it, relative to the spec's directory
+  std::string layout;
+  std::uint64_t bytes = 0;
   std::string sha256;
 };
 
@@ -76,12 +97,22 @@ class UserRecipes {
   // is then recorded for the domain, not an error; the GPU runs the recipes alone.
   bool gpu_runs = false;
 
+  std::vector<InputDomain> own_domain;  // the spec's domain as written: what its tables cover
+
   [[nodiscard]] const RecipeEntry* find(std::string_view name) const;
+  [[nodiscard]] bool has_tables() const;
+  [[nodiscard]] std::size_t function_count() const;
+  // The files a run reads: every table and source file, resolved against base_dir
+  // (outputs may not be written over them).
+  [[nodiscard]] std::vector<std::string> input_paths() const;
   // Builds the worker (once) and runs it over every case of `domain`'s inputs,
-  // keeping the bits as tables. Fails (exit 2) on a compile error (the
+  // keeping the bits as tables; reads every output table (once) and takes the
+  // cases of `domain` from it. Fails (exit 2) on a compile error (the
   // compiler's first error line, or the construct the host header does not
-  // model, with its file and line), a worker that fails, or a domain too
-  // large for tables (more than 2^26 cases times recipes).
+  // model, with its file and line), a worker that fails, a bad table (one
+  // line naming the spec, the field and the file), a domain with a code the
+  // spec's own domain lacks (for tables), or a domain too large for tables
+  // (more than 2^26 cases times recipes).
   [[nodiscard]] Expected<Ok> evaluate(const Spec& domain);
   // The bits of user recipe `slot` on every case of `domain` (evaluate ran for it).
   [[nodiscard]] const std::vector<std::uint32_t>* table(const Spec& domain, int slot) const;
@@ -92,10 +123,15 @@ class UserRecipes {
   // preprocessor lists them: the worker build's list when it was made, else a
   // preprocessing run. Keys the GPU path's cache.
   [[nodiscard]] Expected<std::vector<SourceDigest>> source_digests() const;
+  // The tables read so far (evaluate reads them all), in user_recipes order.
+  [[nodiscard]] std::vector<TableDigest> table_digests() const;
 
  private:
   Expected<Ok> make_tables(const Spec& domain, const std::string& key);
+  Expected<Ok> read_tables();
+  Expected<std::vector<std::uint32_t>> table_over(const UserRecipe& r, const Spec& domain) const;
   std::optional<BuildInfo> build_;
+  std::map<int, TableFile> read_;  // by slot: the tables as read, over own_domain
   std::map<std::string, std::string> cpu_missing_;  // by domain fingerprint
   std::map<std::string, std::vector<std::vector<std::uint32_t>>> tables_;  // by domain fingerprint
 };
@@ -109,6 +145,7 @@ void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec);
 
 // Building and running the worker (build.cpp).
 [[nodiscard]] Expected<BuildInfo> build_worker(const UserRecipes& user);
+// The function recipes' bits (table recipes are skipped), in recipe order.
 [[nodiscard]] Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& build,
                                                                             const UserRecipes& user,
                                                                             const Spec& domain);

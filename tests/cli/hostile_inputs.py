@@ -13,9 +13,11 @@ Fixtures (made once with $BP): spec.json (the DeepSeek V4 fold spec),
 wide.json (2^20 cases, refuted), w1.json w2.json w3.json (its shards 1..3 of
 3), r.json (the fold's proof report), rr.json (a refuted one, refuted-spec.json's), d.json (its domain report), ck/ (a
 synthetic checkpoint, one 0xFF scale byte in layer 0), audit.json (its audit),
-fp32.json (an FP32-input spec)."""
+fp32.json (an FP32-input spec), tab/ (small.json: a spec whose one user recipe
+is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it)."""
 import hashlib
 import os
+import struct
 import re
 import shutil
 import subprocess
@@ -30,6 +32,26 @@ def sh(command, cwd):
     env = dict(os.environ, BP=bp, NO_COLOR="1", BITPROOF_PROGRESS="never",
                PATH=os.path.join(work, "bin") + ":" + os.environ["PATH"])
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def npy(descr, words, fmt):
+    """A version 1.0 .npy file of one dimension, as np.save writes it."""
+    text = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, len(words))
+    text += " " * ((64 - (10 + len(text) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode() + b"".join(struct.pack(fmt, w) for w in words)
+
+
+def make_table_fixture():
+    os.makedirs(f"{fixtures}/tab")
+    spec = ('{"bitproof_spec": 1, "name": "table-small", "inputs": [{"name": "element", "format": "e2m1", '
+            '"codes": {"range": [0, 7]}}], "output": "fp16", "user_recipes": [{"name": "t.e2m1_fp16.table", '
+            '"table": "s.npy", "inputs": ["e2m1"], "output": "fp16", "intent": "value"}], '
+            '"claims": [{"claim": "exact", "recipes": ["t.e2m1_fp16.table"]}]}\n')
+    with open(f"{fixtures}/tab/small.json", "w", encoding="utf-8") as f:
+        f.write(spec)
+    halves = [struct.unpack("<H", struct.pack("<e", v))[0] for v in (0, 0.5, 1, 1.5, 2, 3, 4, 6)]
+    with open(f"{fixtures}/tab/s.npy", "wb") as f:
+        f.write(npy("<f2", halves, "<H"))
 
 
 def make_fixtures():
@@ -54,6 +76,7 @@ def make_fixtures():
         "$BP synth-checkpoint ck --layers 2 --experts 2 --rows 4 --cols 32 --nan-bytes 1 --seed 7 > /dev/null",
         "$BP audit ck --report audit.json > /dev/null",
     ]
+    make_table_fixture()
     for step in steps:
         done = sh(step, fixtures)
         if done.returncode not in (0, 1):

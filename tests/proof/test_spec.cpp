@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "proof/spec.hpp"
+#include "user/user_recipes.hpp"
 
 using namespace bitproof;
 
@@ -62,6 +63,31 @@ TEST_SUITE("proof") {
     CHECK(spec_to_json(*again) == spec_to_json(*spec));
   }
 
+  TEST_CASE("a spec of output tables: no sources; table and table_format print back; --scales refused") {
+    const std::string text = replaced(
+        kGood, "\"output\": \"fp16\",",
+        "\"output\": \"fp16\", \"user_recipes\": [{\"name\": \"u.t\", \"table\": \"o.bin\", \"table_format\": \"u32\", "
+        "\"inputs\": [\"e2m1\", \"ue8m0\"], \"output\": \"fp16\", \"intent\": \"product\"}, {\"name\": \"u.n\", "
+        "\"table\": \"o.npy\", \"inputs\": [\"e2m1\", \"ue8m0\"], \"output\": \"fp16\", \"intent\": \"product\"}],");
+    auto spec = parse_spec(text, "dir/t.json");
+    REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+    REQUIRE(spec->user);
+    CHECK(spec->user->has_tables());
+    CHECK(spec->user->function_count() == 0);
+    CHECK(spec->user->own_domain.size() == 2);
+    CHECK(spec->user->input_paths() == std::vector<std::string>{"dir/o.bin", "dir/o.npy"});
+    const auto j = spec_to_json(*spec);
+    CHECK_FALSE(j.contains("sources"));
+    CHECK(j["user_recipes"][0]["table_format"] == "u32");
+    CHECK_FALSE(j["user_recipes"][1].contains("table_format"));  // the default (from .npy) is not written
+    auto again = parse_spec(j.dump(), "dir/t.json");
+    REQUIRE(again.ok());
+    CHECK(spec_to_json(*again) == j);
+    auto scales = override_range(*spec, "scale", {114, 120}, "--scales");
+    REQUIRE_FALSE(scales.ok());
+    CHECK(scales.error().message.find("reads output tables (user_recipes[0].table: o.bin)") != std::string::npos);
+  }
+
   TEST_CASE("lists and all") {
     auto spec = parse_spec(replaced(replaced(kGood, R"({"range": [114, 126]})", R"({"list": [126, 114, 120]})"),
                                     R"("expected_cases": 208)", R"("expected_cases": 48)"),
@@ -95,8 +121,29 @@ TEST_SUITE("proof") {
          "inputs[1].name: expected lower-case"},
         {"a line break in the title", replaced(kGood, "\"name\": \"t\"", "\"name\": \"t\", \"title\": \"a\\nb\""),
          "t.json: title: a control character"},
-        {"user recipes without sources", replaced(kGood, "\"output\": \"fp16\"", "\"output\": \"fp16\", \"user_recipes\": []"),
+        {"a function recipe without sources",
+         replaced(kGood, "\"output\": \"fp16\"",
+                  "\"output\": \"fp16\", \"user_recipes\": [{\"name\": \"u.f\", \"function\": \"f\", \"inputs\": "
+                  "[\"e2m1\", \"ue8m0\"], \"output\": \"fp16\", \"intent\": \"product\"}]"),
          "t.json: sources: missing: user_recipes need the files"},
+        {"an empty user_recipes", replaced(kGood, "\"output\": \"fp16\"", "\"output\": \"fp16\", \"user_recipes\": []"),
+         "t.json: user_recipes: expected a non-empty array"},
+        {"a table recipe's table_format unknown",
+         replaced(kGood, "\"output\": \"fp16\"",
+                  "\"output\": \"fp16\", \"user_recipes\": [{\"name\": \"u.t\", \"table\": \"o.bin\", \"table_format\": "
+                  "\"u64\", \"inputs\": [\"e2m1\", \"ue8m0\"], \"output\": \"fp16\", \"intent\": \"product\"}]"),
+         "t.json: user_recipes[0].table_format: expected \"npy\", \"u8\", \"u16\" or \"u32\""},
+        {"a table path that is absolute",
+         replaced(kGood, "\"output\": \"fp16\"",
+                  "\"output\": \"fp16\", \"user_recipes\": [{\"name\": \"u.t\", \"table\": \"/o.npy\", \"inputs\": "
+                  "[\"e2m1\", \"ue8m0\"], \"output\": \"fp16\", \"intent\": \"product\"}]"),
+         "t.json: user_recipes[0].table: expected a path relative to the spec's directory"},
+        {"a table_format on a function recipe",
+         replaced(kGood, "\"output\": \"fp16\"",
+                  "\"output\": \"fp16\", \"sources\": {\"files\": [\"a.cuh\"]}, \"user_recipes\": [{\"name\": \"u.f\", "
+                  "\"function\": \"f\", \"table_format\": \"u16\", \"inputs\": [\"e2m1\", \"ue8m0\"], \"output\": "
+                  "\"fp16\", \"intent\": \"product\"}]"),
+         "t.json: user_recipes[0].table_format: only a table recipe takes a table_format"},
         {"sources without user recipes",
          replaced(kGood, "\"output\": \"fp16\"", "\"output\": \"fp16\", \"sources\": {\"files\": [\"a.cuh\"]}"),
          "t.json: user_recipes: missing"},

@@ -1,0 +1,135 @@
+// bitproof spec cases SPEC: the inputs of every case of a spec's domain, in
+// case order, for a team's harness to run its own kernel on (output tables,
+// src/user/table.hpp). Case n's codes: with the inputs i = 0..k-1 of counts
+// c_0..c_{k-1} (first input fastest), input i's code is the d_i-th code of its
+// set, d_i = floor(n / (c_0 * ... * c_{i-1})) mod c_i; the d-th code of a
+// range [lo, hi] (or "all") is lo + d, of a list its d-th entry as written.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/cli.hpp"
+#include "proof/spec.hpp"
+#include "user/npy.hpp"
+#include "user/table.hpp"
+#include "user/user_recipes.hpp"
+
+namespace bitproof::cli {
+namespace {
+
+struct CasesArgs {
+  std::string spec;
+  std::string out;
+  std::string format = "npy";
+  std::size_t head = 0;
+};
+
+// The codes of case `n` (the order above).
+std::vector<std::uint32_t> codes_of(const Spec& spec, std::uint64_t n) {
+  std::vector<std::uint32_t> codes;
+  for (const InputDomain& in : spec.inputs) {
+    codes.push_back(in.code(n % in.count()));
+    n /= in.count();
+  }
+  return codes;
+}
+
+// One word width for every column: the widest input format's storage.
+int word_bytes(const Spec& spec) {
+  int bytes = 1;
+  for (const InputDomain& in : spec.inputs) bytes = std::max(bytes, user::storage_bytes(in.format));
+  return bytes;
+}
+
+std::string cases_bytes(const Spec& spec, int width) {
+  const std::uint64_t cases = spec.case_count();
+  std::string out;
+  out.reserve(cases * spec.inputs.size() * static_cast<std::size_t>(width));
+  std::vector<std::uint64_t> digit(spec.inputs.size(), 0);  // the case's position in each input, counted up
+  for (std::uint64_t n = 0; n < cases; ++n) {
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
+      const std::uint32_t code = spec.inputs[i].code(digit[i]);
+      for (int b = 0; b < width; ++b) out += static_cast<char>((code >> (8 * b)) & 0xFF);
+    }
+    for (std::size_t i = 0; i < digit.size() && ++digit[i] == spec.inputs[i].count(); ++i) digit[i] = 0;
+  }
+  return out;
+}
+
+void print_head(const Spec& spec, std::size_t head) {
+  std::string line = fmt::format("{:>10}", "case");
+  for (const InputDomain& in : spec.inputs)
+    line += fmt::format("  {:<40}", fmt::format("{} ({})", in.name, spec_of(in.format).name));
+  line.erase(line.find_last_not_of(' ') + 1);
+  std::printf("%s\n", line.c_str());
+  for (std::uint64_t n = 0; n < spec.case_count() && n < head; ++n) {
+    line = fmt::format("{:>10}", n);
+    const auto codes = codes_of(spec, n);
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      line += fmt::format("  {:<40}", describe_code(spec.inputs[i].format, codes[i]));
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+int run_cases(const CasesArgs& a) {
+  if (a.out.empty() && a.head == 0) return fail({"spec cases: nothing to do: give --out FILE or --head N"});
+  auto spec = load_spec(a.spec);
+  if (!spec) return fail(spec.error());
+  const std::uint64_t cases = spec->case_count();
+  if (!a.out.empty() && cases > user::kMaxTableWords) {
+    return fail(
+        {fmt::format("{}: inputs: {} cases; an output table holds at most 2^26, so spec cases writes at "
+                     "most that many",
+                     a.spec, cases)});
+  }
+  std::vector<std::string> inputs = {a.spec};
+  if (spec->user) {
+    for (const std::string& p : spec->user->input_paths()) inputs.push_back(p);
+  }
+  OutputFiles files;
+  for (const std::string& in : inputs) files.add_input(in);
+  if (!a.out.empty()) {
+    if (auto ok = files.add("--out", a.out); !ok) return fail(ok.error());
+  }
+  if (a.head > 0) print_head(*spec, a.head);
+  if (a.out.empty()) return kExitHolds;
+  const int width = word_bytes(*spec);
+  const std::uint64_t k = spec->inputs.size();
+  const std::string descr = width == 1 ? "|u1" : fmt::format("<u{}", width);
+  std::string content = a.format == "npy" ? npy::make_header(descr, {cases, k}) : std::string();
+  content += cases_bytes(*spec, width);
+  files.set(a.out, std::move(content));
+  if (auto ok = files.commit(); !ok) return fail(ok.error());
+  std::string names;
+  for (const InputDomain& in : spec->inputs)
+    names += fmt::format("{}{} {}", names.empty() ? "" : ", ", in.name, spec_of(in.format).name);
+  std::printf(
+      "wrote %s: %llu cases x %llu inputs (%s), uint%d %s, row n = case n, column i = input i's code; "
+      "first input fastest\n",
+      a.out.c_str(), static_cast<unsigned long long>(cases), static_cast<unsigned long long>(k), names.c_str(),
+      width * 8,
+      a.format == "npy" ? fmt::format("npy shape ({}, {})", cases, k).c_str()
+                        : fmt::format("raw little-endian, {} words", cases * k).c_str());
+  return kExitHolds;
+}
+
+}  // namespace
+
+void add_spec_commands(CLI::App& app, Commands& commands) {
+  auto* spec = app.add_subcommand("spec", "work with a proof spec");
+  spec->require_subcommand(1);
+  auto args = std::make_shared<CasesArgs>();
+  auto* c = spec->add_subcommand(
+      "cases", "write the input codes of every case in case order (for a harness that makes an output table)");
+  c->add_option("spec", args->spec, "proof spec (JSON)")->required();
+  add_path_option(*c, "--out", args->out,
+                  "write the cases here: shape (N, inputs), unsigned, as wide as the widest input");
+  c->add_option("--format", args->format, "npy (default) or raw (little-endian words, row-major, no header)")
+      ->check(CLI::IsMember({"npy", "raw"}));
+  c->add_option("--head", args->head, "print the first N cases, decoded")->check(whole_number(0, 1000000));
+  commands.push_back({c, [args] { return run_cases(*args); }});
+}
+
+}  // namespace bitproof::cli
