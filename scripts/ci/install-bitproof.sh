@@ -7,7 +7,8 @@
 #             checks its SHA-256 when given, unpacks it without its top directory;
 #  --source:  installs the build dependencies (scripts/setup.sh) and builds DIR without tests
 #             (CUDA only when BACKEND is not cpu) into DIR/build-ci, then `cmake --install`.
-# Then runs PREFIX/bin/bitproof --version. Exit 0 on success; 2 on bad usage, a download or
+# Installs what a bare Debian runner lacks for that (curl; g++, which user recipes need at run
+# time) with apt-get. Then runs PREFIX/bin/bitproof --version. Exit 0 on success; 2 on bad usage, a download or
 # checksum failure, or a tree without a working command.
 set -euo pipefail
 die() { echo "install-bitproof.sh: $*" >&2; exit 2; }
@@ -29,6 +30,25 @@ if { [ -n "$tarball" ] && [ -n "$source" ]; } || { [ -z "$tarball" ] && [ -z "$s
 fi
 if [ -e "$prefix" ] && [ -n "$(ls -A "$prefix")" ]; then die "$prefix exists and is not empty"; fi
 mkdir -p "$prefix"
+
+# What a bare container (debian:12) lacks: curl for the download, and a C++ compiler, which
+# user recipes need at run time (the worker is compiled with the host compiler).
+need=()
+if [ -n "$tarball" ] && ! command -v curl >/dev/null 2>&1; then need+=(curl ca-certificates); fi
+if ! command -v c++ >/dev/null 2>&1; then need+=(g++); fi
+if [ ${#need[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "install-bitproof.sh: installing ${need[*]}"
+    if ! { $sudo apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }; then
+      die "cannot install ${need[*]}"
+    fi
+  else
+    echo "install-bitproof.sh: warning: no ${need[*]} here and no apt-get to install them" >&2
+  fi
+fi
 
 if [ -n "$tarball" ]; then
   file=$(mktemp)
