@@ -15,7 +15,8 @@ fp4_user_cuda skipped (exit 3), and ctest itself failing; the user recipe's work
 with -I<tree>/include/bitproof and no header from SOURCE_DIR/src; find_package with a version
 that must not match fails. MODE install adds the negative control of the header lookup: the
 tree without its CUDA host header refuses user recipes (exit 2) instead of reading the source
-tree. Exit 0 when every check holds, 1 otherwise (each failure printed).
+tree; and bin/bitproof hands --backend cuda to the bin/bitproof-cuda beside it (a fake twin).
+Exit 0 when every check holds, 1 otherwise (each failure printed).
 """
 import json
 import os
@@ -28,6 +29,7 @@ import xml.etree.ElementTree as ET
 
 mode, build, source, work, version, has_twin, cmake, ctest, cpack = sys.argv[1:10]
 has_twin = has_twin == "1"
+build, source, work = os.path.abspath(build), os.path.abspath(source), os.path.abspath(work)
 project = os.path.join(source, "tests", "package")
 failures = []
 
@@ -187,6 +189,25 @@ if mode == "install":
     rc, out = run([os.path.join(hollow, "bin", "bitproof"), "prove", os.path.join(project, "proofs", "dsv4-fold.json"),
                    "--backend", "cpu"], env=clean_env(os.path.join(work, "cache-hollow")))
     check(rc == 0, f"... while catalogue recipes still run there: exit {rc}")
+    # The CUDA twin in the installed layout: bin/bitproof hands --backend cuda to the
+    # bin/bitproof-cuda beside it (a fake here, which records that it ran and exits 7);
+    # without one, a CPU-only tree says the backend is missing (exit 3).
+    twin_tree = os.path.join(work, "twin")
+    shutil.copytree(tree, twin_tree, symlinks=True)
+    fake = os.path.join(twin_tree, "bin", "bitproof-cuda")
+    if os.path.exists(fake):
+        os.remove(fake)
+    dsv4 = os.path.join(project, "proofs", "dsv4-fold.json")
+    env = clean_env(os.path.join(work, "cache-twin"))
+    if not has_twin:
+        rc, out = run([os.path.join(twin_tree, "bin", "bitproof"), "prove", dsv4, "--backend", "cuda"], env=env)
+        check(rc == 3, f"a CPU-only tree without bitproof-cuda: --backend cuda exits 3: exit {rc}: {out.strip()}")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\necho \"fake twin ran: $*\"\nexit 7\n")
+    os.chmod(fake, 0o755)
+    rc, out = run([os.path.join(twin_tree, "bin", "bitproof"), "prove", dsv4, "--backend", "cuda"], env=env)
+    check(rc == 7 and out.strip() == f"fake twin ran: prove {dsv4} --backend cuda",
+          f"--backend cuda hands off to bin/bitproof-cuda beside the command: exit {rc}: {out.strip()}")
 elif mode == "tarball":
     out_dir = os.path.join(work, "cpack")
     rc, out = run([cpack, "--config", os.path.join(build, "CPackConfig.cmake"), "-B", out_dir])
