@@ -15,7 +15,8 @@ fp4_user_cuda skipped (exit 3), and ctest itself failing; the user recipe's work
 with -I<tree>/include/bitproof and no header from SOURCE_DIR/src; find_package with a version
 that must not match fails. MODE install adds the negative control of the header lookup: the
 tree without its CUDA host header refuses user recipes (exit 2) instead of reading the source
-tree; and bin/bitproof hands --backend cuda to the bin/bitproof-cuda beside it (a fake twin).
+tree; with the source tree's src/ hidden (unshare -m, where permitted), the installed command
+proves examples/marlin-fp4 and the build tree's cannot; and bin/bitproof hands --backend cuda to the bin/bitproof-cuda beside it (a fake twin).
 Exit 0 when every check holds, 1 otherwise (each failure printed).
 """
 import json
@@ -189,6 +190,25 @@ if mode == "install":
     rc, out = run([os.path.join(hollow, "bin", "bitproof"), "prove", os.path.join(project, "proofs", "dsv4-fold.json"),
                    "--backend", "cpu"], env=clean_env(os.path.join(work, "cache-hollow")))
     check(rc == 0, f"... while catalogue recipes still run there: exit {rc}")
+    # With the source tree's src/ hidden (a private mount namespace, where root may make one):
+    # the installed command proves examples/marlin-fp4 (user recipes) all the same, while the
+    # build tree's command, whose headers are that src/, cannot (the hiding's negative control).
+    marlin = os.path.join(work, "marlin-fp4")
+    shutil.copytree(os.path.join(source, "examples", "marlin-fp4"), marlin)
+    hide = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs none "$0" && exec "$@"', os.path.join(source, "src"),
+            "sh", "-c", 'test ! -e "$0/user" && exec "$@"', os.path.join(source, "src")]
+    spec = os.path.join(marlin, "proof.json")
+    if os.geteuid() == 0 and shutil.which("unshare") and run(hide + ["true"])[0] == 0:
+        rc, out = run(hide + [os.path.join(tree, "bin", "bitproof"), "prove", spec, "--backend", "cpu"],
+                      env=clean_env(os.path.join(work, "cache-hidden")))
+        check(rc == 0 and "team-fp4≡marlin-fp16: 16/16 bit patterns equal" in out,
+              f"src/ hidden: the installed command proves examples/marlin-fp4: exit {rc}: {out.strip()}")
+        rc, out = run(hide + [os.path.join(build, "bitproof"), "prove", spec, "--backend", "cpu"],
+                      env=clean_env(os.path.join(work, "cache-hidden-build")))
+        check(rc == 2, f"src/ hidden: the build tree's command cannot (negative control): exit {rc}")
+    else:
+        print("skip src/ hidden: no private mount namespace here (needs root and unshare)")
+
     # The CUDA twin in the installed layout: bin/bitproof hands --backend cuda to the
     # bin/bitproof-cuda beside it (a fake here, which records that it ran and exits 7);
     # without one, a CPU-only tree says the backend is missing (exit 3).
