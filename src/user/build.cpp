@@ -21,8 +21,17 @@
 #include "user/process.hpp"
 #include "user/user_recipes.hpp"
 
+// Where bitproof's own headers for the worker are (CMakeLists.txt defines all three):
+// the source tree's directories, the build directory the command was linked in,
+// and the installed directory relative to the installed command's directory.
 #ifndef BITPROOF_USER_INCLUDE_DIRS
 #define BITPROOF_USER_INCLUDE_DIRS ""
+#endif
+#ifndef BITPROOF_BUILD_DIR
+#define BITPROOF_BUILD_DIR ""
+#endif
+#ifndef BITPROOF_INSTALLED_INCLUDE_DIR
+#define BITPROOF_INSTALLED_INCLUDE_DIR "../include/bitproof"
 #endif
 
 namespace bitproof::user {
@@ -30,17 +39,45 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// bitproof's own headers for the worker: $BITPROOF_INCLUDE_DIRS (':'-separated)
-// or the source tree this binary was built from.
-std::vector<std::string> bitproof_include_dirs() {
-  const char* env = std::getenv("BITPROOF_INCLUDE_DIRS");
-  std::string list = env != nullptr && *env != '\0' ? env : BITPROOF_USER_INCLUDE_DIRS;
+std::vector<std::string> split_dirs(const std::string& list) {
   std::vector<std::string> dirs;
   std::stringstream in(list);
   for (std::string d; std::getline(in, d, ':');) {
     if (!d.empty()) dirs.push_back(d);
   }
   return dirs;
+}
+
+// bitproof's own headers for the worker, or why there are none. In order:
+// $BITPROOF_INCLUDE_DIRS (':'-separated, taken as given); the installed
+// directory beside this executable (<prefix>/bin/bitproof ->
+// <prefix>/include/bitproof, wherever the tree was installed or unpacked);
+// the source tree, only while this executable is the one in the build
+// directory it was linked in. A copied or installed command never reads the
+// source tree it was built from.
+struct IncludeDirs {
+  std::vector<std::string> dirs;
+  std::string error;  // non-empty when no directory holds the header
+};
+
+IncludeDirs find_include_dirs() {
+  if (const char* env = std::getenv("BITPROOF_INCLUDE_DIRS"); env != nullptr && *env != '\0') return {split_dirs(env), ""};
+  std::error_code ec;
+  const fs::path self = fs::canonical("/proc/self/exe", ec);
+  if (ec) return {{}, fmt::format("cannot find bitproof's headers: /proc/self/exe: {} (set BITPROOF_INCLUDE_DIRS)", ec.message())};
+  const fs::path installed = (self.parent_path() / BITPROOF_INSTALLED_INCLUDE_DIR).lexically_normal();
+  if (fs::is_regular_file(installed / "bitproof_cuda_host.h", ec)) return {{installed.string()}, ""};
+  const std::string build_dir = BITPROOF_BUILD_DIR;
+  if (!build_dir.empty() && fs::equivalent(self.parent_path(), build_dir, ec)) return {split_dirs(BITPROOF_USER_INCLUDE_DIRS), ""};
+  return {{},
+          fmt::format("bitproof's CUDA host header is not installed beside {}: no {} (install bitproof with cmake "
+                      "--install or unpack its release tarball whole, or set BITPROOF_INCLUDE_DIRS)",
+                      self.string(), (installed / "bitproof_cuda_host.h").string())};
+}
+
+const IncludeDirs& bitproof_include_dirs() {
+  static const IncludeDirs found = find_include_dirs();
+  return found;
 }
 
 std::string compiler() {
@@ -123,7 +160,7 @@ std::vector<std::string> compile_flags(const UserRecipes& user) {
   // The host path of a user recipe: IEEE arithmetic as written (no contraction
   // into FMA, no fast math), bitproof's header before the user's directories.
   std::vector<std::string> flags = {"-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math"};
-  for (const std::string& d : bitproof_include_dirs()) flags.push_back("-I" + d);
+  for (const std::string& d : bitproof_include_dirs().dirs) flags.push_back("-I" + d);
   for (const std::string& d : user.include_dirs) flags.push_back("-I" + (spec_dir(user) / d).lexically_normal().string());
   return flags;
 }
@@ -162,7 +199,7 @@ std::vector<std::string> dependencies(const std::string& make_rule) {
 // A user's file, not the system's nor bitproof's: it goes into the report.
 bool user_file(const std::string& path) {
   if (path.rfind("/usr/", 0) == 0 || path.rfind("/lib", 0) == 0) return false;
-  for (const std::string& d : bitproof_include_dirs()) {
+  for (const std::string& d : bitproof_include_dirs().dirs) {
     if (path.rfind(d, 0) == 0) return false;
   }
   return path.find("bitproof-worker.cpp") == std::string::npos;
@@ -388,6 +425,9 @@ Expected<BuildInfo> build_worker(const UserRecipes& user) {
       return Error{fmt::format("{}: sources.files: {}: no such file (paths are relative to the spec's directory)",
                                user.spec_path, f)};
     }
+  }
+  if (const IncludeDirs& headers = bitproof_include_dirs(); !headers.error.empty()) {
+    return Error{fmt::format("{}: user_recipes: {}", user.spec_path, headers.error)};
   }
   const std::string cxx = compiler();
   BuildInfo b;
