@@ -44,6 +44,9 @@ grep -v "^cpu: \|^cuda: " "$OUT/prove_controls.log" | head -40 | tee -a "$OUT/su
 # The 2^32 claim; the claim sweep kernel timed over 20 launches.
 step bench_bitproof 120 "$GPU_TESTS" --prove proofs/fp16-hmul-vs-fp32-round.json 20
 cat "$OUT/bench_bitproof.log" | tee -a "$OUT/summary.txt"
+# The same 2^32 claim with a user recipe (bench/user-hmul: a user's __hmul through NVRTC), 20 launches.
+step bench_user 300 "$GPU_TESTS" --prove bench/user-hmul/proof.json 20
+cat "$OUT/bench_user.log" | tee -a "$OUT/summary.txt"
 if [ -x "$BIN/bitproof" ]; then
   step cli_cuda 60 tests/gpu/cli_cuda.sh "$BIN/bitproof" proofs/dsv4-mxfp4-fp16-fold.json
   cat "$OUT/cli_cuda.log" | tee -a "$OUT/summary.txt"

@@ -10,8 +10,8 @@
 #                                  the report, merge and spec runs take a third of it each
 #   FUZZ_BUILD_DIR=DIR             build directory (default build-fuzz in the repository)
 #
-# Self-contained: installs clang-14 and libclang-rt-14-dev (Debian 12) with
-# apt-get when clang or the libFuzzer runtime is missing. Exit 0 when the run
+# Self-contained: scripts/clang.sh installs clang-14 and libclang-rt-14-dev
+# (Debian 12) with apt-get when clang or the libFuzzer runtime is missing. Exit 0 when the run
 # found nothing; non-zero on a crash, leak, sanitizer report or timeout (the
 # reproducing input is left in $FUZZ_BUILD_DIR/fuzz-crashes/) or a failed build.
 set -euo pipefail
@@ -19,22 +19,16 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-${FUZZ_SECONDS:-45}}
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 
-fuzzer_runtime() { compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; }
-pick_clang() { command -v clang++-14 || command -v clang++ || true; }
+cxx=$("$root/scripts/clang.sh")
 
-cxx=$(pick_clang)
-if [ -z "$cxx" ] || ! fuzzer_runtime; then
-  echo "fuzz.sh: installing clang-14 and libclang-rt-14-dev" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq clang-14 libclang-rt-14-dev >/dev/null
-  cxx=$(pick_clang)
+# The build: a directory already configured with BITPROOF_FUZZ (FUZZ_BUILD_DIR, e.g. a clang
+# sanitizer build of the whole suite) is used as it is; otherwise this configures its own: -O1
+# with line tables, what a fuzzing build needs (stack traces name the line) at the least
+# compile time.
+if ! grep -q "^BITPROOF_FUZZ:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
+  cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DBITPROOF_FUZZ=ON -DBITPROOF_CUDA=OFF \
+    -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" >/dev/null
 fi
-[ -n "$cxx" ] || { echo "fuzz.sh: no clang++ after install" >&2; exit 1; }
-
-# -O1 with line tables: what a fuzzing build needs (stack traces name the line), cheaper
-# to compile than -O2 -g: the whole core is built again here, inside the CI's 30 minutes.
-cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DBITPROOF_FUZZ=ON -DBITPROOF_CUDA=OFF \
-  -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" >/dev/null
 cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_spec fuzz_report_seeds fuzz_npy fuzz_npy_seeds \
   -j"$(nproc)" >/dev/null
 

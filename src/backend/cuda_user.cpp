@@ -162,9 +162,11 @@ std::vector<std::string> nvrtc_options(const user::UserRecipes& user, const Tool
   return o;
 }
 
-std::vector<std::string> link_options(int major, int minor) {
-  // Not -split-compile: on this link it multiplied the work (24 s became over 96 s of CPU).
-  return {fmt::format("-arch=sm_{}{}", major, minor), "-lto"};
+std::vector<std::string> link_options(const user::UserRecipes& user, int major, int minor) {
+  // -fma: with -lto the code is generated here, so the link decides contraction
+  // (NVRTC's --fmad=false alone still gave FMAs on an H200). Not -split-compile:
+  // on this link it multiplied the work (24 s became over 96 s of CPU).
+  return {fmt::format("-arch=sm_{}{}", major, minor), "-lto", user.fmad ? "-fma=1" : "-fma=0"};
 }
 
 // The first lines of a compiler log that say "error", with the line after each.
@@ -260,7 +262,7 @@ Expected<UserImage> build_user_image(const user::UserRecipes& user, const std::v
   image.toolkit = t.version;
   image.source = gpu_source(user, slot_recipes);
   const std::vector<std::string> rtc = nvrtc_options(user, t, major, minor);
-  const std::vector<std::string> jit = link_options(major, minor);
+  const std::vector<std::string> jit = link_options(user, major, minor);
   image.options = rtc;
   image.options.insert(image.options.end(), jit.begin(), jit.end());
   // The key: bitproof, the toolkit, the options, the generated source, the

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
@@ -196,18 +197,38 @@ std::vector<std::string> dependencies(const std::string& make_rule) {
   return deps;
 }
 
-// A user's file, not the system's nor bitproof's: it goes into the report.
-bool user_file(const std::string& path) {
-  if (path.rfind("/usr/", 0) == 0 || path.rfind("/lib", 0) == 0) return false;
+// The directories whose files are the user's: the spec's, each source
+// file's and each include_dir, normalised, each ending in '/'.
+using Roots = std::vector<std::string>;
+
+Roots user_roots(const UserRecipes& user) {
+  Roots roots;
+  const auto add = [&](const fs::path& dir) {
+    std::string d = dir.lexically_normal().string();
+    if (d.empty() || d.back() != '/') d += '/';
+    roots.push_back(d);
+  };
+  add(spec_dir(user));
+  for (const std::string& f : user.files) add((spec_dir(user) / f).parent_path());
+  for (const std::string& d : user.include_dirs) add(spec_dir(user) / d);
+  return roots;
+}
+
+// A user's file, not the system's, the compiler's nor bitproof's: under one of
+// the user's roots (wherever the compiler keeps its own headers: /usr, /opt,
+// a toolchain's prefix). It goes into the report and is checked by content.
+bool user_file(const std::string& path, const Roots& roots) {
+  const std::string normal = fs::path(path).lexically_normal().string();
   for (const std::string& d : bitproof_include_dirs().dirs) {
-    if (path.rfind(d, 0) == 0) return false;
+    if (normal.rfind(fs::path(d).lexically_normal().string(), 0) == 0) return false;
   }
-  return path.find("bitproof-worker.cpp") == std::string::npos;
+  if (normal.find("bitproof-worker.cpp") != std::string::npos) return false;
+  return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) { return normal.rfind(r, 0) == 0; });
 }
 
 // One line for a failed compile: the construct bitproof's header does not
 // model, or the compiler's first error, with its file and line.
-std::string first_error(const std::string& stderr_text, const std::string& preprocessed) {
+std::string first_error(const std::string& stderr_text, const std::string& preprocessed, const Roots& roots) {
   if (stderr_text.find("Assembler messages") != std::string::npos || stderr_text.find("asm") != std::string::npos) {
     // Inline PTX reaches the host assembler: name where the asm statement is.
     std::string file;
@@ -222,7 +243,7 @@ std::string first_error(const std::string& stderr_text, const std::string& prepr
         line = number - 1;
         continue;
       }
-      if (RE2::PartialMatch(text, statement) && user_file(file)) {
+      if (RE2::PartialMatch(text, statement) && user_file(file, roots)) {
         return fmt::format("{}:{}: inline PTX (asm) is not modelled on the CPU: bitproof's CUDA host header has no "
                            "PTX; express it with the modelled intrinsics or prove it on the GPU",
                            file, line);
@@ -295,8 +316,8 @@ std::string stat_signature(const std::string& path) {
 }
 
 // The check value of a dependency now: empty when it cannot be read.
-std::string check_value(const std::string& path) {
-  if (!user_file(path)) return stat_signature(path);
+std::string check_value(const std::string& path, const Roots& roots) {
+  if (!user_file(path, roots)) return stat_signature(path);
   auto text = read_all(path);
   return text ? sha256_hex(*text) : "";
 }
@@ -319,7 +340,7 @@ std::string manifest_text(const Manifest& m) {
 }
 
 // The manifest at `path` if every file it lists still has its recorded content.
-std::optional<Manifest> valid_manifest(const fs::path& path) {
+std::optional<Manifest> valid_manifest(const fs::path& path, const Roots& roots) {
   auto text = read_all(path);
   if (!text) return std::nullopt;
   Manifest m;
@@ -331,7 +352,7 @@ std::optional<Manifest> valid_manifest(const fs::path& path) {
     if (line.rfind("key ", 0) == 0) m.key = line.substr(4);
     if (line.rfind("dep ", 0) == 0 && line.size() > 69) {
       Dependency d{line.substr(69), line.substr(4, 64)};
-      if (check_value(d.path) != d.sha256) return std::nullopt;
+      if (check_value(d.path, roots) != d.sha256) return std::nullopt;
       m.deps.push_back(std::move(d));
     }
   }
@@ -379,7 +400,7 @@ Expected<Manifest> full_build(const UserRecipes& user, const std::string& cxx, c
   };
   const auto failure = [&](const std::string& err) {
     auto pre = run_process(with({"-E", worker_cpp.string()}), {}, kCompilerEnv);
-    return Error{fmt::format("{}: user_recipes: {}", user.spec_path, first_error(err, pre ? pre->out : ""))};
+    return Error{fmt::format("{}: user_recipes: {}", user.spec_path, first_error(err, pre ? pre->out : "", user_roots(user)))};
   };
   auto deps = run_process(with({"-M", worker_cpp.string()}), {}, kCompilerEnv);
   if (!deps) return deps.error();
@@ -393,7 +414,7 @@ Expected<Manifest> full_build(const UserRecipes& user, const std::string& cxx, c
     if (dep == worker_cpp.string()) continue;  // the generated source: in the key already
     auto text = read_all(dep);
     if (!text) return Error{fmt::format("{}: user_recipes: {}", user.spec_path, text.error().message)};
-    m.deps.push_back({dep, check_value(dep)});
+    m.deps.push_back({dep, check_value(dep, user_roots(user))});
     key_text += dep + " " + sha256_hex(*text) + "\n";  // the full key: every file by content
   }
   m.key = sha256_hex(key_text);
@@ -439,7 +460,7 @@ Expected<BuildInfo> build_worker(const UserRecipes& user) {
                                          compiler_identity(cxx));
   for (const std::string& f : b.flags) manifest_key += f + "\n";
   const fs::path manifest_path = cache_root() / "user" / ("manifest-" + sha256_hex(manifest_key + source));
-  std::optional<Manifest> manifest = user.no_cache ? std::nullopt : valid_manifest(manifest_path);
+  std::optional<Manifest> manifest = user.no_cache ? std::nullopt : valid_manifest(manifest_path, user_roots(user));
   bool compiled = false;
   if (manifest && access((cache_root() / "user" / manifest->key / "worker").c_str(), X_OK) != 0) manifest.reset();
   if (!manifest) {
@@ -453,7 +474,7 @@ Expected<BuildInfo> build_worker(const UserRecipes& user) {
   b.worker = (cache_root() / "user" / b.key / "worker").string();
   b.cached = !compiled;
   for (const Dependency& d : manifest->deps) {
-    if (user_file(d.path)) b.sources.push_back({fs::path(d.path).lexically_relative(spec_dir(user)).generic_string(), d.sha256});
+    if (user_file(d.path, user_roots(user))) b.sources.push_back({fs::path(d.path).lexically_relative(spec_dir(user)).generic_string(), d.sha256});
   }
   std::sort(b.sources.begin(), b.sources.end(), [](const SourceDigest& x, const SourceDigest& y) { return x.path < y.path; });
   b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -515,7 +536,7 @@ Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& bu
   return tables;
 }
 
-std::vector<std::string> include_dirs() { return bitproof_include_dirs(); }
+std::vector<std::string> include_dirs() { return bitproof_include_dirs().dirs; }
 
 std::string cache_directory() { return cache_root().string(); }
 
@@ -542,11 +563,11 @@ Expected<std::vector<SourceDigest>> preprocessed_sources(const UserRecipes& user
   auto deps = run_process(command, {}, kCompilerEnv);
   if (!deps) return deps.error();
   if (deps->status != 0) {
-    return Error{fmt::format("{}: user_recipes: {}", user.spec_path, first_error(deps->err, ""))};
+    return Error{fmt::format("{}: user_recipes: {}", user.spec_path, first_error(deps->err, "", user_roots(user)))};
   }
   std::vector<SourceDigest> sources;
   for (const std::string& dep : dependencies(deps->out)) {
-    if (dep == worker_cpp.string() || !user_file(dep)) continue;
+    if (dep == worker_cpp.string() || !user_file(dep, user_roots(user))) continue;
     auto text = read_all(dep);
     if (!text) return Error{fmt::format("{}: user_recipes: {}", user.spec_path, text.error().message)};
     sources.push_back({fs::path(dep).lexically_relative(spec_dir(user)).generic_string(), sha256_hex(*text)});

@@ -356,6 +356,12 @@ Expected<Ok> parse_sources(const Where& w, const json& sources, UserRecipes& use
     if (!dirs) return dirs.error();
     user.include_dirs = std::move(*dirs);
   }
+  if (sources.contains("fmad")) {
+    if (!sources["fmad"].is_boolean()) {
+      return w.at("sources.fmad", "expected true (the GPU compile may contract a*b+c into FMA, nvcc's default) or false");
+    }
+    user.fmad = sources["fmad"].get<bool>();
+  }
   return Ok{};
 }
 
@@ -369,12 +375,6 @@ Expected<std::shared_ptr<UserRecipes>> parse_user_recipes(const json& root, cons
   user->base_dir = std::filesystem::path(spec_path).parent_path().string();
   if (has_sources) {
     if (auto ok = parse_sources(w, root["sources"], *user); !ok) return ok.error();
-  }
-  if (sources.contains("fmad")) {
-    if (!sources["fmad"].is_boolean()) {
-      return w.at("sources.fmad", "expected true (the GPU compile may contract a*b+c into FMA, nvcc's default) or false");
-    }
-    user->fmad = sources["fmad"].get<bool>();
   }
   const json& list = root["user_recipes"];
   if (!list.is_array() || list.empty()) return w.at("user_recipes", "expected a non-empty array");

@@ -10,18 +10,19 @@
 
 #include "arith/soft_arith.hpp"
 #include "oracle/oracle_arith.hpp"
+#include "compiler_half.hpp"
 
 using namespace bitproof;
 
 namespace {
 
-std::uint16_t half_bits(_Float16 h) {
+std::uint16_t half_bits(CompilerHalf h) {
   std::uint16_t b;
   std::memcpy(&b, &h, 2);
   return b;
 }
-_Float16 half_of(std::uint16_t b) {
-  _Float16 h;
+CompilerHalf half_of(std::uint16_t b) {
+  CompilerHalf h;
   std::memcpy(&h, &b, 2);
   return h;
 }
@@ -52,7 +53,7 @@ TEST_SUITE("arith") {
       for (std::uint16_t b : ops) {
         const std::uint16_t soft = SoftArith::hsub(a, b);
         const std::uint16_t oracle = OracleArith::hsub(a, b);
-        const std::uint16_t compiler = half_bits(static_cast<_Float16>(half_of(a) - half_of(b)));
+        const std::uint16_t compiler = half_bits(static_cast<CompilerHalf>(half_of(a) - half_of(b)));
         const bool compiler_ok = soft == compiler || (is_nan16(soft) && is_nan16(compiler));
         if ((soft != oracle || !compiler_ok) && ++mismatches <= 8) {
           FAIL_CHECK(fmt::format("hsub(0x{:04X}, 0x{:04X}): soft 0x{:04X} oracle 0x{:04X} compiler 0x{:04X}", a, b,
@@ -126,7 +127,7 @@ TEST_SUITE("arith") {
       const auto bits = static_cast<std::uint32_t>(i);
       const std::uint16_t soft = SoftArith::int2half_rn(bits);
       const std::uint16_t oracle = OracleArith::int2half_rn(bits);
-      const std::uint16_t compiler = half_bits(static_cast<_Float16>(i));
+      const std::uint16_t compiler = half_bits(static_cast<CompilerHalf>(i));
       if ((soft != oracle || soft != compiler) && ++mismatches <= 8) {
         FAIL_CHECK(fmt::format("int2half_rn({}): soft 0x{:04X} oracle 0x{:04X} compiler 0x{:04X}", i, soft, oracle,
                                compiler));

@@ -12,6 +12,7 @@
 
 #include "format/format.hpp"
 #include "support.hpp"
+#include "compiler_half.hpp"
 
 using namespace bitproof;
 using test::as_double;
@@ -101,7 +102,7 @@ TEST_SUITE("format") {
     for (std::uint32_t code = 0; code < 256; ++code) {
       // e5m2 is the top byte of a binary16: decode through the compiler's _Float16.
       const std::uint16_t half_bits = static_cast<std::uint16_t>(code << 8);
-      _Float16 h;
+      CompilerHalf h;
       std::memcpy(&h, &half_bits, 2);
       CHECK_MESSAGE(same(as_double(decode(f, code)), static_cast<double>(h)), fmt::format("e5m2 0x{:02X}", code));
     }
@@ -116,7 +117,7 @@ TEST_SUITE("format") {
     int mismatches = 0;
     for (std::uint32_t code = 0; code < 65536; ++code) {
       const auto bits = static_cast<std::uint16_t>(code);
-      _Float16 h;
+      CompilerHalf h;
       std::memcpy(&h, &bits, 2);
       if (!same(as_double(decode(f, code)), static_cast<double>(h)) && ++mismatches <= 8) {
         FAIL_CHECK(fmt::format("fp16 0x{:04X}: {} vs _Float16 {}", code, as_double(decode(f, code)), double(h)));

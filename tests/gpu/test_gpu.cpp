@@ -19,6 +19,7 @@
 
 #include "backend/backend.hpp"
 #include "proof/spec.hpp"
+#include "user/user_recipes.hpp"
 #include "recipes/registry.hpp"
 #include "report/report.hpp"
 
@@ -206,6 +207,15 @@ int prove_mode(const std::string& path, int repeat) {
     return cuda.error().exit_code;
   }
   options.repeat = 1;
+  if (spec->user && !spec->user->cpu_witness_missing(*spec).empty()) {  // user recipes only the GPU runs
+    const ProofResult& r = cuda->result;
+    for (std::size_t c = 0; c < spec->claims.size(); ++c) {
+      std::printf("%s %s (%s only; no CPU witness)\n", domain_label(*spec).c_str(),
+                  claim_summary(spec->claims[c], r.claims[c]).c_str(), cuda->label.c_str());
+    }
+    std::printf("cuda: %s\n", cuda->info.dump().c_str());
+    return r.passes(*spec) ? 0 : 1;
+  }
   auto cpu = make_cpu_backend()->prove(*spec, options);
   if (!cpu) {
     std::printf("%s\n", cpu.error().message.c_str());

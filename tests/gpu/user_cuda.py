@@ -8,7 +8,7 @@ nvJitLink, src/backend/cuda_user.cpp) against their CPU build (host header).
 - The image cache: a second run links nothing (info.user_recipes.cached).
 - Negative controls: a recipe whose device build differs from its host build
   on one case fails (exit 1) naming that case; x*x - x*x contracted into an
-  FMA by NVRTC (--fmad=true, nvcc's default) differs from the CPU and fails,
+  FMA by NVRTC (x*c + 1, --fmad=true, nvcc's default) differs from the CPU and fails,
   the same source with "fmad": false agrees.
 - Inline PTX: --backend cpu refuses it (exit 2); --backend all runs it on the
   GPU alone, says so, and the report's cuda entry says the CPU witness is missing.
@@ -88,8 +88,8 @@ check("... and names the case and both bits", "case 5:" in differ.stdout and "cp
       differ.stdout)
 
 contract = run("prove", os.path.join(specs, "residual-contract.json"), "--backend", "all")
-check("x*c - x*c with NVRTC --fmad=true: the GPU differs from the CPU (exit 1)", contract.returncode == 1
-      and "residual cuda sm_" in contract.stdout, contract.stdout + contract.stderr)
+check("x*c + 1 with NVRTC --fmad=true: contracted into an FMA, the GPU differs from the CPU (exit 1)",
+      contract.returncode == 1 and "contractible cuda sm_" in contract.stdout, contract.stdout + contract.stderr)
 no_contract = run("prove", os.path.join(specs, "residual-nocontract.json"), "--backend", "all")
 check("... with \"fmad\": false both agree (exit 0, 65536/65536 on cpu and cuda)",
       no_contract.returncode == 0 and "65536/65536" in no_contract.stdout and "(cpu, cuda sm_" in no_contract.stdout,

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "oracle/exact.hpp"
+#include "compiler_half.hpp"
 
 using namespace bitproof;
 using oracle::Exact;
@@ -19,7 +20,7 @@ using oracle::Rounding;
 namespace {
 
 std::uint16_t compiler_half_bits(float x) {
-  const auto h = static_cast<_Float16>(x);  // the compiler's round-to-nearest-even
+  const auto h = static_cast<CompilerHalf>(x);  // the compiler's round-to-nearest-even
   std::uint16_t bits;
   std::memcpy(&bits, &h, 2);
   return bits;
@@ -31,7 +32,7 @@ std::uint32_t oracle_half(float x, Rounding mode) {
 
 double half_value(std::uint32_t bits) {
   const auto b = static_cast<std::uint16_t>(bits);
-  _Float16 h;
+  CompilerHalf h;
   std::memcpy(&h, &b, 2);
   return static_cast<double>(h);
 }

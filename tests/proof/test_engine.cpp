@@ -9,6 +9,7 @@
 #include "proof/engine.hpp"
 #include "proof/spec.hpp"
 #include "support.hpp"
+#include "compiler_half.hpp"
 
 using namespace bitproof;
 
@@ -167,7 +168,7 @@ TEST_SUITE("proof") {
     static const auto plain = [](const std::uint32_t* c) -> std::uint32_t {
       const std::uint16_t s = static_cast<std::uint16_t>(c[2]);
       const float scale = s == 0x3800 ? 0.5f : (s == 0x3C00 ? 1.0f : 3.0f);
-      const auto h = static_cast<_Float16>(static_cast<float>(static_cast<int>(c[0]) - static_cast<int>(c[1])) * scale);
+      const auto h = static_cast<CompilerHalf>(static_cast<float>(static_cast<int>(c[0]) - static_cast<int>(c[1])) * scale);
       std::uint16_t bits;
       std::memcpy(&bits, &h, 2);
       return bits;

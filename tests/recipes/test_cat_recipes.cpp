@@ -18,6 +18,7 @@
 #include "proof/engine.hpp"
 #include "proof/spec.hpp"
 #include "recipes/registry.hpp"
+#include "compiler_half.hpp"
 
 using namespace bitproof;
 
@@ -45,14 +46,14 @@ std::uint32_t run(const char* name, std::uint32_t a, std::uint32_t b = 0, std::u
   return r->soft(codes);
 }
 
-std::uint16_t half_bits(_Float16 h) {
+std::uint16_t half_bits(CompilerHalf h) {
   std::uint16_t b;
   std::memcpy(&b, &h, 2);
   return b;
 }
-_Float16 half_of(std::uint32_t b) {
+CompilerHalf half_of(std::uint32_t b) {
   const auto bits = static_cast<std::uint16_t>(b);
-  _Float16 h;
+  CompilerHalf h;
   std::memcpy(&h, &bits, 2);
   return h;
 }
@@ -114,7 +115,7 @@ TEST_SUITE("recipes") {
 
   TEST_CASE("Marlin E2M1 -> FP16/BF16 and the E8M0 -> BF16 scale: every code against the OCP values") {
     for (std::uint32_t x = 0; x < 16; ++x) {
-      CHECK_MESSAGE(same16(run("marlin.e2m1_fp16.flop", x), half_bits(static_cast<_Float16>(e2m1(x)))), x);
+      CHECK_MESSAGE(same16(run("marlin.e2m1_fp16.flop", x), half_bits(static_cast<CompilerHalf>(e2m1(x)))), x);
       const float bf = std::bit_cast<float>(run("marlin.e2m1_bf16.flop", x) << 16);
       CHECK_MESSAGE(bf == static_cast<float>(e2m1(x)), x);
       CHECK(std::signbit(bf) == ((x & 8) != 0));
@@ -130,10 +131,10 @@ TEST_SUITE("recipes") {
     int mismatches = 0;
     for (std::uint32_t c = 0; c < 256; ++c) {
       if ((c & 0x7F) == 0x7F) continue;  // NaN codes: the shift makes them ±480 (domain report)
-      const _Float16 v = static_cast<_Float16>(e4m3(c));
+      const CompilerHalf v = static_cast<CompilerHalf>(e4m3(c));
       CHECK(same16(run("fp8.e4m3_fp16.shift_flop", c), half_bits(v)));
       for (std::uint32_t s = 0; s < 65536; s += 7) {
-        const std::uint16_t want = half_bits(static_cast<_Float16>(v * half_of(s)));
+        const std::uint16_t want = half_bits(static_cast<CompilerHalf>(v * half_of(s)));
         const std::uint32_t ordinary = run("fp8.e4m3_fp16.ordinary", c, s);
         if (!same16(ordinary, want) && ++mismatches <= 8) {
           FAIL_CHECK(fmt::format("e4m3 0x{:02X} × fp16 0x{:04X}: ordinary 0x{:04X}, _Float16 0x{:04X}", c, s, ordinary,
@@ -151,7 +152,7 @@ TEST_SUITE("recipes") {
     for (std::uint32_t q = 0; q < 16; ++q) {
       for (std::uint32_t s = 0; s < 65536; s += 3) {
         const std::uint16_t want =
-            half_bits(static_cast<_Float16>(static_cast<_Float16>(static_cast<int>(q) - 8) * half_of(s)));
+            half_bits(static_cast<CompilerHalf>(static_cast<CompilerHalf>(static_cast<int>(q) - 8) * half_of(s)));
         for (const char* name : {"gptq.u4b8_fp16.plain", "gptq.u4b8_fp16.magic_lo", "gptq.u4b8_fp16.magic_hi"}) {
           const std::uint32_t got = run(name, q, s);
           if (!same16(got, want) && ++mismatches <= 8) {
@@ -169,10 +170,10 @@ TEST_SUITE("recipes") {
   TEST_CASE("SM70 scales, FP32-FMA decode and llama.cpp's doubled table against float arithmetic") {
     for (std::uint32_t s = 0; s < 255; ++s) {
       const float scale = std::ldexp(1.0f, static_cast<int>(s) - 127);
-      CHECK(same16(run("sm70_marlin.e8m0_fp16.cvt_rn", s), half_bits(static_cast<_Float16>(scale))));
+      CHECK(same16(run("sm70_marlin.e8m0_fp16.cvt_rn", s), half_bits(static_cast<CompilerHalf>(scale))));
       for (std::uint32_t x = 0; x < 16; ++x) {
         const float product = static_cast<float>(e2m1(x)) * scale;  // exact in float (2 significant bits)
-        CHECK(same16(run("fp32fma.mxfp4_fp16.round_once", x, s), half_bits(static_cast<_Float16>(product))));
+        CHECK(same16(run("fp32fma.mxfp4_fp16.round_once", x, s), half_bits(static_cast<CompilerHalf>(product))));
         if (x == 8) continue;  // kvalues_mxfp4[8] is the int8 0: +0, the table has no -0
         CHECK(std::bit_cast<float>(run("llama.mxfp4_fp32.doubled", x, s)) == product);
       }
@@ -220,14 +221,14 @@ TEST_SUITE("recipes") {
 
   TEST_CASE("triton_kernels' MXFP4 upcast and Triton's AMD path against float arithmetic, every element and scale") {
     for (std::uint32_t x = 0; x < 16; ++x) {
-      CHECK(run("triton.e2m1_fp16.bitfield", x) == half_bits(static_cast<_Float16>(e2m1(x))));
-      CHECK(run("triton_amd.e2m1_fp16.lut", x) == half_bits(static_cast<_Float16>(e2m1(x))));
+      CHECK(run("triton.e2m1_fp16.bitfield", x) == half_bits(static_cast<CompilerHalf>(e2m1(x))));
+      CHECK(run("triton_amd.e2m1_fp16.lut", x) == half_bits(static_cast<CompilerHalf>(e2m1(x))));
       CHECK(run("triton_amd.e2m1_bf16.lut", x) == bf16_of_float(static_cast<float>(e2m1(x))));
       for (std::uint32_t s = 0; s < 255; ++s) {
         // FP16: the scale rounded to FP16 first (the compiler's float -> _Float16 is RNE),
         // then one FP16 multiply (exact in float, rounded once), Inf clamped to ±65504.
-        const _Float16 scale = static_cast<_Float16>(std::ldexp(1.0f, static_cast<int>(s) - 127));
-        _Float16 product = static_cast<_Float16>(static_cast<float>(e2m1(x)) * static_cast<float>(scale));
+        const CompilerHalf scale = static_cast<CompilerHalf>(std::ldexp(1.0f, static_cast<int>(s) - 127));
+        CompilerHalf product = static_cast<CompilerHalf>(static_cast<float>(e2m1(x)) * static_cast<float>(scale));
         CHECK(same16(run("triton_amd.mxfp4_fp16.upcast", x, s), half_bits(product)));  // NaN: 0 x Inf
         if (std::isinf(static_cast<float>(product))) product = std::signbit(static_cast<float>(product)) ? -65504 : 65504;
         if (std::isnan(static_cast<float>(product))) product = -65504;  // 0 x Inf through minnum/maxnum
@@ -249,7 +250,7 @@ TEST_SUITE("recipes") {
   TEST_CASE("FNUZ FP8 -> FP16 / BF16: hardware and software paths against the definitions; the software NaN is -0") {
     for (std::uint32_t c = 0; c < 256; ++c) {
       const double v = e4m3fnuz(c);
-      const std::uint32_t want = std::isnan(v) ? 0x7FFF : half_bits(static_cast<_Float16>(v));
+      const std::uint32_t want = std::isnan(v) ? 0x7FFF : half_bits(static_cast<CompilerHalf>(v));
       CHECK_MESSAGE(run("triton_amd.e4m3fnuz_fp16.hw", c) == want, c);
       if (c != 0x80) CHECK_MESSAGE(run("triton_amd.e4m3fnuz_fp16.sw", c) == want, c);
       if ((c & 0x78) != 0) CHECK_MESSAGE(run("triton_amd.e4m3fnuz_fp16.sw_old", c) == want, c);  // normals
@@ -262,7 +263,7 @@ TEST_SUITE("recipes") {
         CHECK_MESSAGE(run("triton_amd.e4m3fnuz_bf16.sw", c) == bf16_of_float(static_cast<float>(v)), c);
         const int e = static_cast<int>(c >> 2) & 31, m = static_cast<int>(c) & 3;
         const double mag = e == 0 ? std::ldexp(m, -17) : std::ldexp(4 + m, e - 18);
-        const std::uint32_t want = half_bits(static_cast<_Float16>((c & 0x80) ? -mag : mag));
+        const std::uint32_t want = half_bits(static_cast<CompilerHalf>((c & 0x80) ? -mag : mag));
         CHECK_MESSAGE(run("triton_amd.e5m2fnuz_fp16.hw", c) == want, c);
         CHECK_MESSAGE(run("triton_amd.e5m2fnuz_fp16.sw", c) == want, c);
       }
@@ -271,7 +272,7 @@ TEST_SUITE("recipes") {
     CHECK(run("triton_amd.e5m2fnuz_fp16.sw", 0x80) == 0x8000);      // NaN -> -0
     CHECK(run("triton_amd.e4m3fnuz_fp16.sw", 0x80) == 0x8000);      // NaN -> -0
     CHECK(run("triton_amd.e4m3fnuz_fp16.sw_old", 0x00) == 0x0C00);  // zero -> 2^-12
-    CHECK(run("triton_amd.e4m3fnuz_fp16.sw_old", 0x02) != half_bits(static_cast<_Float16>(e4m3fnuz(2))));
+    CHECK(run("triton_amd.e4m3fnuz_fp16.sw_old", 0x02) != half_bits(static_cast<CompilerHalf>(e4m3fnuz(2))));
   }
 
   TEST_CASE("Marlin NVFP4 BF16 path against float arithmetic: exact for normal UE4M3 scales, zero for subnormal ones") {
@@ -295,8 +296,8 @@ TEST_SUITE("recipes") {
     for (std::uint32_t q = 0; q < 16; ++q) {
       for (std::uint32_t z = 0; z < 16; ++z) {
         for (std::uint32_t s = 0; s < 65536; s += 5) {
-          const _Float16 d = static_cast<_Float16>(static_cast<int>(q) - static_cast<int>(z));
-          const std::uint16_t want = half_bits(static_cast<_Float16>(d * half_of(s)));
+          const CompilerHalf d = static_cast<CompilerHalf>(static_cast<int>(q) - static_cast<int>(z));
+          const std::uint16_t want = half_bits(static_cast<CompilerHalf>(d * half_of(s)));
           const std::uint32_t plain = run("awq.u4_fp16.plain", q, z, s);
           const std::uint32_t sub_fma = run("awq.u4_fp16.sub_fma", q, z, s);
           // fma(d, s, +0): a zero product comes out +0 whatever its sign.
