@@ -218,9 +218,16 @@ Roots user_roots(const UserRecipes& user) {
 // the user's roots (wherever the compiler keeps its own headers: /usr, /opt,
 // a toolchain's prefix). It goes into the report and is checked by content.
 bool user_file(const std::string& path, const Roots& roots) {
-  const std::string normal = fs::path(path).lexically_normal().string();
-  for (const std::string& d : bitproof_include_dirs().dirs) {
-    if (normal.rfind(fs::path(d).lexically_normal().string(), 0) == 0) return false;
+  // A cached run checks every dependency here (hundreds of system headers): no path parsing
+  // unless the path has a "." or ".." component.
+  const std::string normal = path.find("/.") == std::string::npos ? path : fs::path(path).lexically_normal().string();
+  static const Roots bitproof_dirs = [] {
+    Roots dirs;
+    for (const std::string& d : bitproof_include_dirs().dirs) dirs.push_back(fs::path(d).lexically_normal().string());
+    return dirs;
+  }();
+  for (const std::string& d : bitproof_dirs) {
+    if (normal.rfind(d, 0) == 0) return false;
   }
   if (normal.find("bitproof-worker.cpp") != std::string::npos) return false;
   return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) { return normal.rfind(r, 0) == 0; });
@@ -292,6 +299,7 @@ std::string compiler_identity(const std::string& cxx) {
     for (std::string d; std::getline(dirs, d, ':');) candidates.push_back(fs::path(d) / cxx);
   }
   for (const fs::path& c : candidates) {
+    if (access(c.c_str(), X_OK) != 0) continue;  // one cheap call per PATH entry; canonical for the hit only
     std::error_code ec;
     const fs::path real = fs::canonical(c, ec);
     if (ec || !fs::is_regular_file(real, ec)) continue;
@@ -473,8 +481,9 @@ Expected<BuildInfo> build_worker(const UserRecipes& user) {
   b.key = manifest->key;
   b.worker = (cache_root() / "user" / b.key / "worker").string();
   b.cached = !compiled;
+  const Roots roots = user_roots(user);
   for (const Dependency& d : manifest->deps) {
-    if (user_file(d.path, user_roots(user))) b.sources.push_back({fs::path(d.path).lexically_relative(spec_dir(user)).generic_string(), d.sha256});
+    if (user_file(d.path, roots)) b.sources.push_back({fs::path(d.path).lexically_relative(spec_dir(user)).generic_string(), d.sha256});
   }
   std::sort(b.sources.begin(), b.sources.end(), [](const SourceDigest& x, const SourceDigest& y) { return x.path < y.path; });
   b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
