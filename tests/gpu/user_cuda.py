@@ -12,6 +12,7 @@ nvJitLink, src/backend/cuda_user.cpp) against their CPU build (host header).
   the same source with "fmad": false agrees.
 - Inline PTX: --backend cpu refuses it (exit 2); --backend all runs it on the
   GPU alone, says so, and the report's cuda entry says the CPU witness is missing.
+- A compile error on the GPU path: exit 2, the spec's path and NVRTC's first error.
 Without a CUDA device: exit 77 (ctest: skipped).
 """
 import json
@@ -105,6 +106,12 @@ check("inline PTX: --backend all runs it on the GPU alone (exit 0, 16/16)", gpu.
 if gpu.returncode == 0:
     witness = cuda_info(load(os.path.join(work, "lop3.json")))["user_recipes"]["cpu_witness"]
     check("... and the report says the CPU witness is missing", witness.startswith("missing: "), witness)
+
+nofunction = run("prove", os.path.join(root, "tests", "cli", "data", "user", "nofunction.json"), "--backend", "cuda")
+check("a function the sources lack: exit 2, one line with the spec's path and NVRTC's first error",
+      nofunction.returncode == 2 and "nofunction.json: user_recipes: NVRTC:" in nofunction.stderr
+      and "bp_nothing" in nofunction.stderr and len(nofunction.stderr.strip().splitlines()) == 1,
+      nofunction.stdout + nofunction.stderr)
 
 if failures:
     print(f"{len(failures)} check(s) failed")
