@@ -22,26 +22,10 @@ import struct
 import subprocess
 import sys
 
-bp, root, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-env = dict(os.environ, NO_COLOR="1", BITPROOF_PROGRESS="never")
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bptest import check, failures, load, setup  # noqa: E402
 
-
-def run(*args, cwd):
-    return subprocess.run([bp, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-
-
-def check(what, ok, detail=""):
-    print(("ok   " if ok else "FAIL ") + what + ("" if ok else f"\n  {detail}"))
-    if not ok:
-        failures.append(what)
-
-
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+bp, root, work, env, run = setup(own_cache=False)
 
 
 def read(path):

@@ -16,26 +16,11 @@ import shutil
 import subprocess
 import sys
 
-bp, root, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"), NO_COLOR="1", BITPROOF_PROGRESS="never")
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bptest import check, failures, setup  # noqa: E402
+from bptest import load as result  # noqa: E402
 
-
-def run(*args, cwd=None):
-    return subprocess.run([bp, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-
-
-def check(what, ok, detail=""):
-    print(("ok   " if ok else "FAIL ") + what + ("" if ok else f"\n  {detail}"))
-    if not ok:
-        failures.append(what)
-
-
-def result(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+bp, root, work, env, run = setup(own_cache=True)
 
 
 for name in ("marlin-fp4", "int4-magic", "fp8-scale-fold"):
