@@ -17,6 +17,7 @@
 //   float2half_rn  __float2half_rn   (cvt.rn.f16.f32)
 //   float2half_rz  __float2half_rz   (cvt.rz.f16.f32)
 //   half2float     __half2float      (cvt.f32.f16)
+//   fadd           __fadd_rn         (add.rn.f32; .ftz under --use_fast_math)
 //   fmul           __fmul_rn         (mul.rn.f32; under -ftz=true, i.e. --use_fast_math, mul.rn.ftz.f32)
 //   hsub           __hsub            (sub.f16)
 //   bmul           __hmul on __nv_bfloat16 (sm_90: the native bf16 multiply)
@@ -97,6 +98,13 @@ struct DeviceArith {
     return __float_as_uint(__half2float(__ushort_as_half(h)));
 #else
     return SoftArith::half2float(h);
+#endif
+  }
+  BP_HD static std::uint32_t fadd(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(__fadd_rn(__uint_as_float(a), __uint_as_float(b)));
+#else
+    return SoftArith::fadd(a, b);
 #endif
   }
   BP_HD static std::uint32_t fmul(std::uint32_t a, std::uint32_t b) {

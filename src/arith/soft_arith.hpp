@@ -15,6 +15,8 @@
 //   hfma(a, b, c)   binary16 fused multiply-add, RNE (__hfma)
 //   float2half_rn(f), float2half_rz(f)   binary32 -> binary16
 //   half2float(h)   binary16 -> binary32, exact
+//   fadd(a, b)      binary32 add, round-to-nearest-even (__fadd_rn); NaN results are
+//                   the canonical 0x7FFFFFFF
 //   fmul(a, b)      binary32 multiply, round-to-nearest-even (__fmul_rn); NaN
 //                   results are the canonical 0x7FFFFFFF
 //   hsub(a, b)      binary16 subtract, RNE (__hsub)
@@ -70,6 +72,9 @@ struct SoftArith {
   BP_HD static constexpr std::uint32_t half2float(std::uint16_t h) {
     return soft::convert<F, H>(h, soft::Round::kNearestEven);
   }
+  BP_HD static constexpr std::uint32_t fadd(std::uint32_t a, std::uint32_t b) {
+    return soft::add<F>(a, b, soft::Round::kNearestEven);
+  }
   BP_HD static constexpr std::uint32_t fmul(std::uint32_t a, std::uint32_t b) {
     return soft::mul<F>(a, b, soft::Round::kNearestEven);
   }
@@ -107,6 +112,8 @@ static_assert(SoftArith::half2float(0x0001) == 0x33800000u);  // 2^-24
 static_assert(SoftArith::fmul(0x3FC00000u, 0x40000000u) == 0x40400000u);  // 1.5 * 2 = 3
 static_assert(SoftArith::fmul(0x00000001u, 0x3F000000u) == 0x00000000u);  // 2^-149 * 0.5: tie -> even 0
 static_assert(SoftArith::fmul(0x7F800000u, 0x00000000u) == 0x7FFFFFFFu);  // Inf * 0 = NaN
+static_assert(SoftArith::fadd(0x3F800000u, 0xBF800000u) == 0x00000000u);  // 1 - 1 = +0
+static_assert(SoftArith::fadd(0x4B800000u, 0x3F800000u) == 0x4B800000u);  // 2^24 + 1: tie -> even 2^24
 static_assert(SoftArith::hsub(0x6409, 0x6408) == 0x3C00);                  // 1033 - 1032 = 1
 static_assert(SoftArith::hsub(0x0000, 0x0000) == 0x0000);                  // +0 - +0 = +0
 static_assert(SoftArith::bmul(0x0040, 0x7E80) == 0x3F00);                  // 2^-127 (subnormal) * 2^126 = 0.5

@@ -179,36 +179,15 @@ class CudaBackend : public Backend {
 
 Expected<Ok> CudaBackend::init() {
   const Driver* drv = drv_;
-  const CUresult rc = drv->cuInit(0);
-  if (rc == CUDA_ERROR_NO_DEVICE) return Error{"--backend cuda: no CUDA device on this machine", kExitNoBackend};
-  BP_CU(rc);
-  int count = 0;
-  BP_CU(drv->cuDeviceGetCount(&count));
-  if (count == 0) return Error{"--backend cuda: no CUDA device on this machine", kExitNoBackend};
-  BP_CU(drv->cuDeviceGet(&device_, 0));
-  BP_CU(drv->cuDevicePrimaryCtxRetain(&context_, device_));
-  BP_CU(drv->cuCtxSetCurrent(context_));
-  char name[256] = {};
-  BP_CU(drv->cuDeviceGetName(name, sizeof name - 1, device_));
-  int major = 0, minor = 0, sms = 0, driver_version = 0;
-  BP_CU(drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_));
-  BP_CU(drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_));
-  BP_CU(drv->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_));
-  BP_CU(drv->cuDriverGetVersion(&driver_version));
-  std::size_t memory = 0;
-  BP_CU(drv->cuDeviceTotalMem(&memory, device_));
-  label_ = fmt::format("cuda sm_{}{}", major, minor);
-  major_ = major;
-  minor_ = minor;
-  device_info_ =
-      Json{{"name", std::string(name)},
-           {"compute_capability", fmt::format("{}.{}", major, minor)},
-           {"multiprocessors", sms},
-           {"memory_bytes", memory},
-           {"driver_version", fmt::format("{}.{}", driver_version / 1000, (driver_version % 1000) / 10)},
-           {"runtime_version", fmt::format("{}.{} (driver API; the CUDA toolkit the host code was built with)",
-                                           CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10)},
-           {"nvcc", std::string(kernel_images::kNvccVersion)}};
+  auto opened = open_first_device(drv, "--backend cuda");
+  if (!opened) return opened.error();
+  device_ = opened->device;
+  context_ = opened->context;
+  label_ = opened->label;
+  major_ = opened->major;
+  minor_ = opened->minor;
+  device_info_ = opened->info;
+  device_info_["nvcc"] = std::string(kernel_images::kNvccVersion);
   if (auto ok = load_module(default_, kernel_images::kDefault, kernel_images::kDefaultSize); !ok) return ok;
   if (auto ok = load_module(fast_math_, kernel_images::kFastMath, kernel_images::kFastMathSize); !ok) return ok;
   return Ok{};

@@ -51,6 +51,37 @@ Expected<const Driver*> driver() {
   return loaded;
 }
 
+Expected<DeviceContext> open_first_device(const Driver* drv, const std::string& what) {
+  DeviceContext c;
+  const CUresult rc = drv->cuInit(0);
+  if (rc == CUDA_ERROR_NO_DEVICE) return Error{what + ": no CUDA device on this machine", kExitNoBackend};
+  BP_CU(rc);
+  int count = 0;
+  BP_CU(drv->cuDeviceGetCount(&count));
+  if (count == 0) return Error{what + ": no CUDA device on this machine", kExitNoBackend};
+  BP_CU(drv->cuDeviceGet(&c.device, 0));
+  BP_CU(drv->cuDevicePrimaryCtxRetain(&c.context, c.device));
+  BP_CU(drv->cuCtxSetCurrent(c.context));
+  char name[256] = {};
+  BP_CU(drv->cuDeviceGetName(name, sizeof name - 1, c.device));
+  int sms = 0, driver_version = 0;
+  BP_CU(drv->cuDeviceGetAttribute(&c.major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, c.device));
+  BP_CU(drv->cuDeviceGetAttribute(&c.minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, c.device));
+  BP_CU(drv->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c.device));
+  BP_CU(drv->cuDriverGetVersion(&driver_version));
+  std::size_t memory = 0;
+  BP_CU(drv->cuDeviceTotalMem(&memory, c.device));
+  c.label = fmt::format("cuda sm_{}{}", c.major, c.minor);
+  c.info = {{"name", std::string(name)},
+            {"compute_capability", fmt::format("{}.{}", c.major, c.minor)},
+            {"multiprocessors", sms},
+            {"memory_bytes", memory},
+            {"driver_version", fmt::format("{}.{}", driver_version / 1000, (driver_version % 1000) / 10)},
+            {"runtime_version", fmt::format("{}.{} (driver API; the CUDA toolkit the host code was built with)",
+                                            CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10)}};
+  return c;
+}
+
 Error failure(const Driver& d, CUresult rc, const char* call, const char* file, int line) {
   const char* name = "CUDA_ERROR_?";
   const char* text = "unknown error";

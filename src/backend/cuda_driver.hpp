@@ -10,6 +10,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "error.hpp"
@@ -30,7 +31,11 @@ namespace bitproof::cuda {
   X(cuModuleGetFunction, 2000) X(cuModuleGetGlobal, 3020) X(cuMemAlloc, 3020) X(cuMemFree, 3020)      \
   X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) X(cuMemsetD8, 3020) X(cuLaunchKernel, 4000)              \
   X(cuEventCreate, 2000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000) \
-  X(cuEventDestroy, 4000) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000)
+  X(cuEventDestroy, 4000) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000)                            \
+  X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000)                        \
+  X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040)   \
+  X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000) X(cuGraphExecDestroy, 10000)                        \
+  X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemsetD8Async, 3020)
 
 struct Driver {
 #define BITPROOF_CUDA_MEMBER(f, version) PFN_##f##_v##version f = nullptr;
@@ -40,6 +45,18 @@ struct Driver {
 
 // The process's driver table, loaded once; Error (exit 3) when there is none.
 [[nodiscard]] Expected<const Driver*> driver();
+
+// The first device of the machine with its primary context current, described.
+struct DeviceContext {
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  int major = 0;
+  int minor = 0;
+  std::string label;           // "cuda sm_90"
+  nlohmann::ordered_json info;  // name, compute capability, multiprocessors, memory, driver and runtime versions
+};
+// Exit 3 when there is no device; `what` names the request in that message ("--backend cuda").
+[[nodiscard]] Expected<DeviceContext> open_first_device(const Driver* drv, const std::string& what);
 
 // "file:line: call: CUDA_ERROR_X (text)" as an Error with exit code 3.
 [[nodiscard]] Error failure(const Driver& d, CUresult rc, const char* call, const char* file, int line);

@@ -28,6 +28,7 @@ void add_catalogue_commands(CLI::App& app, Commands& commands);
 void add_report_commands(CLI::App& app, Commands& commands);
 void add_audit_commands(CLI::App& app, Commands& commands);  // audit, admit, synth-checkpoint
 void add_spec_commands(CLI::App& app, Commands& commands);   // spec cases
+void add_ab_command(CLI::App& app, Commands& commands);      // ab: operator A/B runs and trace proofs
 
 // Prints "bitproof: error: <message>" on stderr and returns its exit code.
 int fail(const Error& e);

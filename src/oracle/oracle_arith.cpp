@@ -77,6 +77,11 @@ std::uint32_t OracleArith::fmul(std::uint32_t a, std::uint32_t b) {
                  oracle::mul(oracle::exact_of(FormatId::fp32, a), oracle::exact_of(FormatId::fp32, b)),
                  Rounding::kNearestEven);
 }
+std::uint32_t OracleArith::fadd(std::uint32_t a, std::uint32_t b) {
+  return rounded(FormatId::fp32,
+                 oracle::add(oracle::exact_of(FormatId::fp32, a), oracle::exact_of(FormatId::fp32, b)),
+                 Rounding::kNearestEven);
+}
 
 std::uint16_t OracleArith::hsub(std::uint16_t a, std::uint16_t b) {
   Exact minus_b = half(b);

@@ -22,6 +22,7 @@ struct OracleArith {
   static std::uint16_t float2half_rn(std::uint32_t f);
   static std::uint16_t float2half_rz(std::uint32_t f);
   static std::uint32_t half2float(std::uint16_t h);
+  static std::uint32_t fadd(std::uint32_t a, std::uint32_t b);
   static std::uint32_t fmul(std::uint32_t a, std::uint32_t b);
   static std::uint16_t hsub(std::uint16_t a, std::uint16_t b);
   static std::uint16_t bmul(std::uint16_t a, std::uint16_t b);

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "json_fields.hpp"
 #include "strict_json.hpp"
 #include "user/user_recipes.hpp"
 
@@ -16,56 +17,14 @@ namespace {
 
 using nlohmann::json;
 
-// Builds "<file>: <field>: <what>" errors.
-struct Where {
-  const std::string& path;
-  [[nodiscard]] Error at(const std::string& field, const std::string& what) const {
-    return Error{fmt::format("{}: {}: {}", path, field, what)};
-  }
-};
+using fields::only_keys;
+using fields::printable_text;
+using fields::string_field;
+using fields::unsigned_value;
+using fields::valid_name;
+using fields::Where;
 
 std::string type_name(const json& j) { return j.type_name(); }
-
-// Names (of the spec, its inputs) are identifiers a report, a file name and a
-// JUnit suite can carry as they are.
-bool valid_name(const std::string& name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-  });
-}
-
-// Free text (title, source) is one line a terminal and an XML file can carry: no control characters.
-bool printable_text(const std::string& text) {
-  return std::none_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
-}
-
-Expected<Ok> only_keys(const Where& w, const json& object, const std::string& field,
-                       std::initializer_list<std::string_view> allowed) {
-  for (const auto& [key, value] : object.items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      const std::string where = field.empty() ? key : field + "." + key;
-      return w.at(where, "unknown key");
-    }
-  }
-  return Ok{};
-}
-
-Expected<std::string> string_field(const Where& w, const json& object, const std::string& parent,
-                                   const std::string& key, bool required) {
-  const std::string field = parent.empty() ? key : parent + "." + key;
-  if (!object.contains(key)) {
-    if (required) return w.at(field, "missing");
-    return std::string{};
-  }
-  const json& v = object.at(key);
-  if (!v.is_string()) return w.at(field, "expected a string, found " + type_name(v));
-  return v.get<std::string>();
-}
-
-Expected<std::uint64_t> unsigned_value(const Where& w, const json& v, const std::string& field) {
-  if (!v.is_number_unsigned()) return w.at(field, "expected a non-negative integer, found " + v.dump());
-  return v.get<std::uint64_t>();
-}
 
 Expected<FormatId> format_field(const Where& w, const json& object, const std::string& parent, const std::string& key) {
   auto name = string_field(w, object, parent, key, true);

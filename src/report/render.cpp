@@ -1,5 +1,7 @@
 #include "report/render.hpp"
 
+#include "report/ab_report.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -118,14 +120,6 @@ std::string counterexample_text(const Json& cx) {
                       o["rounded"].is_null() ? "not representable" : o["rounded"]["bits"].get<std::string>());
   return text;
 }
-
-struct JUnitCase {
-  std::string classname;
-  std::string name;
-  bool failed;
-  std::string message;
-  std::string body;
-};
 
 std::vector<JUnitCase> proof_cases(const Json& report) {
   std::vector<JUnitCase> cases;
@@ -251,12 +245,9 @@ ReportJudgement judge_report(const Json& report) {
   return j;
 }
 
-std::string render_junit(const Json& report) {
-  const bool proof = report["kind"] == "proof";
-  const std::vector<JUnitCase> cases = proof ? proof_cases(report) : domain_cases(report);
+std::string junit_document(const std::string& suite, const std::vector<JUnitCase>& cases) {
   std::size_t failures = 0;
   for (const JUnitCase& c : cases) failures += c.failed ? 1 : 0;
-  const std::string suite = report["result"]["spec"]["name"].get<std::string>();
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += fmt::format("<testsuites name=\"bitproof\" tests=\"{}\" failures=\"{}\">\n", cases.size(), failures);
   xml += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
@@ -273,6 +264,12 @@ std::string render_junit(const Json& report) {
   }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;
+}
+
+std::string render_junit(const Json& report) {
+  const std::string suite = report["result"]["spec"]["name"].get<std::string>();
+  if (report["kind"] == "ab") return junit_document(suite, ab_junit_cases(report));
+  return junit_document(suite, report["kind"] == "proof" ? proof_cases(report) : domain_cases(report));
 }
 
 }  // namespace bitproof

@@ -1,5 +1,7 @@
 #include "report/report.hpp"
 
+#include "report/ab_report.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -573,6 +575,7 @@ void markdown_counterexample(std::string& md, const Json& cx) {
 }  // namespace
 
 std::string render_markdown(const Json& report) {
+  if (report["kind"] == "ab") return render_ab_markdown(report);
   const Json& result = report["result"];
   const Json& spec = result["spec"];
   std::string md = fmt::format("## bitproof: {}\n\n", spec["name"].get<std::string>());

@@ -34,19 +34,23 @@ std::uint64_t splitmix(std::uint64_t& s) {
 }
 
 struct Tally {
-  int soft = 0;      // soft multiply != oracle
-  int truncate = 0;  // truncating multiply != oracle (the negative control)
+  int soft = 0;      // soft operation != oracle
+  int truncate = 0;  // the same operation truncating != oracle (the negative control)
 };
 
-Tally mismatches(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs) {
+// One binary32 operation of SoftArith against OracleArith: `op` names it, the
+// three callables give soft, oracle and truncating results.
+template <class Soft, class Oracle, class Truncating>
+Tally mismatches(const char* op, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs, Soft soft_op,
+                 Oracle oracle_op, Truncating truncating_op) {
   Tally t;
   for (auto [a, b] : pairs) {
-    const std::uint32_t want = OracleArith::fmul(a, b);
-    const std::uint32_t got = SoftArith::fmul(a, b);
-    if (soft::mul<soft::Binary32>(a, b, soft::Round::kTowardZero) != want) ++t.truncate;
+    const std::uint32_t want = oracle_op(a, b);
+    const std::uint32_t got = soft_op(a, b);
+    if (truncating_op(a, b) != want) ++t.truncate;
     if (got == want) continue;
     if (t.soft++ < 8) {
-      FAIL_CHECK(fmt::format("fmul {} x {}: soft {} oracle {}", describe_code(FormatId::fp32, a),
+      FAIL_CHECK(fmt::format("{} {} , {}: soft {} oracle {}", op, describe_code(FormatId::fp32, a),
                              describe_code(FormatId::fp32, b), describe_code(FormatId::fp32, got),
                              describe_code(FormatId::fp32, want)));
     }
@@ -79,10 +83,22 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> all_pairs() {
 TEST_SUITE("arith") {
   TEST_CASE("fmul: soft binary32 multiply equals the oracle on edge, FP16-product and random pairs") {
     const auto pairs = all_pairs();
-    const Tally t = mismatches(pairs);
+    const Tally t = mismatches("fmul", pairs, SoftArith::fmul, OracleArith::fmul, [](std::uint32_t a, std::uint32_t b) {
+      return soft::mul<soft::Binary32>(a, b, soft::Round::kTowardZero);
+    });
     CHECK(t.soft == 0);
     CHECK(t.truncate > 0);  // negative control: truncation is caught by the same comparison
     MESSAGE(fmt::format("{} pairs; the truncating multiply differs on {}", pairs.size(), t.truncate));
+  }
+
+  TEST_CASE("fadd: soft binary32 add (the operators' block-partial reduction) equals the oracle") {
+    const auto pairs = all_pairs();
+    const Tally t = mismatches("fadd", pairs, SoftArith::fadd, OracleArith::fadd, [](std::uint32_t a, std::uint32_t b) {
+      return soft::add<soft::Binary32>(a, b, soft::Round::kTowardZero);
+    });
+    CHECK(t.soft == 0);
+    CHECK(t.truncate > 0);  // negative control
+    MESSAGE(fmt::format("{} pairs; the truncating add differs on {}", pairs.size(), t.truncate));
   }
 
   TEST_CASE("fmul: the FP32 product of two FP16 values is exact (why fp16.fp32_round rounds once)") {

@@ -1,0 +1,114 @@
+// bitproof ab SPEC: two arms of an operator on changing inputs, bit for bit, and
+// with --prove the trace proof that they agree on every input.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "backend/cuda_operator.hpp"
+#include "cli/cli.hpp"
+#include "cli/cuda_twin.hpp"
+#include "cli/progress.hpp"
+#include "proof/ab_proof.hpp"
+#include "report/ab_report.hpp"
+
+namespace bitproof::cli {
+namespace {
+
+struct AbArgs {
+  std::string spec;
+  std::string backend = "cpu";
+  std::string checkpoint;
+  std::string audit;
+  std::uint64_t cases = 0;  // 0: the spec's
+  bool prove = false;
+  std::size_t keep = 8;
+  unsigned threads = 0;
+  bool quiet = false;
+  Outputs out;
+};
+
+std::vector<std::string> read_files(const AbArgs& a, const op::AbSpec& spec) {
+  std::vector<std::string> files{a.spec};
+  if (!a.audit.empty()) files.push_back(a.audit);
+  for (const op::ElementProofRef& ref : spec.element_proofs) files.push_back(ref.path);
+  return files;
+}
+
+Expected<op::AbSpec> load(const AbArgs& a) {
+  auto spec = op::load_ab_spec(a.spec);
+  if (!spec) return spec.error();
+  if (a.cases != 0) spec->cases = a.cases;
+  if (!a.checkpoint.empty()) spec->checkpoint_path = a.checkpoint;
+  if (!a.audit.empty() && !a.prove) return Error{"--audit: the audit gives the trace proof's scale domain: add --prove"};
+  if (!a.out.svg.empty()) return Error{"--svg: an A/B report has no case map (give --markdown or --junit)"};
+  return spec;
+}
+
+int run_ab_command(const AbArgs& a) {
+  if (auto e = hand_off_for_cuda(a.backend)) return fail(*e);
+  auto spec = load(a);
+  if (!spec) return fail(spec.error());
+  auto files = a.out.open(read_files(a, *spec));
+  if (!files) return fail(files.error());
+  auto weights = op::load_weights(*spec, spec->checkpoint_path);
+  if (!weights) return fail(weights.error());
+  const unsigned threads = resolve_threads(a.threads);
+  std::vector<std::unique_ptr<op::ArmRunner>> owned;
+  std::vector<AbBackendInfo> infos;
+  if (a.backend != "cuda") {
+    owned.push_back(op::make_cpu_runner(*spec, *weights, threads));
+    infos.push_back({"cpu", Json{{"threads", threads}, {"arithmetic", "soft (bit-exact software model)"}}});
+  }
+  if (a.backend != "cpu") {
+    Json info = Json::object();
+    auto gpu = make_cuda_ab_runner(*spec, *weights, info);
+    if (!gpu) {
+      if (a.backend == "cuda" || gpu.error().exit_code != kExitNoBackend) return fail(gpu.error());
+      if (!a.quiet) std::printf("(no CUDA device: the CPU model alone)\n");
+    } else {
+      infos.push_back({(*gpu)->name(), info});
+      owned.push_back(std::move(*gpu));
+    }
+  }
+  std::vector<op::ArmRunner*> runners;
+  for (auto& r : owned) runners.push_back(r.get());
+  Progress progress(fmt::format("ab {}", spec->name), a.quiet);
+  const ProgressFn bar = progress.callback();
+  AbOptions options{a.audit, a.prove, a.keep, a.threads, bar ? op::AbProgress(bar) : op::AbProgress()};
+  auto outcome = run_ab_spec(*spec, *weights, options, runners);
+  progress.done();
+  if (!outcome) return fail(outcome.error());
+  const Json report = ab_report(*spec, *weights, *outcome, infos);
+  const bool passes = ab_report_passes(report);
+  if (!a.quiet || !passes) {
+    std::printf("%s: %s vs %s\n", spec->name.c_str(), spec->arms[0].name.c_str(), spec->arms[1].name.c_str());
+    for (const std::string& line : ab_summary_lines(report)) std::printf("%s\n", painted(line, passes).c_str());
+  }
+  if (a.out.any()) {
+    if (auto e = a.out.write(*files, report)) return fail(*e);
+  }
+  return passes ? kExitHolds : kExitRefuted;
+}
+
+}  // namespace
+
+void add_ab_command(CLI::App& app, Commands& commands) {
+  auto args = std::make_shared<AbArgs>();
+  auto* p = app.add_subcommand("ab", "compare two arms of an operator bit for bit on changing inputs; --prove: on "
+                                     "every input");
+  p->add_option("spec", args->spec, "A/B spec (JSON)")->required();
+  p->add_option("--backend", args->backend, "cpu (the soft model), cuda (CUDA Graphs) or all (both must agree)")
+      ->check(CLI::IsMember({"cpu", "cuda", "all"}));
+  p->add_flag("--prove", args->prove, "also prove the arms' graphs identical (every input; element proofs swept here)");
+  add_path_option(*p, "--audit", args->audit,
+                  "with --prove: the checkpoint's scale intervals from an audit report (bitproof audit --report)");
+  add_path_option(*p, "--checkpoint", args->checkpoint, "read checkpoint tensors from here (default: the spec's)");
+  p->add_option("--cases", args->cases, "changing-input cases (default: the spec's)")->check(whole_number(1, 1000000));
+  p->add_option("--keep", args->keep, "differences kept")->check(whole_number(0, 1000000));
+  p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(whole_number(0, 4096));
+  p->add_flag("--quiet", args->quiet, "print nothing unless the check fails");
+  args->out.add_flags(*p);
+  commands.push_back({p, [args] { return run_ab_command(*args); }});
+}
+
+}  // namespace bitproof::cli

@@ -1,0 +1,181 @@
+#include "operator/run.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "arith/soft_arith.hpp"
+#include "operator/dispatch.hpp"
+#include "operator/operators.hpp"
+#include "operator/values.hpp"
+#include "parallel.hpp"
+#include "recipes/registry.hpp"
+
+namespace bitproof::op {
+namespace {
+
+// The soft model with its two pure, hot conversions memoised: FP16 → FP32 (every
+// operand of every FMA) and each dequant recipe's 16 × 256 table. Both tables are
+// filled by the same SoftArith functions Bits<SoftArith> calls, so the bits are
+// the soft model's; only the time changes.
+struct HostBits : Bits<SoftArith> {
+  static const std::array<std::uint32_t, 65536>& widen_table() {
+    static const auto table = [] {
+      std::array<std::uint32_t, 65536> t{};
+      for (std::uint32_t h = 0; h < 65536; ++h) t[h] = SoftArith::half2float(static_cast<std::uint16_t>(h));
+      return t;
+    }();
+    return table;
+  }
+  template <class Recipe>
+  static const std::array<std::uint16_t, 16 * 256>& recipe_table() {
+    static const auto table = [] {
+      std::array<std::uint16_t, 16 * 256> t{};
+      for (std::uint32_t s = 0; s < 256; ++s) {
+        for (std::uint32_t x = 0; x < 16; ++x) t[s * 16 + x] = Bits<SoftArith>::recipe<Recipe>(x, s);
+      }
+      return t;
+    }();
+    return table;
+  }
+  static F32 h2f(F16 h) { return widen_table()[h]; }
+  template <class Recipe>
+  static F16 recipe(Code x, Code s) {
+    return recipe_table<Recipe>()[s * 16 + x];
+  }
+};
+
+Strided strided(const std::vector<std::uint16_t>& words, std::uint64_t cols) { return {words.data(), cols}; }
+
+// The rows of one stage output block: element (m, n) of the joined output goes to
+// output block b at (m, n - first_rows[b]).
+struct Writer {
+  const PreparedStage& st;
+  std::vector<std::vector<std::uint16_t>*> outs;
+  void put(std::uint64_t m, std::uint64_t n, std::uint16_t bits) const {
+    std::size_t b = 0;
+    while (n >= st.first_rows[b] + st.rows[b]) ++b;
+    (*outs[b])[m * st.rows[b] + (n - st.first_rows[b])] = bits;
+  }
+};
+
+struct GemmRows {
+  const PreparedStage& st;
+  Strided a, codes, scales;
+  const Writer& out;
+  std::uint64_t n_begin, n_end;
+  template <class R>
+  void run() const {
+    HostBits v;
+    const GemmShape shape{st.k, st.stage->split_k, st.stage->order};
+    for (std::uint64_t n = n_begin; n < n_end; ++n) {
+      for (std::uint64_t m = 0; m < st.m; ++m) out.put(m, n, mxfp4_element<R>(v, a, codes, scales, m, n, shape));
+    }
+  }
+};
+
+int registry_index(const RecipeEntry* entry) { return static_cast<int>(entry - all_recipes().data()); }
+
+// Rows of the joined weight per parallel task: small enough to balance two to many cores.
+constexpr std::uint64_t kRowsPerTask = 16;
+
+void run_matmul(const PreparedStage& st, const Strided& a, const Writer& out, unsigned threads) {
+  const std::uint64_t n_total = st.weight->rows;
+  const std::uint64_t tasks = (n_total + kRowsPerTask - 1) / kRowsPerTask;
+  parallel_for(tasks, threads, [&](std::size_t t) {
+    const std::uint64_t begin = t * kRowsPerTask, end = std::min(n_total, begin + kRowsPerTask);
+    if (st.stage->op == OpKind::kGemv) {
+      HostBits v;
+      const GemvShape shape{st.k, st.stage->block_k, st.stage->order};
+      const Strided w = strided(st.weight->f16, st.k);
+      for (std::uint64_t n = begin; n < end; ++n) out.put(0, n, gemv_element(v, a, w, n, shape));
+      return;
+    }
+    GemmRows rows{st, a, {st.weight->codes.data(), st.k}, {st.weight->scales.data(), st.k / kMxBlock}, out, begin, end};
+    with_dequant(registry_index(st.stage->dequant), rows);
+  });
+}
+
+const std::vector<std::uint16_t>& words_of(const std::string& name, const Activations& activations,
+                                           const Weights& weights, const ArmOutputs& written) {
+  if (const auto it = written.find(name); it != written.end()) return it->second;
+  if (const auto it = activations.find(name); it != activations.end()) return it->second.f16;
+  return weights.tensors.at(name).f16;
+}
+
+}  // namespace
+
+PreparedArm prepare_arm(const AbSpec& spec, std::size_t arm, const Weights& weights) {
+  PreparedArm p;
+  for (const auto& [name, shape] : spec.tensors_of(arm)) p.shapes[name] = shape;
+  for (const Stage& st : spec.arms[arm].stages) {
+    PreparedStage ps;
+    ps.stage = &st;
+    const TensorShape& a = p.shapes.at(st.a);
+    ps.m = a.rows;
+    ps.k = a.cols;
+    if (st.op != OpKind::kSwiglu) {
+      std::uint64_t first = 0;
+      for (const std::string& w : st.weights) {
+        const HostTensor& t = weights.tensors.at(w);
+        ps.first_rows.push_back(first);
+        ps.rows.push_back(t.rows);
+        first += t.rows;
+      }
+      if (st.weights.size() == 1) {
+        ps.weight = &weights.tensors.at(st.weights[0]);
+      } else {
+        HostTensor& j = ps.joined;
+        j.dtype = weights.tensors.at(st.weights[0]).dtype;
+        j.rows = first;
+        j.cols = ps.k;
+        for (const std::string& w : st.weights) {
+          const HostTensor& t = weights.tensors.at(w);
+          j.f16.insert(j.f16.end(), t.f16.begin(), t.f16.end());
+          j.codes.insert(j.codes.end(), t.codes.begin(), t.codes.end());
+          j.scales.insert(j.scales.end(), t.scales.begin(), t.scales.end());
+        }
+      }
+    }
+    p.stages.push_back(std::move(ps));
+  }
+  for (PreparedStage& ps : p.stages) {
+    if (ps.weight == nullptr && ps.stage->op != OpKind::kSwiglu) ps.weight = &ps.joined;  // after the moves
+  }
+  return p;
+}
+
+Activations make_activations(const AbSpec& spec, std::uint64_t case_index) {
+  Activations acts;
+  for (const InputSpec& in : spec.inputs) {
+    if (in.role == InputRole::kActivation) acts[in.name] = make_activation(spec, in, case_index);
+  }
+  return acts;
+}
+
+ArmOutputs run_arm_cpu(const PreparedArm& arm, const Weights& weights, const Activations& activations,
+                       unsigned threads) {
+  ArmOutputs written;
+  for (const PreparedStage& st : arm.stages) {
+    Writer out{st, {}};
+    for (const std::string& name : st.stage->outputs) {
+      const TensorShape& s = arm.shapes.at(name);
+      auto& words = written[name];
+      words.assign(s.rows * s.cols, 0);
+      out.outs.push_back(&words);
+    }
+    const Strided a = strided(words_of(st.stage->a, activations, weights, written), st.k);
+    if (st.stage->op != OpKind::kSwiglu) {
+      run_matmul(st, a, out, threads);
+      continue;
+    }
+    const Strided u = strided(words_of(st.stage->b, activations, weights, written), st.k);
+    std::vector<std::uint16_t>& h = *out.outs[0];
+    parallel_for(st.m, threads, [&](std::size_t m) {
+      HostBits v;
+      for (std::uint64_t i = 0; i < st.k; ++i) h[m * st.k + i] = swiglu_element(v, a, u, m, i);
+    });
+  }
+  return written;
+}
+
+}  // namespace bitproof::op

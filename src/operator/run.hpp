@@ -1,0 +1,49 @@
+// Running the arms of an A/B spec: stages prepared once (joined weights built, as
+// a fused kernel's loader builds its joined buffer after loading the checkpoint),
+// then case after case. The CPU backend evaluates the operator templates with the
+// soft model; the GPU backend (src/backend/cuda_operator.hpp) the same templates
+// with the CUDA instructions; both produce ArmOutputs, compared bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "operator/ab_spec.hpp"
+#include "operator/tensors.hpp"
+
+namespace bitproof::op {
+
+// A stage with its operands resolved: the (joined) weight and where each row
+// block of the joined output goes.
+struct PreparedStage {
+  const Stage* stage = nullptr;
+  HostTensor joined;                       // several weights: their rows concatenated; else unused
+  const HostTensor* weight = nullptr;      // the weight the kernel reads (joined or the input itself)
+  std::vector<std::uint64_t> first_rows;   // per output: its first row in the joined weight
+  std::vector<std::uint64_t> rows;         // per output: its rows
+  std::uint64_t m = 1;                     // activation rows
+  std::uint64_t k = 0;                     // reduction length (swiglu: columns)
+};
+
+struct PreparedArm {
+  std::vector<PreparedStage> stages;
+  std::map<std::string, TensorShape> shapes;  // every tensor the arm reads or writes
+};
+
+[[nodiscard]] PreparedArm prepare_arm(const AbSpec& spec, std::size_t arm, const Weights& weights);
+
+// The FP16 bits of every tensor an arm wrote in one case, by name (row-major).
+using ArmOutputs = std::map<std::string, std::vector<std::uint16_t>>;
+
+// One case's activations, by input name.
+using Activations = std::map<std::string, HostTensor>;
+[[nodiscard]] Activations make_activations(const AbSpec& spec, std::uint64_t case_index);
+
+// Runs every stage of `arm` on the CPU with the soft model, on `threads` threads.
+[[nodiscard]] ArmOutputs run_arm_cpu(const PreparedArm& arm, const Weights& weights, const Activations& activations,
+                                     unsigned threads);
+
+}  // namespace bitproof::op

@@ -1,0 +1,95 @@
+#include "proof/ab_proof.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "audit/admission.hpp"
+
+namespace bitproof {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+op::ScaleSet range_set(std::uint32_t lo, std::uint32_t hi, std::string origin) {
+  op::ScaleSet set;
+  for (std::uint32_t b = lo; b <= hi && b < 256; ++b) set.present[b] = true;
+  set.origin = std::move(origin);
+  return set;
+}
+
+}  // namespace
+
+bool AbOutcome::passes(const op::AbSpec& spec) const {
+  if (cases.backend_disagreement_count != 0) return false;
+  if (spec.expect_differ) return !cases.arms_equal() && (!proved || !trace.identical);
+  return cases.arms_equal() && (!proved || trace.identical);
+}
+
+Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec& spec, const op::Weights& weights,
+                                                             const std::string& audit) {
+  std::optional<audit::AuditReport> report;
+  if (!audit.empty()) {
+    auto loaded = audit::load_audit_report(audit);
+    if (!loaded) return loaded.error();
+    report = std::move(*loaded);
+  }
+  std::map<std::string, op::ScaleSet> sets;
+  for (const op::InputSpec& in : spec.inputs) {
+    if (in.dtype != op::DType::kMxfp4) continue;
+    if (in.tensor.empty()) {
+      sets[in.name] = range_set(in.scales.lo, in.scales.hi, fmt::format("synthetic scales {}..{}", in.scales.lo, in.scales.hi));
+      continue;
+    }
+    const op::ScaleSet& bytes = weights.scale_sets.at(in.name);
+    if (!report) {
+      sets[in.name] = bytes;
+      continue;
+    }
+    const std::string name = in.tensor + ".scale";
+    const auto t = std::find_if(report->tensors.begin(), report->tensors.end(),
+                                [&](const audit::AuditedTensor& a) { return a.name == name; });
+    if (t == report->tensors.end() || !t->min || !t->max)
+      return Error{fmt::format("{}: result.tensors: the audit has no tensor \"{}\" (inputs \"{}\" of {})", audit, name,
+                               in.name, spec.path)};
+    op::ScaleSet stated = range_set(*t->min, *t->max, fmt::format("audit {}: {} holds {}..{}", audit, name, *t->min, *t->max));
+    if (!bytes.within({*t->min, *t->max}))
+      return Error{fmt::format("{}: {}: the audit says {}..{}, but the checkpoint's tensor holds byte {}: the audit is "
+                               "not of this checkpoint",
+                               audit, name, *t->min, *t->max, bytes.first_outside({*t->min, *t->max}))};
+    sets[in.name] = std::move(stated);
+  }
+  return sets;
+}
+
+Expected<AbOutcome> run_ab_spec(const op::AbSpec& spec, const op::Weights& weights, const AbOptions& options,
+                                const std::vector<op::ArmRunner*>& runners) {
+  AbOutcome out;
+  for (const op::ArmRunner* r : runners) out.backends.push_back(r->name());
+  if (options.prove) {
+    // Inputs first: a bad element proof or audit is exit 2 before any case runs.
+    auto scales = trace_scale_sets(spec, weights, options.audit);
+    if (!scales) return scales.error();
+    out.scales = std::move(*scales);
+    auto runs = run_element_proofs(spec, options.threads);
+    if (!runs) return runs.error();
+    out.element_proofs = std::move(*runs);
+  }
+  const auto cases_start = std::chrono::steady_clock::now();
+  auto cases = op::run_ab(spec, runners, options.keep, options.progress);
+  if (!cases) return cases.error();
+  out.cases = std::move(*cases);
+  out.cases_seconds = seconds_since(cases_start);
+  if (!options.prove) return out;
+  const auto trace_start = std::chrono::steady_clock::now();
+  auto trace = op::prove_by_trace(spec, out.scales, substitutions_of(out.element_proofs), {options.threads});
+  if (!trace) return trace.error();
+  out.trace = std::move(*trace);
+  out.proved = true;
+  out.trace_seconds = seconds_since(trace_start);
+  return out;
+}
+
+}  // namespace bitproof

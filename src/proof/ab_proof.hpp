@@ -1,0 +1,54 @@
+// `bitproof ab`: the changing-input A/B run of an A/B spec on the CPU model and
+// any other backends, and with `prove` the trace proof over every input, the
+// element proofs it relies on swept here and the scale sets it quantifies over
+// (synthetic intervals, the checkpoint's own bytes, or an audit's intervals).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "operator/ab.hpp"
+#include "operator/tensors.hpp"
+#include "operator/trace.hpp"
+#include "proof/element_proofs.hpp"
+
+namespace bitproof {
+
+struct AbOptions {
+  std::string audit;  // --audit: scale intervals of the checkpoint tensors (the trace proof's domain)
+  bool prove = false;
+  std::size_t keep = 8;
+  unsigned threads = 0;
+  op::AbProgress progress = {};
+};
+
+struct AbOutcome {
+  op::AbResult cases;
+  std::vector<std::string> backends;  // runner names, the first is the reference
+  bool proved = false;                // the trace proof ran
+  op::TraceResult trace;
+  std::vector<ElementProofRun> element_proofs;
+  std::map<std::string, op::ScaleSet> scales;  // per mxfp4 input: what the proof quantified over
+  double cases_seconds = 0;
+  double trace_seconds = 0;
+  // The arms agree on every case and every backend agrees with the first; with
+  // a trace proof, the graphs are identical. For an "expect": "differ" spec: a
+  // differing case was found and (with a proof) the graphs differ.
+  [[nodiscard]] bool passes(const op::AbSpec& spec) const;
+};
+
+// The scale set of every mxfp4 input for the trace proof: a synthetic input's
+// declared interval; a checkpoint input's bytes, or with `audit` the audit's
+// interval for "<tensor>.scale" (which must contain the checkpoint's bytes).
+[[nodiscard]] Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec& spec,
+                                                                           const op::Weights& weights,
+                                                                           const std::string& audit);
+
+// Runs the cases on `runners` (the CPU model first, then any other backend) and,
+// with options.prove, the trace proof.
+[[nodiscard]] Expected<AbOutcome> run_ab_spec(const op::AbSpec& spec, const op::Weights& weights,
+                                              const AbOptions& options, const std::vector<op::ArmRunner*>& runners);
+
+}  // namespace bitproof

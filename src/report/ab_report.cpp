@@ -1,0 +1,301 @@
+#include "report/ab_report.hpp"
+
+#include <fmt/format.h>
+
+#include "report/digest.hpp"
+
+namespace bitproof {
+namespace {
+
+std::string hex16(std::uint16_t bits) { return fmt::format("0x{:04X}", bits); }
+
+Json code_json(std::uint16_t bits) {
+  return Json{{"bits", hex16(bits)}, {"decoded", describe_code(FormatId::fp16, bits)}};
+}
+
+Json differences_json(const op::AbSpec& spec, const op::AbResult& r) {
+  Json list = Json::array();
+  for (const op::Difference& d : r.first_differences) {
+    list.push_back(Json{{"case", d.case_index},
+                        {"case_seed", fmt::format("0x{:016X}", d.case_seed)},
+                        {"output", d.output},
+                        {"index", {d.row, d.col}},
+                        {spec.arms[0].name, code_json(d.a)},
+                        {spec.arms[1].name, code_json(d.b)}});
+  }
+  return list;
+}
+
+Json outputs_json(const op::AbSpec& spec, const op::AbResult& r) {
+  Json list = Json::array();
+  for (const op::OutputSummary& o : r.outputs) {
+    list.push_back(Json{{"name", o.name},
+                        {"shape", {o.rows, o.cols}},
+                        {"digest", {{spec.arms[0].name, o.digest[0]}, {spec.arms[1].name, o.digest[1]}}},
+                        {"differing_cases", o.differing_cases},
+                        {"differing_elements", o.differing_elements}});
+  }
+  return list;
+}
+
+Json scales_json(const std::map<std::string, op::ScaleSet>& scales) {
+  Json list = Json::array();
+  for (const auto& [name, set] : scales)
+    list.push_back(Json{{"input", name}, {"lo", set.lo()}, {"hi", set.hi()}, {"origin", set.origin}});
+  return list;
+}
+
+Json element_proofs_json(const AbOutcome& o) {
+  Json list = Json::array();
+  for (std::size_t i = 0; i < o.element_proofs.size(); ++i) {
+    const ElementProofRun& run = o.element_proofs[i];
+    Json recipes = Json::array();
+    for (const RecipeEntry* r : run.recipes) recipes.push_back(r->card->name);
+    list.push_back(Json{{"spec", run.ref.spec},
+                        {"name", run.spec_name},
+                        {"spec_sha256", run.spec_sha256},
+                        {"claim", run.ref.claim},
+                        {"recipes", recipes},
+                        {"scales", {run.ref.scales.lo, run.ref.scales.hi}},
+                        {"cases", run.cases},
+                        {"holding", run.holding},
+                        {"case_digest", run.case_digest},
+                        {"relied_on", i < o.trace.substitution_used.size() && o.trace.substitution_used[i]}});
+  }
+  return list;
+}
+
+Json trace_json(const AbOutcome& o) {
+  if (!o.proved) return nullptr;
+  Json t{{"identical", o.trace.identical},
+         {"elements", o.trace.elements},
+         {"compared", o.trace.compared},
+         {"scales", scales_json(o.scales)},
+         {"element_proofs", element_proofs_json(o)}};
+  if (o.trace.difference) {
+    const op::TraceDifference& d = *o.trace.difference;
+    t["difference"] = Json{{"tensor", d.tensor},       {"index", {d.row, d.col}},    {"position", d.position},
+                           {"operation_a", d.operation_a}, {"operation_b", d.operation_b}, {"why", d.why}};
+  } else {
+    t["difference"] = nullptr;
+  }
+  return t;
+}
+
+std::string verdict_of(const op::AbSpec& spec, const AbOutcome& o) {
+  const bool differ = !o.cases.arms_equal() || (o.proved && !o.trace.identical);
+  if (o.cases.backend_disagreement_count != 0) return "backends disagree";
+  if (!differ) return o.proved ? "equal on every input" : "equal on every case";
+  if (spec.expect_differ) return o.passes(spec) ? "differ, as expected" : "differ, but not shown by both checks";
+  return "differ";
+}
+
+std::string arm(const Json& spec, std::size_t i) { return spec["arms"][i]["name"].get<std::string>(); }
+
+std::string difference_line(const Json& spec, const Json& d) {
+  const std::string a = arm(spec, 0), b = arm(spec, 1);
+  return fmt::format("case {} (seed {}) {}[{}][{}]: {} {} vs {} {}", d["case"].get<std::uint64_t>(),
+                     d["case_seed"].get<std::string>(), d["output"].get<std::string>(),
+                     d["index"][0].get<std::uint64_t>(), d["index"][1].get<std::uint64_t>(), a,
+                     d[a]["decoded"].get<std::string>(), b, d[b]["decoded"].get<std::string>());
+}
+
+std::string backends_label(const Json& report) {
+  std::string names;
+  for (const Json& b : report["backends"]) names += (names.empty() ? "" : ", ") + b["name"].get<std::string>();
+  return names;
+}
+
+std::uint64_t elements_per_case(const Json& result) {
+  std::uint64_t n = 0;
+  for (const Json& o : result["outputs"]) n += o["shape"][0].get<std::uint64_t>() * o["shape"][1].get<std::uint64_t>();
+  return n;
+}
+
+std::string cases_line(const Json& report) {
+  const Json& r = report["result"];
+  const Json& spec = r["spec"];
+  const std::uint64_t cases = r["cases"], differing = r["differing_cases"];
+  const std::string pair = fmt::format("{}≡{}", arm(spec, 1), arm(spec, 0));
+  if (differing == 0)
+    return fmt::format("{}: {}/{} changing-input cases bitwise equal, {} output elements each ({})", pair, cases,
+                       cases, elements_per_case(r), backends_label(report));
+  return fmt::format("{}: {}/{} changing-input cases differ, {} output elements in all ({})", pair, differing, cases,
+                     r["differing_elements"].get<std::uint64_t>(), backends_label(report));
+}
+
+std::vector<std::string> trace_lines(const Json& t, const Json& spec) {
+  std::vector<std::string> lines;
+  if (t.is_null()) return lines;
+  std::string domain;
+  for (const Json& s : t["scales"])
+    domain += fmt::format("{}{} ∈ {}..{}", domain.empty() ? "" : ", ", s["input"].get<std::string>(),
+                          s["lo"].get<std::uint64_t>(), s["hi"].get<std::uint64_t>());
+  if (t["identical"].get<bool>()) {
+    lines.push_back(fmt::format("trace proof: {} ≡ {} on every input{}: {} elements, identical graphs", arm(spec, 1),
+                                arm(spec, 0), domain.empty() ? "" : " with scales " + domain,
+                                t["elements"].get<std::uint64_t>()));
+  } else {
+    const Json& d = t["difference"];
+    lines.push_back(fmt::format("trace proof: the graphs differ at {}[{}][{}], {}", d["tensor"].get<std::string>(),
+                                d["index"][0].get<std::uint64_t>(), d["index"][1].get<std::uint64_t>(),
+                                d["position"].get<std::string>()));
+    lines.push_back(fmt::format("  {}: {}", arm(spec, 0), d["operation_a"].get<std::string>()));
+    lines.push_back(fmt::format("  {}: {}", arm(spec, 1), d["operation_b"].get<std::string>()));
+    if (!d["why"].get<std::string>().empty()) lines.push_back("  why: " + d["why"].get<std::string>());
+  }
+  for (const Json& e : t["element_proofs"]) {
+    lines.push_back(fmt::format("  {} element proof {} claim {} on scales {}..{}: {}/{} (spec sha256 {}, case digest {})",
+                                e["relied_on"].get<bool>() ? "relies on" : "unused:", e["name"].get<std::string>(),
+                                e["claim"].get<std::uint64_t>(), e["scales"][0].get<std::uint64_t>(),
+                                e["scales"][1].get<std::uint64_t>(), e["holding"].get<std::uint64_t>(),
+                                e["cases"].get<std::uint64_t>(), e["spec_sha256"].get<std::string>().substr(0, 12),
+                                e["case_digest"].get<std::string>().substr(0, 12)));
+  }
+  return lines;
+}
+
+}  // namespace
+
+Json ab_result_json(const op::AbSpec& spec, const op::Weights& weights, const AbOutcome& o) {
+  const nlohmann::ordered_json spec_json = op::ab_spec_to_json(spec);
+  Json tensors = Json::array();
+  for (const auto& [name, digest] : weights.checkpoint_digests) tensors.push_back({{"tensor", name}, {"sha256", digest}});
+  return Json{{"spec", spec_json},
+              {"spec_sha256", sha256_hex(spec_json.dump())},
+              {"checkpoint_tensors", tensors},
+              {"cases", o.cases.cases},
+              {"differing_cases", o.cases.differing_cases},
+              {"differing_elements", o.cases.differing_elements},
+              {"outputs", outputs_json(spec, o.cases)},
+              {"first_differences", differences_json(spec, o.cases)},
+              {"trace_proof", trace_json(o)},
+              {"verdict", verdict_of(spec, o)},
+              {"passes", o.passes(spec)}};
+}
+
+Json ab_report(const op::AbSpec& spec, const op::Weights& weights, const AbOutcome& o,
+               const std::vector<AbBackendInfo>& backends) {
+  Json list = Json::array();
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    Json b{{"name", backends[i].name}, {"reference", i == 0}, {"info", backends[i].info}};
+    if (i > 0) {
+      Json first = Json::array();
+      for (const op::BackendDisagreement& d : o.cases.backend_disagreements) {
+        first.push_back(Json{{"backend", d.backend}, {"arm", d.arm}, {"output", d.output}, {"case", d.case_index},
+                             {"index", d.index}, {"reference", code_json(d.reference)}, {"other", code_json(d.other)}});
+      }
+      b["disagreements"] = o.cases.backend_disagreement_count;
+      b["first_disagreements"] = first;
+    }
+    list.push_back(b);
+  }
+  Json timing{{"cases_seconds", o.cases_seconds}, {"trace_seconds", o.trace_seconds}, {"trace_nodes", o.trace.nodes}};
+  Json env = environment_json();
+  env["timing"] = timing;
+  return Json{{"bitproof_report", kReportVersion},
+              {"kind", "ab"},
+              {"result", ab_result_json(spec, weights, o)},
+              {"backends", list},
+              {"environment", env}};
+}
+
+bool ab_report_passes(const Json& report) {
+  const Json& r = report["result"];
+  for (const Json& b : report["backends"]) {
+    if (b.value("disagreements", std::uint64_t{0}) != 0) return false;
+  }
+  const bool expect_differ = r["spec"]["expect"] == "differ";
+  const bool cases_differ = r["differing_cases"].get<std::uint64_t>() != 0;
+  const bool proved = !r["trace_proof"].is_null();
+  const bool graphs_differ = proved && !r["trace_proof"]["identical"].get<bool>();
+  if (expect_differ) return cases_differ && (!proved || graphs_differ);
+  return !cases_differ && !graphs_differ;
+}
+
+std::vector<std::string> ab_summary_lines(const Json& report) {
+  const Json& r = report["result"];
+  std::vector<std::string> lines{cases_line(report)};
+  if (!r["first_differences"].empty())
+    lines.push_back("  first: " + difference_line(r["spec"], r["first_differences"][0]));
+  for (const Json& b : report["backends"]) {
+    if (b.value("disagreements", std::uint64_t{0}) == 0) continue;
+    const Json& d = b["first_disagreements"][0];
+    lines.push_back(fmt::format("BACKENDS DISAGREE: {} differs from {} on {} elements; first: arm {} {} case {} "
+                                "element {}: {} vs {}",
+                                b["name"].get<std::string>(), report["backends"][0]["name"].get<std::string>(),
+                                b["disagreements"].get<std::uint64_t>(), d["arm"].get<std::string>(),
+                                d["output"].get<std::string>(), d["case"].get<std::uint64_t>(),
+                                d["index"].get<std::uint64_t>(), d["reference"]["decoded"].get<std::string>(),
+                                d["other"]["decoded"].get<std::string>()));
+  }
+  for (const std::string& line : trace_lines(r["trace_proof"], r["spec"])) lines.push_back(line);
+  if (r["spec"]["expect"] == "differ")
+    lines.push_back(ab_report_passes(report) ? "negative control: the arms differ, as the spec expects"
+                                             : "negative control NOT refuted: the spec expects the arms to differ");
+  return lines;
+}
+
+std::string render_ab_markdown(const Json& report) {
+  const Json& r = report["result"];
+  const Json& spec = r["spec"];
+  const bool passes = ab_report_passes(report);
+  std::string md = fmt::format("## bitproof ab: {}\n\n", spec["name"].get<std::string>());
+  if (spec.contains("title")) md += spec["title"].get<std::string>() + "\n\n";
+  if (spec.contains("source")) md += "Source: " + spec["source"].get<std::string>() + "\n\n";
+  md += fmt::format("**{}**: {}\n\n", passes ? "PASS" : "FAIL", r["verdict"].get<std::string>());
+  for (const std::string& line : ab_summary_lines(report)) {
+    md += (line.starts_with("  ") ? "  - " + line.substr(2) : "- " + line) + "\n";
+  }
+  md += "\n| output | shape | " + arm(spec, 0) + " digest | " + arm(spec, 1) + " digest | differing elements |\n";
+  md += "|---|---|---|---|---|\n";
+  for (const Json& o : r["outputs"]) {
+    md += fmt::format("| `{}` | {}×{} | `{}` | `{}` | {} |\n", o["name"].get<std::string>(),
+                      o["shape"][0].get<std::uint64_t>(), o["shape"][1].get<std::uint64_t>(),
+                      o["digest"][arm(spec, 0)].get<std::string>().substr(0, 16),
+                      o["digest"][arm(spec, 1)].get<std::string>().substr(0, 16),
+                      o["differing_elements"].get<std::uint64_t>());
+  }
+  md += fmt::format("\nReproduce: `bitproof ab <spec>{} --report {}.json` (bitproof {}).\n",
+                    r["trace_proof"].is_null() ? "" : " --prove", spec["name"].get<std::string>(),
+                    report["environment"]["version"].get<std::string>());
+  return md;
+}
+
+std::vector<JUnitCase> ab_junit_cases(const Json& report) {
+  const Json& r = report["result"];
+  const Json& spec = r["spec"];
+  const std::string classname = "bitproof.ab." + spec["name"].get<std::string>();
+  const bool expect_differ = spec["expect"] == "differ";
+  std::vector<JUnitCase> cases;
+  for (const Json& o : r["outputs"]) {
+    const bool differ = o["differing_elements"].get<std::uint64_t>() != 0;
+    JUnitCase c{classname, "cases: " + o["name"].get<std::string>(), differ != expect_differ, "", ""};
+    if (c.failed) {
+      c.message = differ ? "the arms differ" : "the negative control's arms agree";
+      for (const Json& d : r["first_differences"]) {
+        if (d["output"] == o["name"]) c.body += difference_line(spec, d) + "\n";
+      }
+    }
+    cases.push_back(c);
+  }
+  if (!r["trace_proof"].is_null()) {
+    const Json& t = r["trace_proof"];
+    const bool identical = t["identical"].get<bool>();
+    JUnitCase c{classname, "trace proof", identical == expect_differ, "", ""};
+    if (c.failed) {
+      c.message = identical ? "the negative control's graphs are identical" : "the graphs differ";
+      for (const std::string& line : trace_lines(t, spec)) c.body += line + "\n";
+    }
+    cases.push_back(c);
+  }
+  for (const Json& b : report["backends"]) {
+    if (!b.contains("disagreements")) continue;
+    const bool failed = b["disagreements"].get<std::uint64_t>() != 0;
+    cases.push_back({classname, "backend agreement: " + b["name"].get<std::string>(), failed,
+                     failed ? "backends disagree" : "", ""});
+  }
+  return cases;
+}
+
+}  // namespace bitproof
