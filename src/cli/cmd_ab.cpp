@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "operator/host_float.hpp"
 #include "backend/cuda_operator.hpp"
 #include "cli/cli.hpp"
 #include "cli/cuda_twin.hpp"
@@ -24,6 +25,7 @@ struct AbArgs {
   std::size_t keep = 8;
   unsigned threads = 0;
   bool quiet = false;
+  std::string cpu_arith = "host";
   Outputs out;
 };
 
@@ -56,8 +58,18 @@ int run_ab_command(const AbArgs& a) {
   std::vector<std::unique_ptr<op::ArmRunner>> owned;
   std::vector<AbBackendInfo> infos;
   if (a.backend != "cuda") {
-    owned.push_back(op::make_cpu_runner(*spec, *weights, threads));
-    infos.push_back({"cpu", Json{{"threads", threads}, {"arithmetic", "soft (bit-exact software model)"}}});
+    const bool soft = a.cpu_arith == "soft";
+    auto cpu = op::make_cpu_runner(*spec, *weights, threads, soft ? op::CpuArith::kSoft : op::CpuArith::kHostFloat);
+    if (!cpu) return fail(cpu.error());
+    owned.push_back(std::move(*cpu));
+    const HostFloatCheck& check = host_float_agrees();
+    infos.push_back(
+        {"cpu", Json{{"threads", threads},
+                     {"arithmetic", soft ? "soft: the bit-exact software model throughout"
+                                         : fmt::format("host: binary32 add, multiply and FMA on this CPU's IEEE unit, "
+                                                       "NaN canonical, checked against the soft model on {} operations; "
+                                                       "FP16 conversions and recipes from the soft model",
+                                                       check.operations)}}});
   }
   if (a.backend != "cpu") {
     Json info = Json::object();
@@ -107,6 +119,10 @@ void add_ab_command(CLI::App& app, Commands& commands) {
   p->add_option("--keep", args->keep, "differences kept")->check(whole_number(0, 1000000));
   p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(whole_number(0, 4096));
   p->add_flag("--quiet", args->quiet, "print nothing unless the check fails");
+  p->add_option("--cpu-arith", args->cpu_arith,
+                "the CPU backend's binary32 add/mul/FMA: host (this CPU's IEEE unit, checked against the soft model "
+                "first; default) or soft (the software model, slower)")
+      ->check(CLI::IsMember({"host", "soft"}));
   args->out.add_flags(*p);
   commands.push_back({p, [args] { return run_ab_command(*args); }});
 }

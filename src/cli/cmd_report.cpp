@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/cli.hpp"
+#include "report/ab_report.hpp"
 #include "report/compare.hpp"
 #include "report/render.hpp"
 #include "report/shard.hpp"
@@ -62,6 +63,15 @@ int run_verify(const VerifyArgs& a) {
     return kExitRefuted;
   }
   // The result reproduces; what it says is the verdict, with the recorded run's agreement.
+  if ((*report)["kind"] == "ab") {
+    const bool passes = ab_report_passes(*report);
+    std::printf("%s\n", painted(fmt::format("verified: {}: {}: the result part reproduces byte for byte on the CPU model",
+                                            passes ? "PASS" : "FAIL", name),
+                                passes)
+                            .c_str());
+    for (const std::string& line : ab_summary_lines(*report)) std::printf("  %s\n", line.c_str());
+    return passes ? kExitHolds : kExitRefuted;
+  }
   const ReportJudgement judged = judge_report(*report);
   const std::string digest = recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
   std::printf("%s\n", painted(fmt::format("verified: {}, {}/{} claims {}: {}: the result part reproduces byte for byte{}",

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "operator/host_float.hpp"
 #include "report/digest.hpp"
 
 namespace bitproof::op {
@@ -11,17 +12,21 @@ namespace {
 
 class CpuRunner final : public ArmRunner {
  public:
-  CpuRunner(const AbSpec& spec, const Weights& weights, unsigned threads)
-      : weights_(weights), threads_(threads), arms_{prepare_arm(spec, 0, weights), prepare_arm(spec, 1, weights)} {}
+  CpuRunner(const AbSpec& spec, const Weights& weights, unsigned threads, CpuArith arith)
+      : weights_(weights),
+        threads_(threads),
+        arith_(arith),
+        arms_{prepare_arm(spec, 0, weights), prepare_arm(spec, 1, weights)} {}
   [[nodiscard]] std::string name() const override { return "cpu"; }
   Expected<std::array<ArmOutputs, 2>> run_case(std::uint64_t, const Activations& activations) override {
-    return std::array<ArmOutputs, 2>{run_arm_cpu(arms_[0], weights_, activations, threads_),
-                                     run_arm_cpu(arms_[1], weights_, activations, threads_)};
+    return std::array<ArmOutputs, 2>{run_arm_cpu(arms_[0], weights_, activations, threads_, arith_),
+                                     run_arm_cpu(arms_[1], weights_, activations, threads_, arith_)};
   }
 
  private:
   const Weights& weights_;
   unsigned threads_;
+  CpuArith arith_;
   std::array<PreparedArm, 2> arms_;
 };
 
@@ -78,8 +83,13 @@ void compare_backends(const AbSpec& spec, const std::string& backend, const std:
 
 }  // namespace
 
-std::unique_ptr<ArmRunner> make_cpu_runner(const AbSpec& spec, const Weights& weights, unsigned threads) {
-  return std::make_unique<CpuRunner>(spec, weights, threads);
+Expected<std::unique_ptr<ArmRunner>> make_cpu_runner(const AbSpec& spec, const Weights& weights, unsigned threads,
+                                                     CpuArith arith) {
+  if (arith == CpuArith::kHostFloat && !host_float_agrees().agrees)
+    return Error{fmt::format("--cpu-arith host: this CPU's binary32 unit differs from the soft model ({}): use "
+                             "--cpu-arith soft",
+                             host_float_agrees().detail)};
+  return std::unique_ptr<ArmRunner>(std::make_unique<CpuRunner>(spec, weights, threads, arith));
 }
 
 Expected<AbResult> run_ab(const AbSpec& spec, const std::vector<ArmRunner*>& runners, std::size_t keep,

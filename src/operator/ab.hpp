@@ -69,7 +69,10 @@ class ArmRunner {
                                                                      const Activations& activations) = 0;
 };
 
-[[nodiscard]] std::unique_ptr<ArmRunner> make_cpu_runner(const AbSpec& spec, const Weights& weights, unsigned threads);
+// The CPU backend. kHostFloat is refused (exit 2, the check's first difference
+// named) where host_float_agrees() fails on this machine.
+[[nodiscard]] Expected<std::unique_ptr<ArmRunner>> make_cpu_runner(const AbSpec& spec, const Weights& weights,
+                                                                   unsigned threads, CpuArith arith);
 
 using AbProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 

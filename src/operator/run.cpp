@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 
+#include "operator/host_float.hpp"
 #include "arith/soft_arith.hpp"
 #include "operator/dispatch.hpp"
 #include "operator/operators.hpp"
@@ -15,9 +16,12 @@ namespace {
 
 // The soft model with its two pure, hot conversions memoised: FP16 → FP32 (every
 // operand of every FMA) and each dequant recipe's 16 × 256 table. Both tables are
-// filled by the same SoftArith functions Bits<SoftArith> calls, so the bits are
-// the soft model's; only the time changes.
-struct HostBits : Bits<SoftArith> {
+// filled by SoftArith itself, so the bits are the soft model's; only the time changes.
+template <class Ar>
+struct HostBits : Bits<Ar> {
+  using typename Bits<Ar>::F16;
+  using typename Bits<Ar>::F32;
+  using typename Bits<Ar>::Code;
   static const std::array<std::uint32_t, 65536>& widen_table() {
     static const auto table = [] {
       std::array<std::uint32_t, 65536> t{};
@@ -31,7 +35,7 @@ struct HostBits : Bits<SoftArith> {
     static const auto table = [] {
       std::array<std::uint16_t, 16 * 256> t{};
       for (std::uint32_t s = 0; s < 256; ++s) {
-        for (std::uint32_t x = 0; x < 16; ++x) t[s * 16 + x] = Bits<SoftArith>::recipe<Recipe>(x, s);
+        for (std::uint32_t x = 0; x < 16; ++x) t[s * 16 + x] = Bits<SoftArith>::template recipe<Recipe>(x, s);
       }
       return t;
     }();
@@ -58,6 +62,7 @@ struct Writer {
   }
 };
 
+template <class Ar>
 struct GemmRows {
   const PreparedStage& st;
   Strided a, codes, scales;
@@ -65,7 +70,7 @@ struct GemmRows {
   std::uint64_t n_begin, n_end;
   template <class R>
   void run() const {
-    HostBits v;
+    HostBits<Ar> v;
     const GemmShape shape{st.k, st.stage->split_k, st.stage->order};
     for (std::uint64_t n = n_begin; n < n_end; ++n) {
       for (std::uint64_t m = 0; m < st.m; ++m) out.put(m, n, mxfp4_element<R>(v, a, codes, scales, m, n, shape));
@@ -78,19 +83,20 @@ int registry_index(const RecipeEntry* entry) { return static_cast<int>(entry - a
 // Rows of the joined weight per parallel task: small enough to balance two to many cores.
 constexpr std::uint64_t kRowsPerTask = 16;
 
+template <class Ar>
 void run_matmul(const PreparedStage& st, const Strided& a, const Writer& out, unsigned threads) {
   const std::uint64_t n_total = st.weight->rows;
   const std::uint64_t tasks = (n_total + kRowsPerTask - 1) / kRowsPerTask;
   parallel_for(tasks, threads, [&](std::size_t t) {
     const std::uint64_t begin = t * kRowsPerTask, end = std::min(n_total, begin + kRowsPerTask);
     if (st.stage->op == OpKind::kGemv) {
-      HostBits v;
+      HostBits<Ar> v;
       const GemvShape shape{st.k, st.stage->block_k, st.stage->order};
       const Strided w = strided(st.weight->f16, st.k);
       for (std::uint64_t n = begin; n < end; ++n) out.put(0, n, gemv_element(v, a, w, n, shape));
       return;
     }
-    GemmRows rows{st, a, {st.weight->codes.data(), st.k}, {st.weight->scales.data(), st.k / kMxBlock}, out, begin, end};
+    GemmRows<Ar> rows{st, a, {st.weight->codes.data(), st.k}, {st.weight->scales.data(), st.k / kMxBlock}, out, begin, end};
     with_dequant(registry_index(st.stage->dequant), rows);
   });
 }
@@ -152,8 +158,8 @@ Activations make_activations(const AbSpec& spec, std::uint64_t case_index) {
   return acts;
 }
 
-ArmOutputs run_arm_cpu(const PreparedArm& arm, const Weights& weights, const Activations& activations,
-                       unsigned threads) {
+template <class Ar>
+ArmOutputs run_arm(const PreparedArm& arm, const Weights& weights, const Activations& activations, unsigned threads) {
   ArmOutputs written;
   for (const PreparedStage& st : arm.stages) {
     Writer out{st, {}};
@@ -165,17 +171,23 @@ ArmOutputs run_arm_cpu(const PreparedArm& arm, const Weights& weights, const Act
     }
     const Strided a = strided(words_of(st.stage->a, activations, weights, written), st.k);
     if (st.stage->op != OpKind::kSwiglu) {
-      run_matmul(st, a, out, threads);
+      run_matmul<Ar>(st, a, out, threads);
       continue;
     }
     const Strided u = strided(words_of(st.stage->b, activations, weights, written), st.k);
     std::vector<std::uint16_t>& h = *out.outs[0];
     parallel_for(st.m, threads, [&](std::size_t m) {
-      HostBits v;
+      HostBits<Ar> v;
       for (std::uint64_t i = 0; i < st.k; ++i) h[m * st.k + i] = swiglu_element(v, a, u, m, i);
     });
   }
   return written;
+}
+
+ArmOutputs run_arm_cpu(const PreparedArm& arm, const Weights& weights, const Activations& activations,
+                       unsigned threads, CpuArith arith) {
+  return arith == CpuArith::kSoft ? run_arm<SoftArith>(arm, weights, activations, threads)
+                                  : run_arm<HostFloatArith>(arm, weights, activations, threads);
 }
 
 }  // namespace bitproof::op

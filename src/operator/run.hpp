@@ -42,8 +42,12 @@ using ArmOutputs = std::map<std::string, std::vector<std::uint16_t>>;
 using Activations = std::map<std::string, HostTensor>;
 [[nodiscard]] Activations make_activations(const AbSpec& spec, std::uint64_t case_index);
 
-// Runs every stage of `arm` on the CPU with the soft model, on `threads` threads.
+// The CPU's arithmetic: the soft model throughout, or binary32 add, multiply and
+// FMA on the host's IEEE unit (operator/host_float.hpp: the same bits, checked).
+enum class CpuArith : std::uint8_t { kSoft, kHostFloat };
+
+// Runs every stage of `arm` on the CPU, on `threads` threads.
 [[nodiscard]] ArmOutputs run_arm_cpu(const PreparedArm& arm, const Weights& weights, const Activations& activations,
-                                     unsigned threads);
+                                     unsigned threads, CpuArith arith);
 
 }  // namespace bitproof::op

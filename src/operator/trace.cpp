@@ -22,6 +22,22 @@ enum class TOp : std::uint8_t { kLeaf, kZero, kH2F, kF2H, kFma, kAdd, kMul, kSil
 
 constexpr std::uint32_t kClassBit = 0x80000000u;  // a recipe node's aux: a substitution class, not a recipe
 
+// Operands a node has (a leaf's a and b hold its index, not nodes).
+constexpr int arity(TOp op) {
+  switch (op) {
+    case TOp::kLeaf:
+    case TOp::kZero: return 0;
+    case TOp::kH2F:
+    case TOp::kF2H:
+    case TOp::kSilu: return 1;
+    case TOp::kAdd:
+    case TOp::kMul:
+    case TOp::kRecipe: return 2;
+    case TOp::kFma: return 3;
+  }
+  return 0;
+}
+
 struct Node {
   TOp op;
   std::uint32_t aux;  // leaf: tensor id; recipe: registry index or kClassBit | substitution
@@ -201,14 +217,16 @@ class Prover {
   Expected<TraceResult> run() {
     TraceResult result;
     result.substitution_used.assign(ctx_.substitutions->size(), false);
-    std::set<std::string> pending;
-    for (const auto& [name, producer] : arms_[0].produced) {
-      if (arms_[1].produced.contains(name)) pending.insert(name);
+    std::vector<std::string> pending;  // arm A's stage order
+    for (const Stage& st : arms_[0].arm->stages) {
+      for (const std::string& name : st.outputs) {
+        if (arms_[1].produced.contains(name)) pending.push_back(name);
+      }
     }
     while (!pending.empty()) {
       auto next = ready(pending);
       if (!next) return next.error();
-      pending.erase(*next);
+      pending.erase(std::find(pending.begin(), pending.end(), *next));
       compare_tensor(*next, result);
       result.compared.push_back(*next);
       if (result.difference) return result;
@@ -246,7 +264,7 @@ class Prover {
 
   // The next shared tensor whose producers (in both arms) read only inputs and
   // tensors already proven equal.
-  Expected<std::string> ready(const std::set<std::string>& pending) const {
+  Expected<std::string> ready(const std::vector<std::string>& pending) const {
     for (const std::string& name : pending) {
       bool ok = true;
       for (const ArmMap& arm : arms_) {
@@ -259,7 +277,8 @@ class Prover {
     for (const std::string& name : pending) {
       for (const ArmMap& arm : arms_) {
         for (const std::string& read : reads(arm.arm->stages[arm.produced.at(name).stage])) {
-          if (!inputs_.contains(read) && !shared_.contains(read) && !pending.contains(read))
+          if (!inputs_.contains(read) && !shared_.contains(read) &&
+              std::find(pending.begin(), pending.end(), read) == pending.end())
             return Error{fmt::format("{}: arms[{}]: \"{}\" reads \"{}\", which only arm \"{}\" computes: the trace "
                                      "proof compares the tensors both arms compute, by name",
                                      spec_.path, &arm == &arms_[0] ? 0 : 1, name, read, arm.arm->name)};
@@ -383,16 +402,25 @@ class Prover {
     return fmt::format("{}[{}][{}]", t.name, index / t.cols, index % t.cols);
   }
 
+  // An FMA chain from +0 by the reduction steps it covers: "chain[k 0..1023]".
+  std::string chain_text(const Recorder& rec, NodeId id) const {
+    const std::string last = step_of(rec, id);
+    while (rec.node(rec.node(id).c).op == TOp::kFma) id = rec.node(id).c;
+    const std::string from = rec.node(rec.node(id).c).op == TOp::kZero ? "" : " onto another value";
+    return fmt::format("chain[{}..{}{}]", step_of(rec, id), last.substr(4), from);
+  }
+
   std::string text(const Recorder& rec, NodeId id, int depth) const {
     const Node& n = rec.node(id);
     if (n.op == TOp::kLeaf) return leaf_text(n);
     if (n.op == TOp::kZero) return "+0";
-    if (depth == 0) return n.op == TOp::kFma ? "fma(…)" : n.op == TOp::kAdd ? "add(…)" : "…";
+    if (n.op == TOp::kFma && depth < 2) return chain_text(rec, id);
+    if (depth == 0) return n.op == TOp::kAdd ? "add(…)" : "…";
     auto sub = [&](NodeId x) { return text(rec, x, depth - 1); };
     switch (n.op) {
       case TOp::kH2F: return fmt::format("f32({})", sub(n.a));
       case TOp::kF2H: return fmt::format("f16_rn({})", sub(n.a));
-      case TOp::kFma: return fmt::format("fma({}, {}, {})", sub(n.a), sub(n.b), sub(n.c));
+      case TOp::kFma: return fmt::format("fma({}, {}, {})", sub(n.a), sub(n.b), text(rec, n.c, 0));
       case TOp::kAdd: return fmt::format("add({}, {})", sub(n.a), sub(n.b));
       case TOp::kMul: return fmt::format("mul({}, {})", sub(n.a), sub(n.b));
       case TOp::kSilu: return fmt::format("silu({})", sub(n.a));
@@ -442,36 +470,56 @@ class Prover {
     return "no element proof in the spec relates these two recipes";
   }
 
+  // The first operation each arm computes that the other does not: with one
+  // table for both arms, a node reachable from only one root is an operation of
+  // that arm alone, and node ids follow creation order (operands first), so the
+  // lowest such id is where that arm departs from the other.
   TraceDifference describe(const Recorder& rec, const std::string& tensor, std::uint64_t m, std::uint64_t j, NodeId a,
                            NodeId b) const {
+    std::vector<std::uint8_t> reach(rec.size(), 0);
+    for (auto [root, bit] : {std::pair{a, std::uint8_t{1}}, std::pair{b, std::uint8_t{2}}}) {
+      std::vector<NodeId> stack{root};
+      while (!stack.empty()) {
+        const NodeId id = stack.back();
+        stack.pop_back();
+        if ((reach[id] & bit) != 0) continue;
+        reach[id] |= bit;
+        const Node& n = rec.node(id);
+        const NodeId operands[3] = {n.a, n.b, n.c};
+        for (int i = 0; i < arity(n.op); ++i) stack.push_back(operands[i]);
+      }
+    }
+    const auto first_only = [&](std::uint8_t bit) {
+      for (NodeId id = 0; id < reach.size(); ++id) {
+        if (reach[id] == bit) return id;
+      }
+      return bit == 1 ? a : b;
+    };
+    const NodeId own_a = first_only(1), own_b = first_only(2);
     TraceDifference d;
     d.tensor = tensor;
     d.row = m;
     d.col = j;
-    std::uint64_t depth = 0;
-    std::optional<std::pair<NodeId, NodeId>> last_fma;
-    while (true) {
-      const Node& na = rec.node(a);
-      const Node& nb = rec.node(b);
-      if (na.op == TOp::kFma && nb.op == TOp::kFma) last_fma.emplace(a, b);
-      if (na.op != nb.op || na.aux != nb.aux || na.op == TOp::kLeaf) break;
-      // Descend into the differing operand built first: the earliest point of departure.
-      std::optional<std::pair<NodeId, NodeId>> next;
-      for (auto [x, y] : {std::pair{na.a, nb.a}, std::pair{na.b, nb.b}, std::pair{na.c, nb.c}}) {
-        if (x != y && (!next || x < next->first)) next.emplace(x, y);
-      }
-      if (!next) break;
-      a = next->first;
-      b = next->second;
-      ++depth;
-    }
-    d.operation_a = text(rec, a, 2);
-    d.operation_b = text(rec, b, 2);
-    d.position = last_fma ? fmt::format("reduction step {} of arm A ({} of arm B), {} operations below the output",
-                                        step_of(rec, last_fma->first), step_of(rec, last_fma->second), depth)
-                          : fmt::format("{} operations below the output", depth);
-    d.why = why(rec, rec.node(a), rec.node(b));
+    d.operation_a = text(rec, own_a, 2);
+    d.operation_b = text(rec, own_b, 2);
+    auto where = [&](NodeId id) {
+      const Node& n = rec.node(id);
+      return n.op == TOp::kFma ? "reduction step " + step_of(rec, id) : std::string(op_word(n.op));
+    };
+    d.position = fmt::format("first own operation of arm A: {}; of arm B: {}", where(own_a), where(own_b));
+    d.why = why(rec, rec.node(own_a), rec.node(own_b));
     return d;
+  }
+
+  static std::string_view op_word(TOp op) {
+    switch (op) {
+      case TOp::kAdd: return "the fold of partial sums (add)";
+      case TOp::kRecipe: return "a dequant";
+      case TOp::kF2H: return "the FP16 rounding";
+      case TOp::kMul: return "a multiply";
+      case TOp::kSilu: return "silu";
+      default: return "an operation";
+    }
   }
 
   const AbSpec& spec_;

@@ -30,8 +30,8 @@ struct Strided {
 // so every IEEE implementation of them gives the same bits:
 //   y = clamp(-g, -87, 87)                           (NaN passes through the products)
 //   n = round(y·log2 e) by the 1.5·2^23 trick;  r = y - n·ln2 (two FMAs, Cody–Waite)
-//   e^r by Horner on 1/k!, k ≤ 6;  e^y = e^r · 2^n (n in -126..126: exact scaling)
-//   1/(1 + e^y) by three Newton steps r' = r + r·(1 - d·r) from a bit-trick seed
+//   e^r by Horner on 1/k!, k ≤ 7;  e^y = e^r · 2^n (n in -126..126: exact scaling)
+//   1/(1 + e^y) by four Newton steps r' = r + r·(1 - d·r) from a bit-trick seed
 // A model of the kind of SiLU kernels compute, not of one kernel's __expf: it is
 // deterministic where __expf (MUFU.EX2) is not reproducible on a CPU.
 template <class Ar>
@@ -42,7 +42,8 @@ BP_HD constexpr std::uint32_t silu_bits(std::uint32_t g) {
   constexpr std::uint32_t kLn2Hi = 0x3F317200u;      // 0.693145752 (exact in 16 bits)
   constexpr std::uint32_t kLn2Lo = 0x35BFBE8Eu;      // 1.42860677e-06
   constexpr std::uint32_t kClamp = 0x42AE0000u;      // 87.0
-  constexpr std::uint32_t kInvFact[6] = {0x3AB60B61u,   // 1/720
+  constexpr std::uint32_t kInvFact[7] = {0x39500D01u,   // 1/5040
+                                         0x3AB60B61u,   // 1/720
                                          0x3C088889u,   // 1/120
                                          0x3D2AAAABu,   // 1/24
                                          0x3E2AAAABu,   // 1/6
@@ -58,13 +59,13 @@ BP_HD constexpr std::uint32_t silu_bits(std::uint32_t g) {
   std::uint32_t r = Ar::ffma(n_float ^ sign, kLn2Hi, y);
   r = Ar::ffma(n_float ^ sign, kLn2Lo, r);
   std::uint32_t p = kInvFact[0];
-  for (int i = 1; i < 6; ++i) p = Ar::ffma(p, r, kInvFact[i]);
+  for (int i = 1; i < 7; ++i) p = Ar::ffma(p, r, kInvFact[i]);
   p = Ar::ffma(p, r, kOne);
   const std::uint32_t two_n = static_cast<std::uint32_t>(n + 127) << 23;
   const std::uint32_t e = Ar::fmul(p, two_n);
   const std::uint32_t d = Ar::fadd(kOne, e);
   std::uint32_t inv = 0x7EF311C3u - d;
-  for (int i = 0; i < 3; ++i) inv = Ar::ffma(inv, Ar::ffma(d ^ sign, inv, kOne), inv);
+  for (int i = 0; i < 4; ++i) inv = Ar::ffma(inv, Ar::ffma(d ^ sign, inv, kOne), inv);
   return Ar::fmul(g, inv);
 }
 

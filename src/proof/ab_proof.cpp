@@ -67,12 +67,14 @@ Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec&
 Expected<AbOutcome> run_ab_spec(const op::AbSpec& spec, const op::Weights& weights, const AbOptions& options,
                                 const std::vector<op::ArmRunner*>& runners) {
   AbOutcome out;
+  out.keep = options.keep;
   for (const op::ArmRunner* r : runners) out.backends.push_back(r->name());
   if (options.prove) {
     // Inputs first: a bad element proof or audit is exit 2 before any case runs.
     auto scales = trace_scale_sets(spec, weights, options.audit);
     if (!scales) return scales.error();
     out.scales = std::move(*scales);
+    out.audit = options.audit;
     auto runs = run_element_proofs(spec, options.threads);
     if (!runs) return runs.error();
     out.element_proofs = std::move(*runs);

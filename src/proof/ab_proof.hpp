@@ -31,6 +31,8 @@ struct AbOutcome {
   op::TraceResult trace;
   std::vector<ElementProofRun> element_proofs;
   std::map<std::string, op::ScaleSet> scales;  // per mxfp4 input: what the proof quantified over
+  std::string audit;                           // the audit report they came from, as given ("" none)
+  std::size_t keep = 8;                        // differences kept
   double cases_seconds = 0;
   double trace_seconds = 0;
   // The arms agree on every case and every backend agrees with the first; with

@@ -68,6 +68,7 @@ Json element_proofs_json(const AbOutcome& o) {
 Json trace_json(const AbOutcome& o) {
   if (!o.proved) return nullptr;
   Json t{{"identical", o.trace.identical},
+         {"audit", o.audit.empty() ? Json(nullptr) : Json(o.audit)},
          {"elements", o.trace.elements},
          {"compared", o.trace.compared},
          {"scales", scales_json(o.scales)},
@@ -92,12 +93,19 @@ std::string verdict_of(const op::AbSpec& spec, const AbOutcome& o) {
 
 std::string arm(const Json& spec, std::size_t i) { return spec["arms"][i]["name"].get<std::string>(); }
 
+// An arm's decoded value in a difference record ("?" where a report read back lacks it).
+std::string decoded(const Json& d, const std::string& arm_name) {
+  const auto it = d.find(arm_name);
+  if (it == d.end() || !it->is_object() || !it->contains("decoded") || !(*it)["decoded"].is_string()) return "?";
+  return (*it)["decoded"].get<std::string>();
+}
+
 std::string difference_line(const Json& spec, const Json& d) {
   const std::string a = arm(spec, 0), b = arm(spec, 1);
   return fmt::format("case {} (seed {}) {}[{}][{}]: {} {} vs {} {}", d["case"].get<std::uint64_t>(),
                      d["case_seed"].get<std::string>(), d["output"].get<std::string>(),
-                     d["index"][0].get<std::uint64_t>(), d["index"][1].get<std::uint64_t>(), a,
-                     d[a]["decoded"].get<std::string>(), b, d[b]["decoded"].get<std::string>());
+                     d["index"][0].get<std::uint64_t>(), d["index"][1].get<std::uint64_t>(), a, decoded(d, a), b,
+                     decoded(d, b));
 }
 
 std::string backends_label(const Json& report) {
@@ -165,6 +173,7 @@ Json ab_result_json(const op::AbSpec& spec, const op::Weights& weights, const Ab
               {"spec_sha256", sha256_hex(spec_json.dump())},
               {"checkpoint_tensors", tensors},
               {"cases", o.cases.cases},
+              {"keep", o.keep},
               {"differing_cases", o.cases.differing_cases},
               {"differing_elements", o.cases.differing_elements},
               {"outputs", outputs_json(spec, o.cases)},

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <map>
 #include <sstream>
 
 #include "proof/discovery.hpp"
+#include "report/ab_report.hpp"
 #include "proof/engine.hpp"
 #include "user/user_recipes.hpp"
 
@@ -103,8 +105,35 @@ void diff_claim(std::vector<std::string>& out, std::size_t c, const Json& a, con
 
 }  // namespace
 
+namespace {
+
+// An A/B report's result, run again on the CPU model: the recorded spec (its
+// element proofs and checkpoint resolved against `spec_dir`, default the
+// report's directory), its cases, and the trace proof when one was recorded
+// (with the audit it named).
+Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::string& spec_dir) {
+  const std::string dir = spec_dir.empty() ? std::filesystem::path(path).parent_path().string() : spec_dir;
+  auto spec = op::parse_ab_spec(result["spec"].dump(), (std::filesystem::path(dir) / "result.spec").string());
+  if (!spec) return spec.error();
+  auto weights = op::load_weights(*spec, spec->checkpoint_path);
+  if (!weights) return weights.error();
+  const Json& trace = result["trace_proof"];
+  AbOptions options;
+  options.prove = !trace.is_null();
+  if (options.prove && trace["audit"].is_string()) options.audit = trace["audit"].get<std::string>();
+  options.keep = result["keep"].get<std::size_t>();
+  auto cpu = op::make_cpu_runner(*spec, *weights, resolve_threads(0), op::CpuArith::kHostFloat);
+  if (!cpu) return cpu.error();
+  auto outcome = run_ab_spec(*spec, *weights, options, {cpu->get()});
+  if (!outcome) return outcome.error();
+  return ab_result_json(*spec, *weights, *outcome);
+}
+
+}  // namespace
+
 Expected<Json> rerun_result(const Json& report, const std::string& path, const std::string& spec_dir) {
   const Json& result = report["result"];
+  if (report["kind"] == "ab") return rerun_ab(result, path, spec_dir);
   auto spec = parse_spec(result["spec"].dump(), path + ": result.spec");
   if (!spec) return spec.error();
   if (spec->user && !spec_dir.empty()) spec->user->base_dir = spec_dir;

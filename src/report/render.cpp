@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "operator/ab_spec.hpp"
 #include "proof/spec.hpp"
 #include "report/digest.hpp"
 #include "report/schema.hpp"
@@ -49,6 +50,43 @@ Expected<Ok> check_proof_counts(const Json& result, std::uint64_t cases, const s
   return Ok{};
 }
 
+// An A/B result read back must add up: its outputs and arms are the spec's, the
+// counts agree with each other and with the differences listed (the renderers rely
+// on each difference naming both arms).
+Expected<Ok> check_ab_consistency(const op::AbSpec& spec, const Json& result, const std::string& path) {
+  const Json& outputs = result["outputs"];
+  if (outputs.size() != spec.outputs.size()) return bad(path, "result.outputs", "not the spec's outputs");
+  std::uint64_t elements = 0, differing_cases_max = 0;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Json& o = outputs[i];
+    if (o["name"] != spec.outputs[i]) return bad(path, fmt::format("result.outputs[{}].name", i), "not the spec's output");
+    for (const op::Arm& arm : spec.arms) {
+      if (!o["digest"].contains(arm.name))
+        return bad(path, fmt::format("result.outputs[{}].digest", i), fmt::format("no digest for arm \"{}\"", arm.name));
+    }
+    if (o["differing_cases"].get<std::uint64_t>() > result["cases"].get<std::uint64_t>())
+      return bad(path, fmt::format("result.outputs[{}].differing_cases", i), "more than the cases run");
+    elements += o["differing_elements"].get<std::uint64_t>();
+    differing_cases_max = std::max(differing_cases_max, o["differing_cases"].get<std::uint64_t>());
+  }
+  if (elements != result["differing_elements"].get<std::uint64_t>())
+    return bad(path, "result.differing_elements", "is not the sum over the outputs");
+  const std::uint64_t differing = result["differing_cases"].get<std::uint64_t>();
+  if (differing > result["cases"].get<std::uint64_t>() || differing < differing_cases_max || (differing == 0) != (elements == 0))
+    return bad(path, "result.differing_cases", "does not agree with the outputs' counts");
+  if (result["first_differences"].size() > std::min<std::uint64_t>(elements, result["keep"].get<std::uint64_t>()))
+    return bad(path, "result.first_differences", "lists more differences than were counted or kept");
+  for (std::size_t i = 0; i < result["first_differences"].size(); ++i) {
+    for (const op::Arm& arm : spec.arms) {
+      const Json& d = result["first_differences"][i];
+      if (!d.contains(arm.name) || !d[arm.name].is_object() || !d[arm.name].contains("decoded") ||
+          !d[arm.name]["decoded"].is_string())
+        return bad(path, fmt::format("result.first_differences[{}]", i), fmt::format("no value for arm \"{}\"", arm.name));
+    }
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Expected<Ok> validate_report(const Json& report, const std::string& path) {
@@ -63,6 +101,13 @@ Expected<Ok> validate_report(const Json& report, const std::string& path) {
   if (auto ok = validate_json(report, report_schema(), path); !ok) return ok;
   // The recorded spec must be one bitproof reads, and its digest its own.
   const Json& result = report["result"];
+  if (report["kind"] == "ab") {
+    auto ab = op::parse_ab_spec(result["spec"].dump(), path + ": result.spec");
+    if (!ab) return ab.error();
+    if (sha256_hex(result["spec"].dump()) != result["spec_sha256"].get<std::string>())
+      return bad(path, "result.spec_sha256", "is not the digest of the recorded spec");
+    return check_ab_consistency(*ab, result, path);
+  }
   auto spec = parse_spec(result["spec"].dump(), path + ": result.spec");
   if (!spec) return spec.error();
   if (sha256_hex(result["spec"].dump()) != result["spec_sha256"].get<std::string>()) {

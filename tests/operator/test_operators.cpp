@@ -9,8 +9,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "operator/host_float.hpp"
 #include "arith/soft_arith.hpp"
 #include "operator/ab.hpp"
+#include "recipes/turbomind_mxfp4.hpp"
 #include "operator/operators.hpp"
 #include "operator/trace.hpp"
 #include "operator/values.hpp"
@@ -91,19 +93,44 @@ op::TraceResult trace(const op::AbSpec& spec, const std::vector<op::Substitution
   return *r;
 }
 
-op::AbResult run_cpu(const op::AbSpec& spec) {
+// The A/B run on the CPU with the host's binary32 unit, and the same run with the
+// soft model as a second backend: the two CPU arithmetics must agree on every element.
+op::AbResult run_cpu(const op::AbSpec& spec, bool with_soft = true) {
   auto weights = op::load_weights(spec, "");
   REQUIRE(weights.ok());
-  auto cpu = op::make_cpu_runner(spec, *weights, 2);
-  auto r = op::run_ab(spec, {cpu.get()}, 4);
+  auto host = op::make_cpu_runner(spec, *weights, 2, op::CpuArith::kHostFloat);
+  auto soft = op::make_cpu_runner(spec, *weights, 2, op::CpuArith::kSoft);
+  REQUIRE(host.ok());
+  REQUIRE(soft.ok());
+  std::vector<op::ArmRunner*> runners{host->get()};
+  if (with_soft) runners.push_back(soft->get());
+  auto r = op::run_ab(spec, runners, 4);
   REQUIRE(r.ok());
+  CHECK(r->backend_disagreement_count == 0);
   return *r;
+}
+
+op::AbSpec committed(const char* name, std::uint64_t cases) {
+  auto spec = op::load_ab_spec(std::string(BITPROOF_SOURCE_DIR "/proofs/ab/") + name + ".json");
+  REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+  spec->cases = cases;
+  return *spec;
 }
 
 }  // namespace
 
 TEST_SUITE("operator") {
-  TEST_CASE("silu model: soft and oracle arithmetic give the same bits; the model is SiLU to 2 ulp") {
+  TEST_CASE("host binary32 unit: the soft model's bits on edge and random operands (else the CPU backend refuses it)") {
+    const HostFloatCheck& c = host_float_agrees();
+    CHECK_MESSAGE(c.agrees, c.detail);
+    CHECK(c.operations > 100000);
+    // Negative control: without NaN canonicalisation the host's NaNs are not the model's.
+    const float nan = std::bit_cast<float>(0x7FC00001u);
+    CHECK(std::bit_cast<std::uint32_t>(nan + 1.0f) != SoftArith::fadd(0x7FC00001u, 0x3F800000u));
+    CHECK(HostFloatArith::fadd(0x7FC00001u, 0x3F800000u) == SoftArith::fadd(0x7FC00001u, 0x3F800000u));
+  }
+
+  TEST_CASE("silu model: soft and oracle arithmetic give the same bits; the model is SiLU to 4 ulp") {
     int differ = 0, inaccurate = 0, control_differs = 0;
     for (std::uint32_t h = 0; h < 65536; h += 3) {
       const std::uint32_t g = SoftArith::half2float(static_cast<std::uint16_t>(h));
@@ -116,7 +143,7 @@ TEST_SUITE("operator") {
       if (!std::isfinite(x) || std::fabs(x) > 80) continue;
       const double want = x / (1 + std::exp(-x));
       const double got = as_float(soft);
-      if (std::fabs(got - want) > 2 * std::ldexp(1.0, std::ilogb(want) - 23) + 1e-38 && inaccurate++ < 4)
+      if (std::fabs(got - want) > 4 * std::ldexp(1.0, std::ilogb(want) - 23) + 1e-38 && inaccurate++ < 4)
         FAIL_CHECK(fmt::format("silu({}) = {} (model) vs {} (libm)", x, got, want));
     }
     CHECK(differ == 0);
@@ -154,12 +181,13 @@ TEST_SUITE("operator") {
   }
 
   TEST_CASE("ab on the CPU: equal arms agree on every case; a reassociated arm differs, with the case named") {
-    const op::AbSpec same = spec_from(gemv_spec(128, 128, "forward", "finite"));
+    const op::AbSpec same = spec_from(gemv_spec(128, 128, "forward", json{{"uniform", {-1, 1}}}));
     const op::AbResult r = run_cpu(same);
     CHECK(r.arms_equal());
     CHECK(r.outputs.size() == 2);
     CHECK(r.outputs[0].digest[0] == r.outputs[0].digest[1]);
-    const op::AbResult d = run_cpu(spec_from(gemv_spec(128, 64, "forward", "finite")));
+    // Reassociation moves an FP16 output in about one of 400 elements: the committed control, 2 cases.
+    const op::AbResult d = run_cpu(committed("dsv4-fused-aux-gemv-block512", 2), false);
     REQUIRE_FALSE(d.arms_equal());
     REQUIRE_FALSE(d.first_differences.empty());
     CHECK(d.first_differences[0].a != d.first_differences[0].b);
@@ -178,8 +206,9 @@ TEST_SUITE("operator") {
     REQUIRE_FALSE(r.identical);
     REQUIRE(r.difference.has_value());
     CHECK(r.difference->col == 0);
-    CHECK(r.difference->position.find("k = 64") != std::string::npos);
-    CHECK(r.difference->operation_b.find("+0") != std::string::npos);  // the fused arm restarts its chain
+    CHECK(r.difference->position.find("arm A: reduction step k = 64") != std::string::npos);
+    CHECK(r.difference->operation_a.find("x[0][64]") != std::string::npos);
+    CHECK(r.difference->operation_b.ends_with(", +0)"));  // the fused arm restarts its chain at k = 64
     MESSAGE(r.difference->position, " | ", r.difference->operation_a, " | ", r.difference->operation_b);
   }
 
@@ -187,6 +216,8 @@ TEST_SUITE("operator") {
     const op::TraceResult r = trace(spec_from(gemv_spec(128, 128, "reverse", json{{"uniform", {-1, 1}}})));
     REQUIRE_FALSE(r.identical);
     CHECK(r.difference->operation_a.starts_with("add("));
+    CHECK(r.difference->operation_b.starts_with("add("));
+    CHECK(r.difference->operation_a != r.difference->operation_b);
   }
 
   TEST_CASE("trace: ordinary and folded dequant are one node only where the element proof covers every scale") {
@@ -194,7 +225,7 @@ TEST_SUITE("operator") {
     const op::TraceResult proven = trace(fold, {fold_substitution(113, 128)});
     CHECK(proven.identical);
     CHECK(proven.substitution_used[0]);
-    CHECK(proven.compared == std::vector<std::string>{"g", "h", "o", "u"});
+    CHECK(proven.compared == std::vector<std::string>{"g", "u", "h", "o"});
     // No element proof: the first dequant node differs, and the proof says why.
     const op::TraceResult bare = trace(fold);
     REQUIRE_FALSE(bare.identical);

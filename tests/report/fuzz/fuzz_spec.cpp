@@ -3,6 +3,8 @@
 // canonical JSON that parses to the same spec, report a case count that is
 // the product of its inputs' code counts, and evaluate its first and last
 // cases without crashing (specs with user recipes: parsed and printed back only). An error must be one line naming the file.
+// The same bytes also go through the A/B spec reader (operator/ab_spec.hpp), with the same rules:
+// one-line errors, and what it accepts prints back to canonical JSON that parses to the same spec.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -10,10 +12,33 @@
 #include <string>
 
 #include "proof/engine.hpp"
+#include "operator/ab_spec.hpp"
 #include "proof/spec.hpp"
+
+namespace {
+
+void fuzz_ab_spec(const std::string& text) {
+  auto spec = bitproof::op::parse_ab_spec(text, "fuzz.json");
+  if (!spec) {
+    const std::string& m = spec.error().message;
+    if (m.find('\n') != std::string::npos || m.rfind("fuzz.json: ", 0) != 0) std::abort();
+    return;
+  }
+  const auto canonical = bitproof::op::ab_spec_to_json(*spec).dump();
+  auto again = bitproof::op::parse_ab_spec(canonical, "fuzz.json");
+  if (!again || bitproof::op::ab_spec_to_json(*again).dump() != canonical) std::abort();
+  for (std::size_t arm = 0; arm < 2; ++arm) {
+    for (const auto& [name, shape] : spec->tensors_of(arm)) {
+      if (shape.rows == 0 || shape.cols == 0) std::abort();
+    }
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  fuzz_ab_spec(text);
   auto spec = bitproof::parse_spec(text, "fuzz.json");
   if (!spec) {
     const std::string& m = spec.error().message;
