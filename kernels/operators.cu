@@ -29,7 +29,9 @@ struct GemmColumn {
     V v;
     const op::Strided a{p.a, p.k}, codes{p.weight, p.k}, scales{p.scales, p.k / op::kMxBlock};
     const op::GemmShape shape{p.k, p.splits, static_cast<op::FoldOrder>(p.order)};
-    for (std::uint64_t m = 0; m < p.m; ++m) put(p, m, n, op::mxfp4_element<R>(v, a, codes, scales, m, n, shape));
+    std::uint16_t column[op::kMaxGemmRows];
+    op::mxfp4_column<R>(v, a, codes, scales, n, p.m, shape, column);
+    for (std::uint64_t m = 0; m < p.m; ++m) put(p, m, n, column[m]);
   }
 };
 

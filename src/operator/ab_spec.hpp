@@ -55,7 +55,6 @@
 namespace bitproof::op {
 
 inline constexpr int kAbSpecVersion = 1;
-inline constexpr std::uint64_t kMaxGemmRows = 8;     // mxfp4_gemm's M: decode shapes
 inline constexpr std::size_t kMaxJoined = 4;         // weights one stage may join
 inline constexpr std::uint64_t kMaxTensorElements = std::uint64_t{1} << 31;
 

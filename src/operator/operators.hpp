@@ -44,7 +44,7 @@ template <class V, class WeightFn>
 BP_HD typename V::F32 fma_chain(V& v, const typename V::Tensor& a, std::uint64_t arow, std::uint64_t begin,
                                 std::uint64_t end, WeightFn weight) {
   typename V::F32 acc = v.zero();
-  for (std::uint64_t k = begin; k < end; ++k) acc = v.fma(v.h2f(v.f16(a, arow, k)), weight(k), acc);
+  for (std::uint64_t k = begin; k < end; ++k) acc = v.fma(v.widen(a, arow, k), weight(k), acc);
   return acc;
 }
 
@@ -81,24 +81,37 @@ struct GemmShape {
   FoldOrder order = FoldOrder::kForward;
 };
 
-inline constexpr std::uint64_t kMxBlock = 32;  // codes per UE8M0 scale (OCP MX v1.0)
+inline constexpr std::uint64_t kMxBlock = 32;   // codes per UE8M0 scale (OCP MX v1.0)
+inline constexpr std::uint64_t kMaxGemmRows = 8;  // mxfp4_gemm's M: decode shapes
 
-// y_mn of mxfp4_gemm with dequant recipe R.
+// Column n of mxfp4_gemm with dequant recipe R, all `rows` (≤ kMaxGemmRows) rows
+// at once: each weight is dequantised once and used by every row. Row m's
+// arithmetic is exactly its own chains (k ascending within a slice, slices
+// folded in order), so y_mn does not depend on the other rows.
 template <class R, class V>
-BP_HD typename V::F16 mxfp4_element(V& v, const typename V::Tensor& a, const typename V::Tensor& codes,
-                                    const typename V::Tensor& scales, std::uint64_t m, std::uint64_t n,
-                                    const GemmShape& s) {
-  const auto weight = [&](std::uint64_t k) {
-    return v.h2f(v.template recipe<R>(v.e2m1(codes, n, k), v.u8(scales, n, k / kMxBlock)));
-  };
-  return v.f2h(folded_chains(v, a, m, s.splits, s.k / s.splits, s.order, weight));
+BP_HD void mxfp4_column(V& v, const typename V::Tensor& a, const typename V::Tensor& codes,
+                        const typename V::Tensor& scales, std::uint64_t n, std::uint64_t rows, const GemmShape& s,
+                        typename V::F16* out) {
+  typename V::F32 sum[kMaxGemmRows];
+  typename V::F32 part[kMaxGemmRows];
+  const std::uint64_t width = s.k / s.splits;
+  for (std::uint64_t i = 0; i < s.splits; ++i) {
+    const std::uint64_t p = s.order == FoldOrder::kForward ? i : s.splits - 1 - i;
+    for (std::uint64_t m = 0; m < rows; ++m) part[m] = v.zero();
+    for (std::uint64_t k = p * width; k < (p + 1) * width; ++k) {
+      const typename V::F32 w = v.h2f(v.template recipe<R>(v.e2m1(codes, n, k), v.u8(scales, n, k / kMxBlock)));
+      for (std::uint64_t m = 0; m < rows; ++m) part[m] = v.fma(v.widen(a, m, k), w, part[m]);
+    }
+    for (std::uint64_t m = 0; m < rows; ++m) sum[m] = i == 0 ? part[m] : v.add(sum[m], part[m]);
+  }
+  for (std::uint64_t m = 0; m < rows; ++m) out[m] = v.f2h(sum[m]);
 }
 
 // h_mi of swiglu.
 template <class V>
 BP_HD typename V::F16 swiglu_element(V& v, const typename V::Tensor& g, const typename V::Tensor& u, std::uint64_t m,
                                      std::uint64_t i) {
-  return v.f2h(v.mul(v.silu(v.h2f(v.f16(g, m, i))), v.h2f(v.f16(u, m, i))));
+  return v.f2h(v.mul(v.silu(v.widen(g, m, i)), v.widen(u, m, i)));
 }
 
 }  // namespace bitproof::op

@@ -72,8 +72,10 @@ struct GemmRows {
   void run() const {
     HostBits<Ar> v;
     const GemmShape shape{st.k, st.stage->split_k, st.stage->order};
+    std::uint16_t column[kMaxGemmRows];
     for (std::uint64_t n = n_begin; n < n_end; ++n) {
-      for (std::uint64_t m = 0; m < st.m; ++m) out.put(m, n, mxfp4_element<R>(v, a, codes, scales, m, n, shape));
+      mxfp4_column<R>(v, a, codes, scales, n, st.m, shape, column);
+      for (std::uint64_t m = 0; m < st.m; ++m) out.put(m, n, column[m]);
     }
   }
 };

@@ -49,6 +49,7 @@ struct Node {
 // intermediate both arms compute and that was proven equal element by element.
 struct LeafTensor {
   std::string name;
+  std::uint64_t rows = 0;
   std::uint64_t cols = 0;
   int scale_of_input = -1;  // an mxfp4 weight's scales: the index into Context::scale_admitted
 };
@@ -86,19 +87,33 @@ class Recorder {
   using Code = NodeId;
   using Tensor = TTensor;
 
-  explicit Recorder(const Context& ctx) : ctx_(ctx), used_(ctx.substitutions->size(), false) { reset(); }
+  explicit Recorder(const Context& ctx) : ctx_(ctx), used_(ctx.substitutions->size(), false) {
+    slots_.assign(std::size_t{1} << 16, 0);
+    memo_leaf_.assign(ctx_.leaves.size(), {});
+    memo_wide_.assign(ctx_.leaves.size(), {});
+  }
 
-  void reset() {
+  // Starts a new output column: the table of column nodes empties (it stays small
+  // enough for the cache); the persistent nodes (below) stay.
+  void next_column() {
     nodes_.clear();
     ++generation_;
-    if (slots_.empty()) slots_.assign(std::size_t{1} << 16, 0);
   }
 
   F16 f16(const Tensor& t, std::uint64_t row, std::uint64_t col) { return leaf(t, row, col); }
+  F32 widen(const Tensor& t, std::uint64_t row, std::uint64_t col) { return h2f(leaf(t, row, col)); }
   Code e2m1(const Tensor& t, std::uint64_t row, std::uint64_t col) { return leaf(t, row, col); }
   Code u8(const Tensor& t, std::uint64_t row, std::uint64_t col) { return leaf(t, row, col); }
   F32 zero() { return make({TOp::kZero, 0, 0, 0, 0}); }
-  F32 h2f(F16 h) { return make({TOp::kH2F, 0, h, 0, 0}); }
+  F32 h2f(F16 h) {
+    if ((h & kPersistent) == 0 || node(h).op != TOp::kLeaf) return make({TOp::kH2F, 0, h, 0, 0});
+    const Node& leaf = node(h);
+    const std::uint64_t index = (std::uint64_t{leaf.b} << 32) | leaf.a;
+    std::vector<NodeId>& memo = memo_wide_[leaf.aux];
+    if (memo.empty()) memo.assign(memo_leaf_[leaf.aux].size(), kNoNode);
+    if (memo[index] == kNoNode) memo[index] = persist({TOp::kH2F, 0, h, 0, 0});
+    return memo[index];
+  }
   F16 f2h(F32 f) { return make({TOp::kF2H, 0, f, 0, 0}); }
   F32 fma(F32 a, F32 b, F32 c) { return make({TOp::kFma, 0, a, b, c}); }
   F32 add(F32 a, F32 b) { return make({TOp::kAdd, 0, a, b, 0}); }
@@ -110,22 +125,49 @@ class Recorder {
     return make({TOp::kRecipe, recipe_class(index, s), x, s, 0});
   }
 
-  [[nodiscard]] const Node& node(NodeId id) const { return nodes_[id]; }
-  [[nodiscard]] std::size_t size() const { return nodes_.size(); }
+  [[nodiscard]] const Node& node(NodeId id) const {
+    return (id & kPersistent) != 0 ? persistent_[id & ~kPersistent] : nodes_[id];
+  }
+  [[nodiscard]] std::size_t column_size() const { return nodes_.size(); }
+  [[nodiscard]] std::size_t persistent_size() const { return persistent_.size(); }
   [[nodiscard]] const std::vector<bool>& used() const { return used_; }
+  static constexpr NodeId kPersistent = 0x80000000u;
 
  private:
-  NodeId leaf(const Tensor& t, std::uint64_t row, std::uint64_t col) {
+  static constexpr NodeId kNoNode = ~NodeId{0};
+  static constexpr std::uint64_t kMemoElements = std::uint64_t{1} << 20;
+
+  // The leaf tensor and element an operand's (row, col) is (a joined row maps to its weight's own row).
+  static std::pair<std::uint32_t, std::uint64_t> locate(const Tensor& t, std::uint64_t row, std::uint64_t col) {
     std::size_t b = 0;
     while (b + 1 < t.count && row >= t.blocks[b].first_row + t.blocks[b].rows) ++b;
-    const std::uint64_t index = (row - t.blocks[b].first_row) * t.cols + col;
-    return make({TOp::kLeaf, t.blocks[b].id, static_cast<NodeId>(index), static_cast<NodeId>(index >> 32), 0});
+    return {t.blocks[b].id, (row - t.blocks[b].first_row) * t.cols + col};
+  }
+
+  // Leaves of tensors up to kMemoElements, and their widenings, are persistent:
+  // one node each for the whole table's life, found by index (every output column
+  // reads the same activation); they never enter the per-column hash table, and a
+  // structure has one id either way, so node identity stays structural identity.
+  NodeId leaf(const Tensor& t, std::uint64_t row, std::uint64_t col) {
+    const auto [id, index] = locate(t, row, col);
+    const Node n{TOp::kLeaf, id, static_cast<NodeId>(index), static_cast<NodeId>(index >> 32), 0};
+    const LeafTensor& tensor = ctx_.leaves[id];
+    if (tensor.rows * tensor.cols > kMemoElements) return make(n);
+    std::vector<NodeId>& memo = memo_leaf_[id];
+    if (memo.empty()) memo.assign(tensor.rows * tensor.cols, kNoNode);
+    if (memo[index] == kNoNode) memo[index] = persist(n);
+    return memo[index];
+  }
+
+  NodeId persist(const Node& n) {
+    persistent_.push_back(n);
+    return static_cast<NodeId>(persistent_.size() - 1) | kPersistent;
   }
 
   // A recipe's node key: its substitution class when an element proof covers it and
   // its scale operand is a scale leaf admitted for that proof; else the recipe itself.
   std::uint32_t recipe_class(int index, NodeId scale) {
-    const Node& s = nodes_[scale];
+    const Node& s = node(scale);
     if (s.op != TOp::kLeaf) return static_cast<std::uint32_t>(index);
     const int leaf_scale = ctx_.leaves[s.aux].scale_of_input;
     if (leaf_scale < 0) return static_cast<std::uint32_t>(index);
@@ -180,6 +222,9 @@ class Recorder {
   std::vector<std::uint64_t> slots_;
   std::uint64_t generation_ = 0;
   std::vector<bool> used_;
+  std::vector<Node> persistent_;                // leaves of small tensors and their widenings
+  std::vector<std::vector<NodeId>> memo_leaf_;  // per leaf tensor: each element's persistent leaf, or kNoNode
+  std::vector<std::vector<NodeId>> memo_wide_;  // per leaf tensor: each element's persistent h2f, or kNoNode
 };
 
 // ---- where each tensor of an arm comes from ----
@@ -230,7 +275,7 @@ class Prover {
       compare_tensor(*next, result);
       result.compared.push_back(*next);
       if (result.difference) return result;
-      shared_[*next] = add_leaf(*next, arms_[0].shapes.at(*next).cols, -1);
+      shared_[*next] = add_leaf(*next, arms_[0].shapes.at(*next).rows, arms_[0].shapes.at(*next).cols, -1);
     }
     result.identical = true;
     return result;
@@ -240,7 +285,7 @@ class Prover {
   void add_input_leaves(const InputSpec& in, const std::map<std::string, ScaleSet>& scales,
                         const std::vector<Substitution>& subs) {
     if (in.dtype == DType::kF16) {
-      inputs_[in.name] = {add_leaf(in.name, in.cols, -1), 0};
+      inputs_[in.name] = {add_leaf(in.name, in.rows, in.cols, -1), 0};
       return;
     }
     const int scale_index = static_cast<int>(ctx_.scale_admitted.size());
@@ -254,11 +299,12 @@ class Prover {
     ctx_.scale_admitted.push_back(admitted);
     ctx_.outside_byte.push_back(outside);
     ctx_.scale_origin.push_back(set.origin);
-    inputs_[in.name] = {add_leaf(in.name + ".codes", in.cols, -1), add_leaf(in.name + ".scales", in.cols / kMxBlock, scale_index)};
+    inputs_[in.name] = {add_leaf(in.name + ".codes", in.rows, in.cols, -1),
+                        add_leaf(in.name + ".scales", in.rows, in.cols / kMxBlock, scale_index)};
   }
 
-  std::uint32_t add_leaf(const std::string& name, std::uint64_t cols, int scale_index) {
-    ctx_.leaves.push_back({name, cols, scale_index});
+  std::uint32_t add_leaf(const std::string& name, std::uint64_t rows, std::uint64_t cols, int scale_index) {
+    ctx_.leaves.push_back({name, rows, cols, scale_index});
     return static_cast<std::uint32_t>(ctx_.leaves.size() - 1);
   }
 
@@ -331,7 +377,9 @@ class Prover {
     std::vector<NodeId>& roots;
     template <class R>
     void run() {
-      for (std::uint64_t m = 0; m < m_rows; ++m) roots.push_back(mxfp4_element<R>(rec, a, codes, scales, m, n, shape));
+      NodeId column[kMaxGemmRows];
+      mxfp4_column<R>(rec, a, codes, scales, n, m_rows, shape, column);
+      roots.assign(column, column + m_rows);
     }
   };
 
@@ -366,16 +414,16 @@ class Prover {
     std::atomic<std::uint64_t> lowest{~std::uint64_t{0}};
     std::vector<bool> used(ctx_.substitutions->size(), false);
     std::optional<TraceDifference> first;
-    constexpr std::uint64_t kColumnsPerTask = 8;
+    constexpr std::uint64_t kColumnsPerTask = 16;  // one table a task: columns share their activation nodes
     const std::uint64_t tasks = (shape.cols + kColumnsPerTask - 1) / kColumnsPerTask;
     parallel_for(tasks, resolve_threads(options_.threads), [&](std::size_t t) {
       Recorder rec(ctx_);
       for (std::uint64_t j = t * kColumnsPerTask; j < std::min(shape.cols, (t + 1) * kColumnsPerTask); ++j) {
         if (j > lowest.load()) break;
-        rec.reset();
+        rec.next_column();
         const auto a = trace_column(rec, 0, arms_[0].produced.at(name), j);
         const auto b = trace_column(rec, 1, arms_[1].produced.at(name), j);
-        nodes += rec.size();
+        nodes += rec.column_size();
         const auto m = std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin();
         if (static_cast<std::size_t>(m) == a.size()) continue;
         std::lock_guard lock(mutex);
@@ -385,6 +433,7 @@ class Prover {
         }
         break;
       }
+      nodes += rec.persistent_size();
       std::lock_guard lock(mutex);
       for (std::size_t k = 0; k < used.size(); ++k) used[k] = used[k] || rec.used()[k];
     });
@@ -476,20 +525,27 @@ class Prover {
   // lowest such id is where that arm departs from the other.
   TraceDifference describe(const Recorder& rec, const std::string& tensor, std::uint64_t m, std::uint64_t j, NodeId a,
                            NodeId b) const {
-    std::vector<std::uint8_t> reach(rec.size(), 0);
+    std::vector<std::uint8_t> reach(rec.column_size(), 0), reach_persistent(rec.persistent_size(), 0);
+    auto mark = [&](NodeId id) -> std::uint8_t& {
+      return (id & Recorder::kPersistent) != 0 ? reach_persistent[id & ~Recorder::kPersistent] : reach[id];
+    };
     for (auto [root, bit] : {std::pair{a, std::uint8_t{1}}, std::pair{b, std::uint8_t{2}}}) {
       std::vector<NodeId> stack{root};
       while (!stack.empty()) {
         const NodeId id = stack.back();
         stack.pop_back();
-        if ((reach[id] & bit) != 0) continue;
-        reach[id] |= bit;
+        if ((mark(id) & bit) != 0) continue;
+        mark(id) |= bit;
         const Node& n = rec.node(id);
         const NodeId operands[3] = {n.a, n.b, n.c};
         for (int i = 0; i < arity(n.op); ++i) stack.push_back(operands[i]);
       }
     }
+    // Persistent nodes (leaves, widened) come before the column's in the order of computation.
     const auto first_only = [&](std::uint8_t bit) {
+      for (NodeId id = 0; id < reach_persistent.size(); ++id) {
+        if (reach_persistent[id] == bit) return id | Recorder::kPersistent;
+      }
       for (NodeId id = 0; id < reach.size(); ++id) {
         if (reach[id] == bit) return id;
       }

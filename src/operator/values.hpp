@@ -3,7 +3,8 @@
 // An operator is written once over a value policy V, which supplies
 //   types     V::F16, V::F32 (FP16 / FP32 values), V::Code (a format code),
 //             V::Tensor (how an operand tensor is reached)
-//   loads     f16(T, row, col), e2m1(T, row, col), u8(T, row, col)
+//   loads     f16(T, row, col), e2m1(T, row, col), u8(T, row, col), widen(T, row, col) = h2f(f16(...))
+//             (an activation operand: the recorder memoises it)
 //   ops       h2f, f2h (round to nearest even), fma, add, mul (binary32,
 //             nearest even), zero(), silu(F32), recipe<R>(code, scale)
 // Three policies exist, so the CPU model, the GPU kernel and the trace come from
@@ -90,6 +91,7 @@ struct Bits {
   }
   BP_HD static F32 zero() { return 0; }
   BP_HD static F32 h2f(F16 h) { return Ar::half2float(h); }
+  BP_HD static F32 widen(const Tensor& t, std::uint64_t row, std::uint64_t col) { return h2f(f16(t, row, col)); }
   BP_HD static F16 f2h(F32 f) { return Ar::float2half_rn(f); }
   BP_HD static F32 fma(F32 a, F32 b, F32 c) { return Ar::ffma(a, b, c); }
   BP_HD static F32 add(F32 a, F32 b) { return Ar::fadd(a, b); }

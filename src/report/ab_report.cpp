@@ -252,7 +252,15 @@ std::string render_ab_markdown(const Json& report) {
   std::string md = fmt::format("## bitproof ab: {}\n\n", spec["name"].get<std::string>());
   if (spec.contains("title")) md += spec["title"].get<std::string>() + "\n\n";
   if (spec.contains("source")) md += "Source: " + spec["source"].get<std::string>() + "\n\n";
-  md += fmt::format("**{}**: {}\n\n", passes ? "PASS" : "FAIL", r["verdict"].get<std::string>());
+  // The verdict from the counts, not from the recorded "verdict" text.
+  const bool cases_differ = r["differing_cases"].get<std::uint64_t>() != 0;
+  const bool proved = !r["trace_proof"].is_null();
+  const bool graphs_differ = proved && !r["trace_proof"]["identical"].get<bool>();
+  const std::string found = cases_differ || graphs_differ ? "the arms differ"
+                            : proved                      ? "the arms agree on every input"
+                                                          : "the arms agree on every case run";
+  md += fmt::format("**{}**: {}{}\n\n", passes ? "PASS" : "FAIL", found,
+                    spec["expect"] == "differ" ? " (a negative control: the spec expects them to differ)" : "");
   for (const std::string& line : ab_summary_lines(report)) {
     md += (line.starts_with("  ") ? "  - " + line.substr(2) : "- " + line) + "\n";
   }

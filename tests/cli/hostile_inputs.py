@@ -13,7 +13,8 @@ Fixtures (made once with $BP): spec.json (the DeepSeek V4 fold spec),
 wide.json (2^20 cases, refuted), w1.json w2.json w3.json (its shards 1..3 of
 3), r.json (the fold's proof report), rr.json (a refuted one, refuted-spec.json's), d.json (its domain report), ck/ (a
 synthetic checkpoint, one 0xFF scale byte in layer 0), audit.json (its audit),
-fp32.json (an FP32-input spec), tab/ (small.json: a spec whose one user recipe
+fp32.json (an FP32-input spec), ab-spec.json and ab.json (an A/B negative control,
+split-K 4 against 2, and its report: one case, proved), tab/ (small.json: a spec whose one user recipe
 is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it)."""
 import hashlib
 import os
@@ -66,7 +67,9 @@ def make_fixtures():
     shutil.copy(f"{root}/tests/cli/data/shardable.json", f"{fixtures}/wide.json")
     shutil.copy(f"{root}/proofs/fp16-float2half-subnormal-edge.json", f"{fixtures}/fp32.json")
     shutil.copy(f"{root}/tests/cli/data/refuted.json", f"{fixtures}/refuted-spec.json")
+    shutil.copy(f"{root}/proofs/ab/dsv4-mxfp4-splitk.json", f"{fixtures}/ab-spec.json")
     steps = [
+        "$BP ab ab-spec.json --cases 1 --prove --report ab.json --quiet",
         "$BP prove wide.json --shard 1/3 --report w1.json --quiet",
         "$BP prove wide.json --shard 2/3 --report w2.json --quiet",
         "$BP prove wide.json --shard 3/3 --report w3.json --quiet",
