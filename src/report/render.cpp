@@ -251,6 +251,12 @@ ReportJudgement judge_report(const Json& report) {
   return j;
 }
 
+std::string render_lines_markdown(const std::string& title, const std::vector<std::string>& lines) {
+  std::string md = fmt::format("## bitproof {}\n\n```text\n", title);
+  for (const std::string& line : lines) md += line + "\n";
+  return md + "```\n";
+}
+
 std::string render_junit(const Json& report) {
   const bool proof = report["kind"] == "proof";
   const std::vector<JUnitCase> cases = proof ? proof_cases(report) : domain_cases(report);
