@@ -99,7 +99,8 @@ void Outputs::add_flags(CLI::App& sub, bool with_report) {
   if (with_report) add_report_option(sub, report, "write the JSON report here");
   add_path_option(sub, "--markdown", markdown, "write a Markdown rendering here (for a PR comment)");
   add_path_option(sub, "--junit", junit, "write JUnit XML here: one test case per claim and backend");
-  add_path_option(sub, "--svg", svg, "write the SVG case map here");
+  add_path_option(sub, "--svg", svg,
+                  "write the SVG case map here: a proof's own domain, or every code a domain report swept");
 }
 
 Expected<OutputFiles> Outputs::open(const std::vector<std::string>& inputs) const {
@@ -147,7 +148,7 @@ void Gate::add_flags(CLI::App& sub) {
   sub.add_option("--expect", expect,
                  "fail (exit 1) unless each claim's holding/total is exactly H/N, e.g. 208/208 (repeat it: one per claim)")
       ->allow_extra_args(false);
-  sub.add_flag("--quiet,-q", quiet, "print nothing but refuted claims and errors");
+  sub.add_flag("--quiet,-q", quiet, "print nothing but the claims that do not pass, disagreements and errors");
 }
 
 std::optional<Error> Gate::check_syntax(std::size_t claims) const {

@@ -115,9 +115,11 @@ struct Geometry {
   std::size_t rows_per_band;
 };
 
+// A map of more than kMaxColumns codes draws two panels, each with half the bands.
 Geometry geometry_for(const Map& map, const Panel& panel) {
   const int cell_w = panel.columns <= 64 ? 14 : (panel.columns <= 128 ? 7 : 4);
-  const std::size_t bands = map.rows <= static_cast<std::size_t>(kMaxBands) ? map.rows : kMaxBands;
+  const std::size_t most = map.columns <= kMaxColumns ? kMaxBands : kMaxBands / 2;
+  const std::size_t bands = std::min(map.rows, most);
   const std::size_t per_band = (map.rows + bands - 1) / bands;
   return {cell_w, map.rows <= 32 ? 16 : 8, (map.rows + per_band - 1) / per_band, per_band};
 }
