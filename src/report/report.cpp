@@ -588,12 +588,14 @@ void markdown_counterexample(std::string& md, const Json& cx, int indent = 0) {
                     o["rounded"].is_null() ? std::string("not representable") : o["rounded"]["bits"].get<std::string>());
 }
 
-// "**refuted** (16 fail: all nan)": the verdict and, for a refutation, what failed.
+// "**refuted** (16 fail: all nan)": the verdict and, for a refutation not recorded as a finding, what failed.
 std::string result_cell(const Json& result, std::size_t i) {
   const Json& c = result["claims"][i];
   const ClaimVerdict v = report_claim_verdict(result, i);
   const std::uint64_t failing = c["failing"].get<std::uint64_t>();
-  if (v == ClaimVerdict::kHolds || failing == 0) return std::string(verdict_cell(v));
+  if (v == ClaimVerdict::kHolds || v == ClaimVerdict::kRefutedAsExpected || failing == 0) {
+    return std::string(verdict_cell(v));
+  }
   std::map<std::string, std::uint64_t> kinds;
   for (const auto& [kind, n] : c["by_kind"].items()) kinds[kind] = n.get<std::uint64_t>();
   return fmt::format("{} ({})", verdict_cell(v), fail_text(failing, kinds));
@@ -637,7 +639,7 @@ void markdown_backends(std::string& md, const Json& report) {
   for (const Json& n : a["backends"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
   bool hardware = false;
   for (const Json& b : report["backends"]) hardware = hardware || b.contains("model");
-  md += fmt::format("Backends ({}): results {}", names, a["results_identical"].get<bool>() ? "identical" : "**differ**");
+  md += fmt::format("\nBackends ({}): results {}", names, a["results_identical"].get<bool>() ? "identical" : "**differ**");
   md += hardware ? fmt::format(", {} hardware-vs-model disagreements.\n", a["model_disagreements"].get<std::uint64_t>())
                  : std::string(" (no hardware ran: CPU models only).\n");
   for (const Json& b : report["backends"]) {
@@ -738,7 +740,11 @@ void markdown_domain_claim(std::string& md, const Json& result, std::size_t i) {
       if (!c["maximal"].is_null()) md += fmt::format("- nothing {}: the interval reaches the end of what was swept\n", side);
       continue;
     }
-    md += fmt::format("- first counterexample {}:\n", side);
+    std::string at;
+    for (const Json& in : c[side]["inputs"]) {
+      if (in["input"] == over) at = fmt::format(", at {} `{}` = {}", over, in["bits"].get<std::string>(), in["value"].get<std::string>());
+    }
+    md += fmt::format("- first counterexample {}{}:\n", side, at);
     markdown_counterexample(md, c[side], 2);
   }
 }

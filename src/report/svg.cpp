@@ -127,24 +127,26 @@ Geometry geometry_for(const Map& map, const Panel& panel) {
 std::string code_text(std::uint32_t code, bool hex) { return hex ? fmt::format("0x{:04X}", code) : std::to_string(code); }
 
 // The panels of a map whose first column is code `first`, claimed interval lo..hi.
+// The zoom shows 256 codes at one code a column: the whole claimed interval when
+// it fits, else where the claim ends (its upper end, or its lower one when the
+// upper is the format's last code); none when the claim covers every code.
 std::vector<Panel> panels_for(const Map& map, std::uint32_t first, std::uint32_t lo, std::uint32_t hi, bool hex) {
   const auto last = static_cast<std::uint32_t>(first + map.columns - 1);
   if (map.columns <= kMaxColumns) return {{first, 1, map.columns, ""}};
   const auto per = static_cast<std::uint32_t>((map.columns + kMaxColumns - 1) / kMaxColumns);
   std::vector<Panel> panels = {{first, per, (map.columns + per - 1) / per,
                                 fmt::format("every code, {} codes a column", per)}};
-  // The zoom: the claimed interval at one code a column with the rest of the
-  // 256 columns split either side, or binned when the interval is wider.
-  const std::uint64_t width = hi - std::uint64_t{lo} + 1;
-  const auto zoom_per = static_cast<std::uint32_t>((width + kMaxColumns - 1) / kMaxColumns);
-  const std::uint64_t span = std::min<std::uint64_t>(std::uint64_t{kMaxColumns} * zoom_per, map.columns);
-  const std::uint64_t pad = (span - width) / 2;
-  std::uint64_t start = lo - first >= pad ? lo - pad : first;
-  if (start + span - 1 > last) start = last - span + 1;
-  panels.push_back({static_cast<std::uint32_t>(start), zoom_per, static_cast<std::size_t>((span + zoom_per - 1) / zoom_per),
-                    fmt::format("zoom on the claimed interval: codes {}..{}, {}", code_text(static_cast<std::uint32_t>(start), hex),
-                                code_text(static_cast<std::uint32_t>(start + span - 1), hex),
-                                zoom_per == 1 ? std::string("one code a column") : fmt::format("{} codes a column", zoom_per))});
+  if (lo == first && hi == last) return panels;
+  const bool fits = hi - std::uint64_t{lo} + 1 <= kMaxColumns;
+  const std::uint32_t from = fits ? lo : (hi < last ? hi : lo), to = fits ? hi : from;
+  const char* what = fits ? "the claimed interval" : (hi < last ? "the claimed interval's upper end" : "its lower end");
+  const std::uint64_t pad = (kMaxColumns - (to - std::uint64_t{from} + 1)) / 2;
+  std::uint64_t start = from - std::uint64_t{first} >= pad ? from - pad : first;
+  if (start + kMaxColumns - 1 > last) start = last - kMaxColumns + 1;
+  const auto zoom_first = static_cast<std::uint32_t>(start);
+  panels.push_back({zoom_first, 1, kMaxColumns,
+                    fmt::format("zoom on {}: codes {}..{}, one code a column", what, code_text(zoom_first, hex),
+                                code_text(static_cast<std::uint32_t>(start + kMaxColumns - 1), hex))});
   return panels;
 }
 

@@ -7,6 +7,7 @@ that read well at 8-bit and 16-bit inputs. One CHECK a ctest; exit 1 on a failur
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -233,7 +234,7 @@ def markdown_domain(run, work, spec, refuted):
     check("domain --markdown: exit 0", r.returncode == 0, r.stderr)
     check("the CLI's holding set is there", "- holds on scale codes: 113..128" in md, md[:1500])
     check("the maximal interval, in bold", "- maximal interval around 114..126: **113..128** (16 codes)" in md)
-    nested = re.search(r"^- first counterexample below:\n  - case 1793 \(zero\):.*\n    - `turbomind\.mxfp4_fp16\.folded` → ",
+    nested = re.search(r"^- first counterexample below, at scale `0x70` = 3\.0517578125e-05:\n  - case 1793 \(zero\):.*\n    - `turbomind\.mxfp4_fp16\.folded` → ",
                        md, re.M)
     check("a counterexample's case nests under 'first counterexample', its recipes under the case", nested is not None,
           md[:2500])
@@ -271,7 +272,8 @@ def main():
         svg_fit(sys.argv[2])
     else:
         bp, work = os.path.abspath(sys.argv[2]), os.path.join(os.path.abspath(sys.argv[3]), name)
-        os.makedirs(work, exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
         run, rest = runner(bp), sys.argv[4:]
         if name == "svg-16bit":
             work = os.path.dirname(work)  # the chromium test reads narrow16.svg from WORKDIR
