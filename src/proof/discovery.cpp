@@ -54,8 +54,10 @@ struct CodeSweep {
   std::vector<WitnessDisagreement> witness;
 };
 
+// `witness`: run the oracle arithmetic beside the soft one on every case (a
+// proof's own map skips it: the proof has witnessed those cases).
 CodeSweep sweep_code(const Spec& widened, const CaseEvaluator& eval, const CaseWalk& walk, std::size_t over_index,
-                     std::uint64_t k, bool keep_map, std::size_t keep) {
+                     std::uint64_t k, bool keep_map, std::size_t keep, bool witness_every_case) {
   const std::size_t n = eval.recipes().size();
   const std::uint64_t others = eval.case_count() / walk.count;
   std::array<std::uint32_t, kMaxArity> codes{};
@@ -66,8 +68,12 @@ CodeSweep sweep_code(const Spec& widened, const CaseEvaluator& eval, const CaseW
   for (std::uint64_t m = 0; m < others; ++m) {
     const std::uint64_t i = walk.index(k, m);
     eval.codes_of(i, codes.data());
-    eval.outputs(codes.data(), soft.data(), witness.data());
-    for (std::size_t r = 0; r < n; ++r) {
+    if (witness_every_case) {
+      eval.outputs(codes.data(), soft.data(), witness.data());
+    } else {
+      eval.soft_outputs(codes.data(), soft.data());
+    }
+    for (std::size_t r = 0; r < n && witness_every_case; ++r) {
       if (soft[r] == witness[r]) continue;
       if (out.witness.size() < keep) {
         out.witness.push_back(
@@ -152,7 +158,7 @@ Expected<Discovery> discover(const Spec& spec, const std::string& over, const En
   std::atomic<std::uint64_t> done{0};
   const std::uint64_t per_code = out.cases / walk.count;
   parallel_for(walk.count, resolve_threads(options.threads), [&](std::size_t k) {
-    sweeps[k] = sweep_code(widened, eval, walk, over_index, k, keep_map, options.keep);
+    sweeps[k] = sweep_code(widened, eval, walk, over_index, k, keep_map, options.keep, out.whole_format);
     const std::uint64_t now = done.fetch_add(per_code) + per_code;
     if (options.progress && now / kChunkCases != (now - per_code) / kChunkCases) options.progress(now, out.cases);
   });

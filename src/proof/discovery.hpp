@@ -39,7 +39,8 @@ struct ClaimDiscovery {
 
 // What a discovery sweeps of its input: every code of the format (`domain`), or
 // only the spec's own interval (the case map `prove --svg` draws: the proof's
-// domain, no wider sweep). Edges are found inside what was swept.
+// domain, no wider sweep, and no oracle witness: the proof witnessed those
+// cases). Edges are found inside what was swept.
 enum class DiscoveryScope : std::uint8_t { kWholeFormat, kSpecInterval };
 
 struct Discovery {
