@@ -104,14 +104,16 @@ std::string syntax_message(const json::exception& e) {
 }
 
 template <class Json>
-Expected<Json> parse_strictly(std::string_view text, const std::string& file, const std::string& what_field) {
+Expected<Json> parse_strictly(std::string_view text, const std::string& file, const std::string& what_field,
+                              bool comments = false) {
   DuplicateKeyDetector detector;
   Json value;
   try {
     value = Json::parse(text.begin(), text.end(),
                         [&detector](int /*depth*/, typename Json::parse_event_t event, Json& parsed) {
                           return detector.on_event(event, parsed);
-                        });
+                        },
+                        true, comments);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers like 1E999
     if (what_field.empty()) return Error{fmt::format("{}: invalid JSON: {}", file, syntax_message(e))};
     return Error{fmt::format("{}: {}: invalid JSON: {}", file, what_field, syntax_message(e))};
@@ -124,8 +126,9 @@ Expected<Json> parse_strictly(std::string_view text, const std::string& file, co
 
 }  // namespace
 
-Expected<json> parse_json_strict(std::string_view text, const std::string& file, const std::string& what_field) {
-  return parse_strictly<json>(text, file, what_field);
+Expected<json> parse_json_strict(std::string_view text, const std::string& file, const std::string& what_field,
+                                 bool comments) {
+  return parse_strictly<json>(text, file, what_field, comments);
 }
 
 Expected<nlohmann::ordered_json> parse_ordered_json_strict(std::string_view text, const std::string& file,

@@ -15,8 +15,9 @@ namespace bitproof {
 // Parses `text`. Errors read "<file>: <field>: <what>", where field is
 // `what_field` for syntax errors ("<file>: <what>" when it is empty) and the
 // enclosing top-level key for duplicates.
+// With `comments`, // and /* */ comments are skipped (proof specs allow them).
 [[nodiscard]] Expected<nlohmann::json> parse_json_strict(std::string_view text, const std::string& file,
-                                                         const std::string& what_field);
+                                                         const std::string& what_field, bool comments = false);
 
 // The same, keeping the keys in file order (reports: their digests are of the text as written).
 [[nodiscard]] Expected<nlohmann::ordered_json> parse_ordered_json_strict(std::string_view text, const std::string& file,

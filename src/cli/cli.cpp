@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -15,13 +16,14 @@ namespace bitproof::cli {
 namespace {
 
 // The domain report an SVG is drawn from: the report itself, or for a proof a
-// discovery over the spec it proved.
+// discovery over the proof's own domain (the spec's interval of the map's input).
 Expected<Json> map_source(const Json& report) {
   if (report["kind"] == "domain") return report;
   auto spec = parse_spec(report["result"]["spec"].dump(), "result.spec");
   if (!spec) return spec.error();
+  if (auto e = check_proof_map(*spec)) return *e;
   const std::string over = map_input(*spec);
-  auto discovery = discover(*spec, over, {});
+  auto discovery = discover(*spec, over, {kDefaultKeep, 0, {}}, DiscoveryScope::kSpecInterval);
   if (!discovery) return discovery.error();
   return discovery_report(*spec, *discovery);
 }
@@ -30,6 +32,25 @@ Expected<Json> map_source(const Json& report) {
 
 std::string map_input(const Spec& spec) {
   return spec.input_index("scale") ? std::string("scale") : spec.inputs.back().name;
+}
+
+std::optional<Error> check_proof_map(const Spec& spec) {
+  const std::string over = map_input(spec);
+  const InputDomain& in = spec.inputs[*spec.input_index(over)];
+  const std::uint64_t lo = in.range ? in.range->lo : *std::min_element(in.codes.begin(), in.codes.end());
+  const std::uint64_t hi = in.range ? in.range->hi : *std::max_element(in.codes.begin(), in.codes.end());
+  if (hi - lo + 1 > kMaxMapCodes) {
+    return Error{fmt::format("--svg: the case map sweeps one input whole, at most {} codes; {} spans {} ({}..{})",
+                             kMaxMapCodes, over, hi - lo + 1, lo, hi)};
+  }
+  if (const std::uint64_t rows = spec.case_count() / in.count(); rows > kDiscoveryMapLimit) {
+    return Error{fmt::format("--svg: the case map draws at most {} cases per {} code; the other inputs give {}",
+                             kDiscoveryMapLimit, over, rows)};
+  }
+  if (auto ok = check_discovery(spec, over, DiscoveryScope::kSpecInterval); !ok) {
+    return Error{"--svg: the case map sweeps the proof's domain code by code: " + ok.error().message};
+  }
+  return std::nullopt;
 }
 
 int fail(const Error& e) {
@@ -56,11 +77,30 @@ CLI::Option* add_path_option(CLI::App& sub, const std::string& name, std::string
       [](std::string& value) { return value.empty() ? std::string("empty path") : std::string(); }, "PATH"));
 }
 
+CLI::Option* add_threads_option(CLI::App& sub, unsigned& threads) {
+  return sub.add_option("--threads", threads, "CPU worker threads (default 0: one per hardware thread)")
+      ->check(whole_number(0, kMaxThreads));
+}
+
+CLI::Option* add_keep_option(CLI::App& sub, std::size_t& keep) {
+  return sub
+      .add_option("--keep", keep,
+                  fmt::format("examples kept of each failure: counterexamples per claim, disagreements between "
+                              "implementations (default {})",
+                              kDefaultKeep))
+      ->check(whole_number(0, 1000000));
+}
+
+CLI::Option* add_report_option(CLI::App& sub, std::string& path, const std::string& help) {
+  return add_path_option(sub, "-o,--report", path, help);
+}
+
 void Outputs::add_flags(CLI::App& sub, bool with_report) {
-  if (with_report) add_path_option(sub, "--report", report, "write the JSON report here");
+  if (with_report) add_report_option(sub, report, "write the JSON report here");
   add_path_option(sub, "--markdown", markdown, "write a Markdown rendering here (for a PR comment)");
   add_path_option(sub, "--junit", junit, "write JUnit XML here: one test case per claim and backend");
-  add_path_option(sub, "--svg", svg, "write the SVG case map here");
+  add_path_option(sub, "--svg", svg,
+                  "write the SVG case map here: a proof's own domain, or every code a domain report swept");
 }
 
 Expected<OutputFiles> Outputs::open(const std::vector<std::string>& inputs) const {
@@ -105,8 +145,10 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_fraction(const std:
 }  // namespace
 
 void Gate::add_flags(CLI::App& sub) {
-  sub.add_option("--expect", expect, "fail (exit 1) unless each claim's holding/total is exactly H/N, e.g. 208/208");
-  sub.add_flag("--quiet,-q", quiet, "print nothing but refuted claims and errors");
+  sub.add_option("--expect", expect,
+                 "fail (exit 1) unless each claim's holding/total is exactly H/N, e.g. 208/208 (repeat it: one per claim)")
+      ->allow_extra_args(false);
+  sub.add_flag("--quiet,-q", quiet, "print nothing but the claims that do not pass, disagreements and errors");
 }
 
 std::optional<Error> Gate::check_syntax(std::size_t claims) const {

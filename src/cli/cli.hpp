@@ -33,9 +33,24 @@ void add_ab_command(CLI::App& app, Commands& commands);      // ab: operator A/B
 // Prints "bitproof: error: <message>" on stderr and returns its exit code.
 int fail(const Error& e);
 
-// Output files a command may write: --report (JSON), --markdown, --junit, --svg
-// (the case map; for a proof it is drawn from a domain discovery of the same
-// spec over its "scale" input, or its last input when none is named so).
+// ---- the one vocabulary (docs/cli.md): a flag means the same in every subcommand ----
+// -o, --report FILE   the JSON report (prove, domain, audit, admit, report merge)
+// --markdown FILE     a Markdown rendering for a PR comment; --junit FILE, --svg FILE likewise
+// --threads N         CPU worker threads, 0 (the default) = one per hardware thread, 0..4096
+// --keep N            examples kept of each failure: counterexamples per claim and
+//                     disagreements between implementations, 0..1000000 (default 8)
+// --expect H/N        exit 1 unless each claim holds on exactly H of N cases (one, or one per claim)
+// --quiet, -q         print nothing but refuted claims and errors
+// --select REGEX      only the tensors whose name matches (RE2)
+inline constexpr unsigned kMaxThreads = 4096;
+inline constexpr std::size_t kDefaultKeep = 8;
+CLI::Option* add_threads_option(CLI::App& sub, unsigned& threads);
+CLI::Option* add_keep_option(CLI::App& sub, std::size_t& keep);
+CLI::Option* add_report_option(CLI::App& sub, std::string& path, const std::string& help);
+
+// Output files a command may write: -o/--report (JSON), --markdown, --junit, --svg
+// (the case map; for a proof it is drawn over the proof's own domain, the
+// spec's interval of its "scale" input, or its last input when none is named so).
 struct Outputs {
   std::string report;
   std::string markdown;
@@ -57,13 +72,18 @@ CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi);
 
 // The input a proof's SVG case map is drawn over: "scale", else the last input.
 [[nodiscard]] std::string map_input(const Spec& spec);
+// Whether prove --svg can draw the proof's domain: the map input's interval spans
+// at most kMaxMapCodes codes (a 16-bit format) and discovery can sweep it.
+inline constexpr std::uint64_t kMaxMapCodes = 65536;
+[[nodiscard]] std::optional<Error> check_proof_map(const Spec& spec);
 
 // An option that takes a file path: an empty one is refused (exit 2).
 CLI::Option* add_path_option(CLI::App& sub, const std::string& name, std::string& path, const std::string& help);
 
 // CI-gate flags: --expect H/N (every claim's holding/total must be exactly
-// that; one value for all claims or one per claim, in order) and --quiet
-// (print only refuted claims and errors).
+// that; one value for all claims or one per claim, in order; each --expect
+// takes one value, so a path after it stays a path) and --quiet (print only
+// refuted claims and errors).
 struct Gate {
   std::vector<std::string> expect;
   bool quiet = false;
@@ -72,6 +92,8 @@ struct Gate {
   [[nodiscard]] std::optional<Error> check_syntax(std::size_t claims) const;
   // The claims whose holding/total differ from --expect, one line each.
   [[nodiscard]] std::vector<std::string> mismatches(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& counts) const;
+  // Whether a claim's line is printed: always, or under --quiet only when it does not pass.
+  [[nodiscard]] bool shows(bool passes) const { return !quiet || !passes; }
 };
 
 // Colour for terminals: off when stdout is not a terminal or NO_COLOR is set.

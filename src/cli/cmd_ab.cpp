@@ -90,7 +90,8 @@ int run_ab_command(const AbArgs& a) {
   auto outcome = run_ab_spec(*spec, *weights, options, runners);
   progress.done();
   if (!outcome) return fail(outcome.error());
-  const Json report = ab_report(*spec, *weights, *outcome, infos);
+  Json report = ab_report(*spec, *weights, *outcome, infos);
+  report["environment"]["command"] = command_line();
   const bool passes = ab_report_passes(report);
   if (!a.quiet || !passes) {
     std::printf("%s: %s vs %s\n", spec->name.c_str(), spec->arms[0].name.c_str(), spec->arms[1].name.c_str());
@@ -116,9 +117,9 @@ void add_ab_command(CLI::App& app, Commands& commands) {
                   "with --prove: the checkpoint's scale intervals from an audit report (bitproof audit --report)");
   add_path_option(*p, "--checkpoint", args->checkpoint, "read checkpoint tensors from here (default: the spec's)");
   p->add_option("--cases", args->cases, "changing-input cases (default: the spec's)")->check(whole_number(1, 1000000));
-  p->add_option("--keep", args->keep, "differences kept")->check(whole_number(0, 1000000));
-  p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(whole_number(0, 4096));
-  p->add_flag("--quiet", args->quiet, "print nothing unless the check fails");
+  add_keep_option(*p, args->keep);
+  add_threads_option(*p, args->threads);
+  p->add_flag("--quiet", args->quiet, "print only what does not pass (nothing when every check passes)");
   p->add_option("--cpu-arith", args->cpu_arith,
                 "the CPU backend's binary32 add/mul/FMA: host (this CPU's IEEE unit, checked against the soft model "
                 "first; default) or soft (the software model, slower)")

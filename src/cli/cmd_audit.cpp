@@ -10,6 +10,7 @@
 #include "audit/audit.hpp"
 #include "audit/synth.hpp"
 #include "cli/cli.hpp"
+#include "report/render.hpp"
 #include "parallel.hpp"
 
 namespace bitproof::cli {
@@ -17,9 +18,19 @@ namespace {
 
 constexpr std::size_t kListedOutside = 20;
 
+// -o/--report and --markdown, where given, reserved before any work.
+Expected<Ok> add_outputs(OutputFiles& files, const std::string& report, const std::string& markdown) {
+  for (const auto& [flag, path] : {std::pair{"--report", &report}, std::pair{"--markdown", &markdown}}) {
+    if (path->empty()) continue;
+    if (auto ok = files.add(flag, *path); !ok) return ok.error();
+  }
+  return Ok{};
+}
+
 struct AuditArgs {
   std::string path;
   std::string report;
+  std::string markdown;
   std::string select;
   std::string dtypes;
   unsigned threads = 0;
@@ -30,9 +41,7 @@ int run_audit_command(const AuditArgs& a) {
   if (!selection) return fail(selection.error());
   OutputFiles files;
   files.add_input(a.path);
-  if (!a.report.empty()) {
-    if (auto ok = files.add("--report", a.report); !ok) return fail(ok.error());
-  }
+  if (auto ok = add_outputs(files, a.report, a.markdown); !ok) return fail(ok.error());
   const auto start = std::chrono::steady_clock::now();
   auto checkpoint = audit::open_checkpoint(a.path);
   if (!checkpoint) return fail(checkpoint.error());
@@ -44,8 +53,9 @@ int run_audit_command(const AuditArgs& a) {
   if (!a.report.empty()) {
     const audit::Json run{{"threads", threads}, {"seconds", seconds}};
     files.set(a.report, audit::audit_report(*result, run).dump() + "\n");
-    if (auto ok = files.commit(); !ok) return fail(ok.error());
   }
+  if (!a.markdown.empty()) files.set(a.markdown, render_lines_markdown("audit: " + a.path, {audit::summary_line(*result)}));
+  if (auto ok = files.commit(); !ok) return fail(ok.error());
   return kExitHolds;
 }
 
@@ -54,6 +64,7 @@ struct AdmitArgs {
   std::string domain;
   std::optional<std::size_t> claim;
   std::string report;
+  std::string markdown;
   std::string select;
   bool allow_partial = false;
 };
@@ -62,21 +73,21 @@ int run_admit(const AdmitArgs& a) {
   OutputFiles files;
   files.add_input(a.audit);
   files.add_input(a.domain);
-  if (!a.report.empty()) {
-    if (auto ok = files.add("--report", a.report); !ok) return fail(ok.error());
-  }
+  if (auto ok = add_outputs(files, a.report, a.markdown); !ok) return fail(ok.error());
   auto audited = audit::load_audit_report(a.audit);
   if (!audited) return fail(audited.error());
   auto proven = audit::load_domain_report(a.domain, a.claim);
   if (!proven) return fail(proven.error());
   auto admission = audit::admit(*audited, *proven, a.select, a.allow_partial);
   if (!admission) return fail(admission.error());
-  print_lines(audit::admission_lines(*audited, *proven, *admission, kListedOutside));
+  const std::vector<std::string> lines = audit::admission_lines(*audited, *proven, *admission, kListedOutside);
+  print_lines(lines);
   if (!a.report.empty()) {
     const std::string text = audit::admission_report(*audited, *proven, *admission).dump(1) + "\n";
     files.set(a.report, text);
-    if (auto ok = files.commit(); !ok) return fail(ok.error());
   }
+  if (!a.markdown.empty()) files.set(a.markdown, render_lines_markdown("admit: " + a.audit + " against " + a.domain, lines));
+  if (auto ok = files.commit(); !ok) return fail(ok.error());
   return admission->admitted() ? kExitHolds : kExitRefuted;
 }
 
@@ -106,12 +117,12 @@ void add_audit(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<AuditArgs>();
   auto* c = app.add_subcommand("audit", "histogram every scale byte of a safetensors checkpoint");
   c->add_option("path", args->path, "a .safetensors file, an index .json, or a checkpoint directory")->required();
-  add_path_option(*c, "--report", args->report, "write the JSON audit report here");
+  add_report_option(*c, args->report, "write the JSON audit report here");
+  add_path_option(*c, "--markdown", args->markdown, "write the summary as Markdown here (for a PR comment)");
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
   c->add_option("--dtype", args->dtypes,
                 "comma-separated one-byte dtypes (default F8_E8M0,U8; non-E8M0 need *scale names)");
-  c->add_option("--threads", args->threads, "worker threads (default: one per hardware thread)")
-      ->check(whole_number(1, 1024));
+  add_threads_option(*c, args->threads);
   commands.push_back({c, [args] { return run_audit_command(*args); }});
 }
 
@@ -123,7 +134,8 @@ void add_admit(CLI::App& app, Commands& commands) {
   c->add_option("--domain", args->domain, "domain report (bitproof domain SPEC --report)")->required();
   c->add_option("--claim", args->claim, "use this claim's maximal interval (default: all claims' intersection)")
       ->check(whole_number(0, 1000000));
-  add_path_option(*c, "--report", args->report, "write the JSON admission manifest here");
+  add_report_option(*c, args->report, "write the JSON admission manifest here");
+  add_path_option(*c, "--markdown", args->markdown, "write the admission as Markdown here (for a PR comment)");
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
   c->add_flag("--allow-partial", args->allow_partial,
               "accept an audit that left scale tensors unread (--select, --dtype); the admission says so");

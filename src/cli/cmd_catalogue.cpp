@@ -1,12 +1,15 @@
 // bitproof formats | recipes: the catalogue.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/cli.hpp"
 #include "format/format.hpp"
 #include "oracle/exact.hpp"
+#include "proof/spec.hpp"
 #include "recipes/registry.hpp"
+#include "suggest.hpp"
 
 namespace bitproof::cli {
 namespace {
@@ -38,28 +41,72 @@ void print_pin(const Pin& p) {
   std::printf("    pin: %s\n         %s\n", at.c_str(), std::string(p.models).c_str());
 }
 
-int run_recipes() {
-  for (const RecipeEntry& r : all_recipes()) {
-    const RecipeCard& c = *r.card;
-    std::string inputs;
-    for (int i = 0; i < c.arity; ++i) inputs += (i ? "×" : "") + std::string(spec_of(c.inputs[i]).name);
-    const bool control = c.role == Role::kControl;
-    std::printf("%-48s %-8s %s→%s\n    %s\n", std::string(c.name).c_str(), std::string(role_name(c.role)).c_str(),
-                inputs.c_str(), std::string(spec_of(c.output).name).c_str(), std::string(c.summary).c_str());
-    if (control) std::printf("    must be refuted against %s\n", std::string(c.control_of).c_str());
-    std::printf("    source: %s\n", std::string(c.source).c_str());
-    for (int i = 0; i < c.pin_count(); ++i) print_pin(*c.pins[i]);
-    if (!c.caveat.empty()) std::printf("    caveat: %s\n", std::string(c.caveat).c_str());
+struct RecipesArgs {
+  std::string family;
+  std::string format;
+  std::string grep;
+  bool brief = false;
+};
+
+void print_recipe(const RecipeCard& c, bool brief) {
+  std::string inputs;
+  for (int i = 0; i < c.arity; ++i) inputs += (i ? "×" : "") + std::string(spec_of(c.inputs[i]).name);
+  std::printf("%-48s %-8s %s→%s\n", std::string(c.name).c_str(), std::string(role_name(c.role)).c_str(), inputs.c_str(),
+              std::string(spec_of(c.output).name).c_str());
+  if (brief) return;
+  std::printf("    %s\n", std::string(c.summary).c_str());
+  if (c.role == Role::kControl) std::printf("    must be refuted against %s\n", std::string(c.control_of).c_str());
+  std::printf("    source: %s\n", std::string(c.source).c_str());
+  for (int i = 0; i < c.pin_count(); ++i) print_pin(*c.pins[i]);
+  if (!c.caveat.empty()) std::printf("    caveat: %s\n", std::string(c.caveat).c_str());
+}
+
+// The filter the flags give; an unknown family or format is bad input (exit 2).
+Expected<RecipeFilter> recipe_filter(const RecipesArgs& a) {
+  RecipeFilter filter{a.family, std::nullopt, a.grep};
+  const std::vector<std::string> families = recipe_families();
+  if (!a.family.empty() && std::find(families.begin(), families.end(), a.family) == families.end()) {
+    std::string all;
+    for (const std::string& f : families) all += (all.empty() ? "" : ", ") + f;
+    return Error{fmt::format("--family: unknown family \"{}\"{} (families: {})", a.family, did_you_mean(a.family, families), all)};
   }
-  return 0;
+  if (!a.format.empty()) {
+    filter.format = format_by_name(a.format);
+    if (!filter.format) return Error{"--format: " + unknown_format_text(a.format)};
+  }
+  return filter;
+}
+
+int run_recipes(const RecipesArgs& a) {
+  auto filter = recipe_filter(a);
+  if (!filter) return fail(filter.error());
+  std::size_t shown = 0;
+  const std::size_t total = all_recipes().size();
+  for (const RecipeEntry& r : all_recipes()) {
+    if (!filter->matches(*r.card)) continue;
+    print_recipe(*r.card, a.brief);
+    ++shown;
+  }
+  if (shown == 0) {
+    std::printf("no recipe of the %zu matches; bitproof recipes --brief lists them all\n", total);
+    return kExitRefuted;
+  }
+  std::printf("%zu of %zu recipes%s\n", shown, total,
+              shown == total ? "; narrow with --family, --format or --grep, one line each with --brief" : "");
+  return kExitHolds;
 }
 
 }  // namespace
 
 void add_catalogue_commands(CLI::App& app, Commands& commands) {
   commands.push_back({app.add_subcommand("formats", "list the format catalogue"), run_formats});
-  commands.push_back(
-      {app.add_subcommand("recipes", "list the recipe catalogue, negative controls included"), run_recipes});
+  auto args = std::make_shared<RecipesArgs>();
+  auto* r = app.add_subcommand("recipes", "list the recipe catalogue, negative controls included (filter: exit 1 if none match)");
+  r->add_option("--family", args->family, "only this family: the name's first part, e.g. turbomind, vllm");
+  r->add_option("--format", args->format, "only recipes that take or produce this format, e.g. e4m3");
+  r->add_option("--grep", args->grep, "only recipes whose name, summary, source or pins contain TEXT (any case)");
+  r->add_flag("--brief", args->brief, "one line a recipe: name, role, formats");
+  commands.push_back({r, [args] { return run_recipes(*args); }});
 }
 
 }  // namespace bitproof::cli

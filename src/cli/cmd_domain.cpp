@@ -1,9 +1,11 @@
 // bitproof domain SPEC: where each claim holds over every code of one input.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/cli.hpp"
+#include "cli/cuda_twin.hpp"
 #include "cli/progress.hpp"
 #include "proof/discovery.hpp"
 #include "proof/spec.hpp"
@@ -15,8 +17,10 @@ namespace {
 struct DomainArgs {
   std::string spec;
   std::string over = "scale";
-  std::size_t keep = 8;
+  std::size_t keep = kDefaultKeep;
+  unsigned threads = 0;
   Outputs out;
+  Gate gate;
 };
 
 std::string range_text(const CodeRange& r) { return fmt::format("{}..{}", r.lo, r.hi); }
@@ -55,18 +59,23 @@ void print_edges(const Spec& spec, const Discovery& d, const ClaimDiscovery& cd)
       continue;
     }
     std::printf("  first counterexample %s, %s %s:\n", side, d.over.c_str(), describe_code(over_format, *code).c_str());
-    for (const std::string& line : counterexample_lines(spec, *cd.codes[*code].first)) {
+    for (const std::string& line : counterexample_lines(spec, *cd.at(*code).first)) {
       std::printf("  %s\n", line.c_str());
     }
   }
 }
 
-void print_discovery(const Spec& spec, const Discovery& d) {
+// Each claim: its line over the spec's interval, where it holds over every code,
+// its maximal interval and edges; under --quiet only the claims that do not pass.
+void print_discovery(const Spec& spec, const Discovery& d, const std::vector<bool>& passes, const Gate& gate) {
   const FormatId over_format = spec.inputs[d.over_index].format;
   for (std::size_t c = 0; c < spec.claims.size(); ++c) {
+    if (!gate.shows(passes[c])) continue;
     const ClaimDiscovery& cd = d.claims[c];
     const ClaimResult whole = within_spec_interval(cd, d.spec_interval);
-    std::printf("%s %s\n", domain_label(spec).c_str(), claim_summary(judged_claim(spec, d, c), whole).c_str());
+    std::printf("%s\n", painted(fmt::format("{} {}", domain_label(spec), claim_summary(judged_claim(spec, d, c), whole)),
+                                passes[c])
+                            .c_str());
     std::string runs;
     for (const auto& run : cd.holding) runs += (runs.empty() ? "" : ", ") + range_text(run);
     std::printf("  over %s (%s, %zu codes): holds on %s\n", d.over.c_str(),
@@ -75,7 +84,8 @@ void print_discovery(const Spec& spec, const Discovery& d) {
     if (cd.maximal) {
       print_edges(spec, d, cd);
     } else {
-      std::printf("  the spec's interval %s does not hold throughout\n", range_text(d.spec_interval).c_str());
+      std::printf("  no maximal interval: the claim fails inside the spec's interval %s\n",
+                  range_text(d.spec_interval).c_str());
     }
   }
   print_witness(spec, d.witness_disagreement_count, d.witness_disagreements);
@@ -84,28 +94,38 @@ void print_discovery(const Spec& spec, const Discovery& d) {
 int run_domain(const DomainArgs& a) {
   auto spec = load_spec(a.spec);
   if (!spec) return fail(spec.error());
+  if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   std::vector<std::string> inputs = {a.spec};  // and the spec's sources and tables: never written over
   if (spec->user) {
     for (const std::string& p : spec->user->input_paths()) inputs.push_back(p);
   }
   auto files = a.out.open(inputs);
   if (!files) return fail(files.error());
-  Progress progress(fmt::format("{} domain over {}", spec->name, a.over), false);
+  Progress progress(fmt::format("{} domain over {}", spec->name, a.over), a.gate.quiet);
   EngineOptions options;
   options.keep = a.keep;
+  options.threads = a.threads;
   options.progress = progress.callback();
   auto d = discover(*spec, a.over, options);
   progress.done();
   if (!d) return fail(d.error());
-  print_discovery(*spec, *d);
-  if (a.out.any()) {
-    if (auto e = a.out.write(*files, discovery_report(*spec, *d))) return fail(*e);
-  }
-  bool all_pass = d->witness_disagreement_count == 0;
+  std::vector<bool> passes;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
   for (std::size_t c = 0; c < spec->claims.size(); ++c) {
     const ClaimResult whole = within_spec_interval(d->claims[c], d->spec_interval);
-    all_pass = all_pass && verdict_passes(claim_verdict(judged_claim(*spec, *d, c), whole));
+    passes.push_back(verdict_passes(claim_verdict(judged_claim(*spec, *d, c), whole)));
+    counts.emplace_back(whole.holding, whole.cases);
   }
+  print_discovery(*spec, *d, passes, a.gate);
+  const std::vector<std::string> unexpected = a.gate.mismatches(counts);
+  for (const std::string& line : unexpected) std::printf("%s\n", painted(line, false).c_str());
+  if (a.out.any()) {
+    Json report = discovery_report(*spec, *d);
+    report["environment"]["command"] = command_line();
+    if (auto e = a.out.write(*files, report)) return fail(*e);
+  }
+  const bool all_pass = d->witness_disagreement_count == 0 && unexpected.empty() &&
+                        std::all_of(passes.begin(), passes.end(), [](bool p) { return p; });
   return all_pass ? kExitHolds : kExitRefuted;
 }
 
@@ -117,7 +137,9 @@ void add_domain_command(CLI::App& app, Commands& commands) {
   d->add_option("spec", args->spec, "proof spec (JSON)")->required();
   d->add_option("--over", args->over, "the input to sweep over all its codes (default: scale)");
   args->out.add_flags(*d);
-  d->add_option("--keep", args->keep, "witness disagreements kept")->check(whole_number(0, 1000000));
+  add_keep_option(*d, args->keep);
+  add_threads_option(*d, args->threads);
+  args->gate.add_flags(*d);
   commands.push_back({d, [args] { return run_domain(*args); }});
 }
 

@@ -25,7 +25,7 @@ struct ProveArgs {
   std::string scales_from;  // an audit report: its observed interval becomes the scale codes
   bool allow_partial = false;  // --scales-from may be a partial audit
   bool no_cache = false;       // user recipes: compile even when the cache has them
-  std::size_t keep = 8;
+  std::size_t keep = kDefaultKeep;
   unsigned threads = 0;  // CPU threads, 0: every core
   std::string shard;     // "I/N": sweep only that slice and write a shard report
   Outputs out;
@@ -83,13 +83,17 @@ std::string backend_labels(const std::vector<BackendRun>& runs) {
   return out;
 }
 
-void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const Agreement& agree) {
+// One line a claim (each backend's when they differ) and its first counterexamples;
+// under --quiet only the claims that do not pass, unless the backends disagree.
+void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const Agreement& agree, const Gate& gate) {
   const std::string label = domain_label(spec);
   for (std::size_t c = 0; c < spec.claims.size(); ++c) {
+    const ClaimResult& r = runs.front().result.claims[c];
+    const bool passes = verdict_passes(claim_verdict(spec.claims[c], r));
+    if (agree.results_identical && !gate.shows(passes)) continue;
     if (agree.results_identical) {
-      const ClaimResult& r = runs.front().result.claims[c];
       const std::string line = fmt::format("{} {} ({})", label, claim_summary(spec.claims[c], r), backend_labels(runs));
-      std::printf("%s\n", painted(line, verdict_passes(claim_verdict(spec.claims[c], r))).c_str());
+      std::printf("%s\n", painted(line, passes).c_str());
     } else {
       for (const BackendRun& run : runs) {
         std::printf("%s %s (%s only)\n", label.c_str(), claim_summary(spec.claims[c], run.result.claims[c]).c_str(),
@@ -106,9 +110,10 @@ void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const A
 }
 
 // Hardware backends: the three-way check and the --use_fast_math build.
-void print_hardware(const Spec& spec, const BackendRun& run) {
+// Under --quiet only a disagreement is printed.
+void print_hardware(const Spec& spec, const BackendRun& run, bool quiet) {
   const ProofResult& r = run.result;
-  if (r.model_compared == 0) return;
+  if (r.model_compared == 0 || (quiet && r.model_disagreement_count == 0)) return;
   if (r.model_disagreement_count == 0) {
     std::printf("%s hardware ≡ soft model on all %llu recipe evaluations; soft ≡ oracle witness on %llu cases (%s)\n",
                 run.label.c_str(), static_cast<unsigned long long>(r.model_compared),
@@ -225,11 +230,10 @@ int run_prove(const ProveArgs& a) {
   if (!backends) return fail(backends.error());
   auto files = a.out.open(read_files(a, *spec));
   if (!files) return fail(files.error());
-  // The case map is a discovery over one input: refused now if it cannot run, not after the proof.
+  // The case map sweeps the proof's own domain again, code by code of one input:
+  // refused now if it cannot run, not after the proof.
   if (!a.out.svg.empty()) {
-    if (auto ok = check_discovery(*spec, map_input(*spec)); !ok) {
-      return fail({"--svg: the case map sweeps one input whole: " + ok.error().message});
-    }
+    if (auto e = check_proof_map(*spec)) return fail(*e);
   }
   BackendOptions options;
   options.engine.keep = a.keep;
@@ -247,20 +251,20 @@ int run_prove(const ProveArgs& a) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
   for (const ClaimResult& c : first.claims) counts.emplace_back(c.holding, c.cases);
   const std::vector<std::string> unexpected = a.gate.mismatches(counts);
-  if (!a.gate.quiet || !first.passes(*spec) || !agree.holds() || !unexpected.empty()) {
-    print_claims(*spec, runs, agree);
-  }
+  print_claims(*spec, runs, agree, a.gate);
   for (const std::string& line : unexpected) std::printf("%s\n", painted(line, false).c_str());
   const ProofResult& r = runs.front().result;
   print_witness(*spec, r.witness_disagreement_count, r.witness_disagreements);
-  for (const BackendRun& run : runs) print_hardware(*spec, run);
+  for (const BackendRun& run : runs) print_hardware(*spec, run, a.gate.quiet);
   if (!agree.results_identical) {
     std::string names;
     for (const std::string& n : agree.differing) names += " " + n;
     std::printf("BACKENDS DISAGREE: the result of%s differs from %s's\n", names.c_str(), runs.front().name.c_str());
   }
   if (a.out.any()) {
-    if (auto e = a.out.write(*files, proof_report(*spec, runs, a.keep))) return fail(*e);
+    Json report = proof_report(*spec, runs, a.keep);
+    report["environment"]["command"] = command_line();
+    if (auto e = a.out.write(*files, report)) return fail(*e);
   }
   return r.passes(*spec) && agree.holds() && unexpected.empty() ? kExitHolds : kExitRefuted;
 }
@@ -277,8 +281,8 @@ void add_prove_command(CLI::App& app, Commands& commands) {
   auto* scales = p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
   add_path_option(*p, "--scales-from", args->scales_from, "replace them by the observed interval of an audit report")
       ->excludes(scales);
-  p->add_option("--keep", args->keep, "counterexamples kept per claim")->check(whole_number(0, 1000000));
-  p->add_option("--threads", args->threads, "CPU threads (default 0: every core)")->check(whole_number(0, 4096));
+  add_keep_option(*p, args->keep);
+  add_threads_option(*p, args->threads);
   p->add_flag("--no-cache", args->no_cache, "user recipes: compile their sources even when the cache has them");
   p->add_flag("--allow-partial", args->allow_partial,
               "with --scales-from: accept an audit that left scale tensors unread (the report says so)");

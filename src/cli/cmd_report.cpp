@@ -155,8 +155,7 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   auto merge = std::make_shared<MergeArgs>();
   auto* m = report->add_subcommand("merge", "rebuild the whole report from shard reports (prove --shard I/N)");
   m->add_option("shards", merge->shards, "shard reports (JSON)")->required();
-  add_path_option(*m, "-o,--report", merge->out.report, "write the merged report here");
-  merge->out.add_flags(*m, false);
+  merge->out.add_flags(*m);
   commands.push_back({m, [merge] { return run_merge(*merge); }});
 }
 

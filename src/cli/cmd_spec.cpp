@@ -10,6 +10,7 @@
 
 #include "cli/cli.hpp"
 #include "proof/spec.hpp"
+#include "report/report.hpp"
 #include "user/npy.hpp"
 #include "user/table.hpp"
 #include "user/user_recipes.hpp"
@@ -115,10 +116,47 @@ int run_cases(const CasesArgs& a) {
   return kExitHolds;
 }
 
+// bitproof spec check SPEC: parse and validate only; one line of what it would prove.
+int run_check(const std::string& path) {
+  auto spec = load_spec(path);
+  if (!spec) return fail(spec.error());
+  std::printf("%s: valid: %s, %llu cases, %zu claim%s\n", path.c_str(), domain_label(*spec).c_str(),
+              static_cast<unsigned long long>(spec->case_count()), spec->claims.size(),
+              spec->claims.size() == 1 ? "" : "s");
+  for (std::size_t c = 0; c < spec->claims.size(); ++c) {
+    std::string recipes;
+    for (const RecipeEntry* r : spec->claims[c].recipes) recipes += (recipes.empty() ? "" : ", ") + std::string(r->card->name);
+    std::printf("  claims[%zu]: %s: %s\n", c, std::string(claim_name(spec->claims[c].kind)).c_str(), recipes.c_str());
+  }
+  return kExitHolds;
+}
+
+struct NewArgs {
+  std::string claim = "equal";
+  std::vector<std::string> recipes;
+  std::string out;
+};
+
+// bitproof spec new: a commented template on stdout, or written to --out.
+int run_new(const NewArgs& a) {
+  auto text = spec_template(a.claim, a.recipes, "--recipes");
+  if (!text) return fail(text.error());
+  if (a.out.empty()) {
+    std::printf("%s", text->c_str());
+    return kExitHolds;
+  }
+  OutputFiles files;
+  if (auto ok = files.add("--out", a.out); !ok) return fail(ok.error());
+  files.set(a.out, *text);
+  if (auto ok = files.commit(); !ok) return fail(ok.error());
+  std::printf("wrote %s: edit it, then bitproof spec check %s\n", a.out.c_str(), a.out.c_str());
+  return kExitHolds;
+}
+
 }  // namespace
 
 void add_spec_commands(CLI::App& app, Commands& commands) {
-  auto* spec = app.add_subcommand("spec", "work with a proof spec");
+  auto* spec = app.add_subcommand("spec", "work with a proof spec: check, new, cases");
   spec->require_subcommand(1);
   auto args = std::make_shared<CasesArgs>();
   auto* c = spec->add_subcommand(
@@ -130,6 +168,20 @@ void add_spec_commands(CLI::App& app, Commands& commands) {
       ->check(CLI::IsMember({"npy", "raw"}));
   c->add_option("--head", args->head, "print the first N cases, decoded")->check(whole_number(0, 1000000));
   commands.push_back({c, [args] { return run_cases(*args); }});
+
+  auto check_path = std::make_shared<std::string>();
+  auto* k = spec->add_subcommand("check", "validate a spec without proving it (exit 2 naming the file and field)");
+  k->add_option("spec", *check_path, "proof spec (JSON)")->required();
+  commands.push_back({k, [check_path] { return run_check(*check_path); }});
+
+  auto fresh = std::make_shared<NewArgs>();
+  auto* n = spec->add_subcommand("new", "print a commented spec to start from (a claim over catalogue recipes)");
+  n->add_option("--claim", fresh->claim, "equal (default), correctly_rounded or exact");
+  n->add_option("--recipes", fresh->recipes, "the claim's recipes, comma-separated (see bitproof recipes)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  add_path_option(*n, "--out", fresh->out, "write the template here instead of stdout");
+  commands.push_back({n, [fresh] { return run_new(*fresh); }});
 }
 
 }  // namespace bitproof::cli

@@ -38,6 +38,20 @@ std::string twin_path() {
 
 void remember_arguments(int argc, char** argv) { arguments().assign(argv, argv + argc); }
 
+std::string command_line() {
+  std::string line = "bitproof";
+  const std::vector<char*>& argv = arguments();
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string arg = argv[i];
+    const bool plain = !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789-_./:=,@+%") == std::string::npos;
+    std::string quoted = "'";
+    for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += " " + (plain ? arg : quoted + "'");
+  }
+  return line;
+}
+
 bool driver_may_be_present() {
   for (const char* node : {"/proc/driver/nvidia", "/dev/nvidiactl", "/dev/dxg"}) {
     if (exists(node)) return true;

@@ -18,6 +18,9 @@ namespace bitproof::cli {
 
 // Kept from main() for the hand-off.
 void remember_arguments(int argc, char** argv);
+// The remembered command line with the program named "bitproof", each argument
+// quoted for a POSIX shell where it needs it: what reproduces a report.
+[[nodiscard]] std::string command_line();
 
 // When `backend` (--backend: cpu, cuda, all) wants CUDA and this binary was
 // built without it, becomes the twin: for "cuda" always, for "all" only where

@@ -11,11 +11,64 @@
 #include "backend/backend.hpp"
 #include "cli/cli.hpp"
 #include "cli/cuda_twin.hpp"
+#include "suggest.hpp"
+
+namespace {
+
+// The deepest subcommand a parse reached ("bitproof report render"), the app when none.
+CLI::App* deepest(CLI::App* app) {
+  for (std::vector<CLI::App*> subs = app->get_subcommands(); !subs.empty(); subs = app->get_subcommands()) {
+    app = subs.front();
+  }
+  return app;
+}
+
+std::string path_of(const CLI::App* app) {
+  return app->get_parent() == nullptr ? app->get_name() : path_of(app->get_parent()) + " " + app->get_name();
+}
+
+// "prove: " for a subcommand's messages, "" for the top level's.
+std::string where(const CLI::App* app) {
+  return app->get_parent() == nullptr ? "" : path_of(app).substr(path_of(app).find(' ') + 1) + ": ";
+}
+
+// The names `sub` knows: its flags ("--markdown", "-o") or its subcommands.
+std::vector<std::string> known_names(const CLI::App* sub, bool flags) {
+  std::vector<std::string> names;
+  if (!flags) {
+    for (const CLI::App* c : sub->get_subcommands({})) names.push_back(c->get_name());
+    return names;
+  }
+  for (const CLI::Option* o : sub->get_options()) {
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : o->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// One line for arguments `sub` does not know: the first unknown flag (else the
+// first word), what it may have meant, and where help is.
+std::string unexpected(const CLI::App* sub, const std::vector<std::string>& extras) {
+  std::string word = extras.front();
+  for (const std::string& e : extras) {
+    if (e.size() > 1 && e[0] == '-') {
+      word = e.substr(0, e.find('='));
+      break;
+    }
+  }
+  const bool flag = word.size() > 1 && word[0] == '-';
+  const bool command = !flag && !sub->get_subcommands({}).empty();
+  const std::string what = flag ? "unknown flag" : command ? "unknown command" : "unexpected argument";
+  return fmt::format("{}{} \"{}\"{}; see {} --help", where(sub), what, word,
+                     bitproof::did_you_mean(word, known_names(sub, flag)), path_of(sub));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   namespace cli = bitproof::cli;
   cli::remember_arguments(argc, argv);
-  CLI::App app{"bitproof: exhaustive, bit-for-bit proofs about low-precision GPU arithmetic"};
+  CLI::App app{"bitproof: exhaustive, bit-for-bit proofs about low-precision GPU arithmetic", "bitproof"};
   app.set_version_flag("--version",
                        fmt::format("bitproof {} (git {}; backends built in: {})", bitproof::tool_version(),
                                    bitproof::tool_git_commit(), bitproof::cuda_backend_built() ? "cpu, cuda" : "cpu"));
@@ -45,6 +98,10 @@ int main(int argc, char** argv) {
   for (const Group& g : groups) {
     if (only == nullptr || only == &g) g.add(app, commands);
   }
+  // A first word that names no command (a typo): said so, with the nearest names.
+  if (only == nullptr && !first.empty() && first[0] != '-') {
+    return cli::fail({unexpected(&app, {std::string(first)})});
+  }
 
   try {
     app.parse(argc, argv);
@@ -54,9 +111,16 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    CLI::App* sub = deepest(&app);
+    const std::vector<std::string> extras = sub->remaining();
+    if (extras.empty()) return cli::fail({fmt::format("{}{}; see {} --help", where(sub), e.what(), path_of(sub))});
+    return cli::fail({unexpected(sub, extras)});
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "bitproof: error: %s (see bitproof --help)\n", e.what());
-    return bitproof::kExitBadInput;
+    CLI::App* sub = deepest(&app);
+    // "report rendr": a word that names none of the group's commands, not a missing one.
+    if (!sub->get_subcommands({}).empty() && !sub->remaining().empty()) return cli::fail({unexpected(sub, sub->remaining())});
+    return cli::fail({fmt::format("{}{}; see {} --help", where(sub), e.what(), path_of(sub))});
   }
   for (const cli::Command& c : commands) {
     if (c.app->parsed()) return c.run();

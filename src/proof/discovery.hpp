@@ -27,29 +27,42 @@ struct CodeVerdict {
 };
 
 struct ClaimDiscovery {
-  std::vector<CodeVerdict> codes;     // every code of the format, ascending
+  std::vector<CodeVerdict> codes;     // every code swept, ascending and consecutive (see DiscoveryScope)
   std::vector<CodeRange> holding;     // maximal runs of codes where the claim holds
   bool spec_interval_holds = false;   // the claim holds on every code of the spec's interval
   std::optional<CodeRange> maximal;   // the holding run that contains the spec's interval
   std::optional<std::uint32_t> below; // the failing code just below `maximal`
   std::optional<std::uint32_t> above; // the failing code just above `maximal`
+  // The verdict at a code that was swept.
+  [[nodiscard]] const CodeVerdict& at(std::uint32_t code) const { return codes[code - codes.front().code]; }
 };
+
+// What a discovery sweeps of its input: every code of the format (`domain`), or
+// only the spec's own interval (the case map `prove --svg` draws: the proof's
+// domain, no wider sweep, and no oracle witness: the proof witnessed those
+// cases). Edges are found inside what was swept.
+enum class DiscoveryScope : std::uint8_t { kWholeFormat, kSpecInterval };
 
 struct Discovery {
   std::string over;           // the input swept
   std::size_t over_index = 0;
   CodeRange spec_interval{};  // min..max of the spec's codes for that input
+  bool whole_format = true;   // every code swept (else the spec's interval: DiscoveryScope)
   std::uint64_t cases = 0;    // cases evaluated in all
   std::vector<ClaimDiscovery> claims;
   std::uint64_t witness_disagreement_count = 0;
   std::vector<WitnessDisagreement> witness_disagreements;
 };
 
-[[nodiscard]] Expected<Discovery> discover(const Spec& spec, const std::string& over, const EngineOptions& options);
+// Sweeps on options.threads threads (0: every core), one code of the input at a
+// time; the result does not depend on the thread count.
+[[nodiscard]] Expected<Discovery> discover(const Spec& spec, const std::string& over, const EngineOptions& options,
+                                           DiscoveryScope scope = DiscoveryScope::kWholeFormat);
 
-// Whether discover(spec, over) can run: `over` names an input, and every code
-// of its format times the other inputs' codes is at most 2^24 cases (the
-// oracle checks each). Checked before anything is allocated or swept.
-[[nodiscard]] Expected<Ok> check_discovery(const Spec& spec, const std::string& over);
+// Whether discover(spec, over, scope) can run: `over` names an input, and the
+// codes swept times the other inputs' codes is at most 2^24 cases (the oracle
+// checks each). Checked before anything is allocated or swept.
+[[nodiscard]] Expected<Ok> check_discovery(const Spec& spec, const std::string& over,
+                                          DiscoveryScope scope = DiscoveryScope::kWholeFormat);
 
 }  // namespace bitproof

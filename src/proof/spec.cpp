@@ -10,6 +10,7 @@
 
 #include "json_fields.hpp"
 #include "strict_json.hpp"
+#include "suggest.hpp"
 #include "user/user_recipes.hpp"
 
 namespace bitproof {
@@ -30,7 +31,7 @@ Expected<FormatId> format_field(const Where& w, const json& object, const std::s
   auto name = string_field(w, object, parent, key, true);
   if (!name) return name.error();
   const auto id = format_by_name(*name);
-  if (!id) return w.at(parent.empty() ? key : parent + "." + key, fmt::format("unknown format \"{}\"", *name));
+  if (!id) return w.at(parent.empty() ? key : parent + "." + key, unknown_format_text(*name));
   return *id;
 }
 
@@ -42,42 +43,58 @@ Expected<Ok> check_code(const Where& w, const InputDomain& in, std::uint64_t cod
   return Ok{};
 }
 
+enum class CodeClass : std::uint8_t { kNaN, kInf, kZero, kSubnormal };
+
+std::optional<CodeClass> code_class(std::string_view name) {
+  if (name == "nan") return CodeClass::kNaN;
+  if (name == "inf") return CodeClass::kInf;
+  if (name == "zero") return CodeClass::kZero;
+  if (name == "subnormal") return CodeClass::kSubnormal;
+  return std::nullopt;
+}
+
+bool in_class(FormatId format, std::uint32_t code, CodeClass c) {
+  const FormatSpec& f = spec_of(format);
+  const Decoded d = decode(f, code);
+  switch (c) {
+    case CodeClass::kNaN: return d.kind == Kind::kNaN;
+    case CodeClass::kInf: return d.kind == Kind::kInf;
+    case CodeClass::kZero: return d.kind == Kind::kZero;
+    case CodeClass::kSubnormal:
+      return d.kind == Kind::kFinite && f.has_subnormals() && !f.is_integer() && ((code >> f.man_bits) & f.exp_field_max()) == 0;
+  }
+  return false;
+}
+
 void fill_range(InputDomain& in, CodeRange r) {
   in.range = r;
+  in.span.reset();
+  in.excluded.clear();
   in.codes.clear();
 }
 
-Expected<Ok> parse_codes(const Where& w, const json& v, const std::string& field, InputDomain& in) {
-  if (v.is_string()) {
-    if (v.get<std::string>() != "all")
-      return w.at(field, "expected \"all\", {\"range\": [lo, hi]} or {\"list\": [...]}");
-    in.all = true;
-    fill_range(in, {0, static_cast<std::uint32_t>(spec_of(in.format).code_count() - 1)});
-    return Ok{};
+constexpr const char* kCodesShape = "expected \"all\", {\"range\": [lo, hi]} or {\"list\": [...]} (either may add \"exclude\")";
+
+Expected<Ok> parse_range(const Where& w, const json& r, const std::string& field, InputDomain& in) {
+  if (!r.is_array() || r.size() != 2) return w.at(field, "expected [lo, hi]");
+  auto lo = unsigned_value(w, r[0], field + "[0]");
+  if (!lo) return lo.error();
+  auto hi = unsigned_value(w, r[1], field + "[1]");
+  if (!hi) return hi.error();
+  for (auto [code, name] : {std::pair{*lo, "[0]"}, std::pair{*hi, "[1]"}}) {
+    if (auto ok = check_code(w, in, code, field + name); !ok) return ok.error();
   }
-  if (!v.is_object() || v.size() != 1 || !(v.contains("range") || v.contains("list"))) {
-    return w.at(field, "expected \"all\", {\"range\": [lo, hi]} or {\"list\": [...]}");
-  }
-  if (v.contains("range")) {
-    const json& r = v.at("range");
-    if (!r.is_array() || r.size() != 2) return w.at(field + ".range", "expected [lo, hi]");
-    auto lo = unsigned_value(w, r[0], field + ".range[0]");
-    if (!lo) return lo.error();
-    auto hi = unsigned_value(w, r[1], field + ".range[1]");
-    if (!hi) return hi.error();
-    for (auto [code, name] : {std::pair{*lo, "[0]"}, std::pair{*hi, "[1]"}}) {
-      if (auto ok = check_code(w, in, code, field + ".range" + name); !ok) return ok.error();
-    }
-    if (*lo > *hi) return w.at(field + ".range", fmt::format("reversed interval [{}, {}]", *lo, *hi));
-    fill_range(in, {static_cast<std::uint32_t>(*lo), static_cast<std::uint32_t>(*hi)});
-    return Ok{};
-  }
-  const json& list = v.at("list");
-  if (!list.is_array()) return w.at(field + ".list", "expected an array of codes, found " + type_name(list));
-  if (list.empty()) return w.at(field + ".list", "empty domain: the list has no codes");
+  if (*lo > *hi) return w.at(field, fmt::format("reversed interval [{}, {}]", *lo, *hi));
+  fill_range(in, {static_cast<std::uint32_t>(*lo), static_cast<std::uint32_t>(*hi)});
+  return Ok{};
+}
+
+Expected<Ok> parse_list(const Where& w, const json& list, const std::string& field, InputDomain& in) {
+  if (!list.is_array()) return w.at(field, "expected an array of codes, found " + type_name(list));
+  if (list.empty()) return w.at(field, "empty domain: the list has no codes");
   std::set<std::uint64_t> seen;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string item = fmt::format("{}.list[{}]", field, i);
+    const std::string item = fmt::format("{}[{}]", field, i);
     auto code = unsigned_value(w, list[i], item);
     if (!code) return code.error();
     if (auto ok = check_code(w, in, *code, item); !ok) return ok.error();
@@ -85,6 +102,62 @@ Expected<Ok> parse_codes(const Where& w, const json& v, const std::string& field
     in.codes.push_back(static_cast<std::uint32_t>(*code));
   }
   return Ok{};
+}
+
+// "exclude": classes of codes ("nan", "inf", "zero", "subnormal") or codes, taken
+// out of the range or list; the input becomes the list of what is left.
+Expected<Ok> parse_exclude(const Where& w, const json& v, const std::string& field, InputDomain& in) {
+  if (!v.is_array() || v.empty()) return w.at(field, "expected a non-empty array of classes (nan, inf, zero, subnormal) or codes");
+  constexpr std::uint64_t kMaxExcludable = std::uint64_t{1} << 24;
+  if (in.count() > kMaxExcludable) {
+    return w.at(field, fmt::format("{} codes: exclude takes codes out of at most 2^24", in.count()));
+  }
+  std::set<std::uint32_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string item = fmt::format("{}[{}]", field, i);
+    if (v[i].is_number_unsigned()) {
+      if (auto ok = check_code(w, in, v[i].get<std::uint64_t>(), item); !ok) return ok.error();
+      out.insert(v[i].get<std::uint32_t>());
+      in.excluded.push_back(std::to_string(v[i].get<std::uint32_t>()));
+      continue;
+    }
+    const std::string name = v[i].is_string() ? v[i].get<std::string>() : v[i].dump();
+    const auto kind = code_class(name);
+    if (!kind) {
+      return w.at(item, fmt::format("unknown class \"{}\"{} (nan, inf, zero, subnormal, or a code)", name,
+                                    did_you_mean(name, {"nan", "inf", "zero", "subnormal"})));
+    }
+    for (std::uint64_t k = 0; k < in.count(); ++k) {
+      if (in_class(in.format, in.code(k), *kind)) out.insert(in.code(k));
+    }
+    in.excluded.push_back(name);
+  }
+  std::vector<std::uint32_t> kept;
+  for (std::uint64_t k = 0; k < in.count(); ++k) {
+    if (!out.count(in.code(k))) kept.push_back(in.code(k));
+  }
+  if (kept.empty()) return w.at(field, "empty domain: every code is excluded");
+  in.span = in.range ? in.range : std::optional<CodeRange>{};
+  in.range.reset();
+  in.codes = std::move(kept);
+  return Ok{};
+}
+
+Expected<Ok> parse_codes(const Where& w, const json& v, const std::string& field, InputDomain& in) {
+  if (v.is_string()) {
+    if (v.get<std::string>() != "all") return w.at(field, kCodesShape);
+    in.all = true;
+    fill_range(in, {0, static_cast<std::uint32_t>(spec_of(in.format).code_count() - 1)});
+    return Ok{};
+  }
+  const bool has_exclude = v.is_object() && v.contains("exclude");
+  if (!v.is_object() || v.size() != 1u + has_exclude || !(v.contains("range") || v.contains("list"))) {
+    return w.at(field, kCodesShape);
+  }
+  auto ok = v.contains("range") ? parse_range(w, v.at("range"), field + ".range", in)
+                                : parse_list(w, v.at("list"), field + ".list", in);
+  if (!ok || !has_exclude) return ok;
+  return parse_exclude(w, v.at("exclude"), field + ".exclude", in);
 }
 
 Expected<InputDomain> parse_input(const Where& w, const json& v, const std::string& field) {
@@ -115,9 +188,15 @@ Expected<const RecipeEntry*> recipe_for(const Where& w, const Spec& spec, const 
   if (!v.is_string()) return w.at(field, "expected a recipe name, found " + type_name(v));
   const RecipeEntry* recipe = spec.user ? spec.user->find(v.get<std::string>()) : nullptr;
   if (recipe == nullptr) recipe = recipe_by_name(v.get<std::string>());
-  if (recipe == nullptr)
-    return w.at(field, fmt::format("unknown recipe \"{}\" (see `bitproof recipes`, or the spec's user_recipes)",
-                                   v.get<std::string>()));
+  if (recipe == nullptr) {
+    std::vector<std::string> names;
+    for (const RecipeEntry& r : all_recipes()) names.emplace_back(r.card->name);
+    if (spec.user) {
+      for (const auto& r : spec.user->recipes) names.push_back(r.name);
+    }
+    return w.at(field, fmt::format("unknown recipe \"{}\"{} (see `bitproof recipes --grep`, or the spec's user_recipes)",
+                                   v.get<std::string>(), did_you_mean(v.get<std::string>(), names)));
+  }
   const RecipeCard& card = *recipe->card;
   std::vector<FormatId> takes(card.inputs.begin(), card.inputs.begin() + card.arity);
   std::vector<FormatId> given;
@@ -137,7 +216,8 @@ Expected<ClaimKind> claim_kind(const Where& w, const std::string& name, const st
   for (ClaimKind k : {ClaimKind::kEqual, ClaimKind::kCorrectlyRounded, ClaimKind::kExact}) {
     if (claim_name(k) == name) return k;
   }
-  return w.at(field, fmt::format("unknown claim \"{}\" (equal, correctly_rounded, exact)", name));
+  return w.at(field, fmt::format("unknown claim \"{}\"{} (claims: equal, correctly_rounded, exact)", name,
+                                 did_you_mean(name, {"equal", "correctly_rounded", "exact"})));
 }
 
 Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, const std::string& field) {
@@ -254,6 +334,14 @@ Expected<Ok> parse_inputs(const Where& w, const json& root, Spec& spec) {
 
 }  // namespace
 
+std::string unknown_format_text(std::string_view name) {
+  std::vector<std::string> names;
+  for (const FormatSpec& f : kFormats) names.emplace_back(f.name);
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+  return fmt::format("unknown format \"{}\"{} (formats: {})", name, did_you_mean(name, names), all);
+}
+
 std::uint64_t Spec::case_count() const {
   std::uint64_t n = 1;
   for (const InputDomain& in : inputs) n *= in.count();  // at most kMaxCases: parse_spec checks
@@ -279,7 +367,7 @@ std::optional<std::size_t> Spec::input_index(std::string_view name) const {
 
 Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
   const Where w{path};
-  auto parsed = parse_json_strict(text, path, "");
+  auto parsed = parse_json_strict(text, path, "", true);
   if (!parsed) return parsed.error();
   const json& root = *parsed;
   Spec spec;
@@ -372,6 +460,17 @@ nlohmann::ordered_json spec_to_json(const Spec& spec) {
       codes = "all";
     } else if (in.range) {
       codes["range"] = {in.range->lo, in.range->hi};
+    } else if (in.span) {  // a range with codes excluded: as written
+      codes["range"] = {in.span->lo, in.span->hi};
+      nlohmann::ordered_json excluded = nlohmann::ordered_json::array();
+      for (const std::string& e : in.excluded) {
+        if (e.find_first_not_of("0123456789") == std::string::npos) {
+          excluded.push_back(std::stoul(e));
+        } else {
+          excluded.push_back(e);
+        }
+      }
+      codes["exclude"] = excluded;
     } else {
       codes["list"] = in.codes;
     }

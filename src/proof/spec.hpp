@@ -1,4 +1,4 @@
-// Proof specs: the JSON files in proofs/. Parsing is strict: unknown keys,
+// Proof specs: the JSON files in proofs/ (// and /* */ comments allowed). Parsing is strict: unknown keys,
 // wrong types, unknown formats or recipes, recipes whose inputs do not match
 // the domain, empty or out-of-range domains are all errors naming the field.
 //
@@ -10,6 +10,8 @@
 //     {"name": "element", "format": "e2m1", "codes": "all"},            first input fastest
 //     {"name": "scale", "format": "ue8m0", "codes": {"range": [114, 126]}}
 //   ],                                        codes: "all" | {"range": [lo, hi]} | {"list": [...]}
+//                                             either object may add "exclude": ["nan", "inf", "zero",
+//                                             "subnormal" or codes]: those codes are not swept
 //   "output": "fp16",
 //   "claims": [
 //     {"claim": "equal", "recipes": ["a", "b"], "expected_cases": 208},
@@ -54,6 +56,10 @@ struct InputDomain {
   std::optional<CodeRange> range;  // set when the codes are one contiguous range ("all" included)
   bool all = false;
   std::vector<std::uint32_t> codes;  // the list; empty when `range` is set
+  // A range with "exclude": the range as written (`codes` lists what is left) and
+  // the exclusions as written ("nan", "inf", "zero", "subnormal" or a code's digits).
+  std::optional<CodeRange> span;
+  std::vector<std::string> excluded;
 
   // How many codes are swept, and the k-th of them (k < count()).
   [[nodiscard]] std::uint64_t count() const {
@@ -112,6 +118,17 @@ struct Spec {
 
 // The canonical JSON of the spec as it will be proven (after any override).
 [[nodiscard]] nlohmann::ordered_json spec_to_json(const Spec& spec);
+
+// A commented spec to start from (bitproof spec new): a claim of `kind`
+// ("equal", "correctly_rounded", "exact") over `recipes`, its inputs and output
+// those of the first recipe; no recipes: the DeepSeek V4 fold as the example.
+// It parses as it is written; an unknown kind or recipe, or too few recipes, is
+// an error naming `origin` (the flag).
+[[nodiscard]] Expected<std::string> spec_template(const std::string& kind, const std::vector<std::string>& recipes,
+                                                  const std::string& origin);
+
+// "unknown format \"e2m2\" (did you mean \"e2m1\"?) (formats: fp32, fp16, ...)": every format listed.
+[[nodiscard]] std::string unknown_format_text(std::string_view name);
 
 [[nodiscard]] std::string_view claim_name(ClaimKind kind);
 [[nodiscard]] std::string_view rounding_name(oracle::Rounding mode);

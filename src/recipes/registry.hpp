@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "recipes/recipe.hpp"
 
@@ -25,5 +28,19 @@ struct RecipeEntry {
 
 [[nodiscard]] std::span<const RecipeEntry> all_recipes();
 [[nodiscard]] const RecipeEntry* recipe_by_name(std::string_view name);
+
+// A view of the catalogue (bitproof recipes): a recipe is shown when it matches
+// every field given. family: the name's first part ("vllm" in "vllm.e5m2_fp16.kv_cache");
+// format: one of its inputs or its output; grep: a case-insensitive substring of
+// its name, label, summary, source, caveat or pins.
+struct RecipeFilter {
+  std::string family;
+  std::optional<FormatId> format;
+  std::string grep;
+  [[nodiscard]] bool matches(const RecipeCard& card) const;
+};
+[[nodiscard]] std::string_view recipe_family(const RecipeCard& card);
+// Every family, in catalogue order, once.
+[[nodiscard]] std::vector<std::string> recipe_families();
 
 }  // namespace bitproof

@@ -273,9 +273,7 @@ std::string render_ab_markdown(const Json& report) {
                       o["digest"][arm(spec, 1)].get<std::string>().substr(0, 16),
                       o["differing_elements"].get<std::uint64_t>());
   }
-  md += fmt::format("\nReproduce: `bitproof ab <spec>{} --report {}.json` (bitproof {}).\n",
-                    r["trace_proof"].is_null() ? "" : " --prove", spec["name"].get<std::string>(),
-                    report["environment"]["version"].get<std::string>());
+  markdown_reproduce(md, report);
   return md;
 }
 

@@ -290,6 +290,12 @@ ReportJudgement judge_report(const Json& report) {
   return j;
 }
 
+std::string render_lines_markdown(const std::string& title, const std::vector<std::string>& lines) {
+  std::string md = fmt::format("## bitproof {}\n\n```text\n", title);
+  for (const std::string& line : lines) md += line + "\n";
+  return md + "```\n";
+}
+
 std::string junit_document(const std::string& suite, const std::vector<JUnitCase>& cases) {
   std::size_t failures = 0;
   for (const JUnitCase& c : cases) failures += c.failed ? 1 : 0;

@@ -36,6 +36,10 @@ struct ReportJudgement {
 };
 [[nodiscard]] ReportJudgement judge_report(const Json& report);
 
+// A command's printed lines as a Markdown PR comment: "## bitproof <title>" and
+// the lines in a text block (audit and admit --markdown).
+[[nodiscard]] std::string render_lines_markdown(const std::string& title, const std::vector<std::string>& lines);
+
 // One <testcase> per claim and backend (proof), or per claim (domain).
 [[nodiscard]] std::string render_junit(const Json& report);
 

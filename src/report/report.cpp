@@ -64,6 +64,11 @@ Json code_json(FormatId format, std::uint32_t code) {
 
 std::string codes_label(const InputDomain& in) {
   if (in.all) return "";
+  if (in.span) {  // "[0..255 ∖ nan]"
+    std::string excluded;
+    for (const std::string& e : in.excluded) excluded += (excluded.empty() ? "" : ",") + e;
+    return fmt::format("[{}..{} ∖ {}]", in.span->lo, in.span->hi, excluded);
+  }
   if (in.range) return fmt::format("[{}..{}]", in.range->lo, in.range->hi);
   std::string out = "{";
   for (std::size_t i = 0; i < in.codes.size() && i < 6; ++i) out += (i ? "," : "") + std::to_string(in.codes[i]);
@@ -246,10 +251,11 @@ std::string counts_text(const Claim& claim, const ClaimResult& r) {
   return "";
 }
 
-// "16 fail", "16 fail: nan", "16 fail: 12 value, 4 zero"
+// "16 fail", "2050 fail: all nan", "16 fail: 12 value, 4 zero"
 std::string fail_text(std::uint64_t failing, const std::map<std::string, std::uint64_t>& by_kind) {
   const std::string kinds = kinds_text(by_kind);
-  return kinds.empty() ? fmt::format("{} fail", failing) : fmt::format("{} fail: {}", failing, kinds);
+  if (kinds.empty()) return fmt::format("{} fail", failing);
+  return fmt::format("{} fail: {}{}", failing, by_kind.size() == 1 ? "all " : "", kinds);
 }
 
 std::string claim_subject(const Claim& claim) {
@@ -410,6 +416,19 @@ Json code_runs_json(FormatId over_format, const std::vector<CodeVerdict>& codes)
 
 }  // namespace
 
+namespace {
+
+// The swept input; "swept" [lo, hi] only when it was not every code of the format.
+Json over_json(const Spec& spec, const Discovery& d) {
+  Json over{{"input", d.over},
+            {"format", spec_of(spec.inputs[d.over_index].format).name},
+            {"spec_interval", {d.spec_interval.lo, d.spec_interval.hi}}};
+  if (!d.whole_format) over["swept"] = {d.claims.front().codes.front().code, d.claims.front().codes.back().code};
+  return over;
+}
+
+}  // namespace
+
 Json discovery_result_json(const Spec& spec, const Discovery& d) {
   const Json spec_json = spec_to_json(spec);
   const FormatId over_format = spec.inputs[d.over_index].format;
@@ -423,7 +442,7 @@ Json discovery_result_json(const Spec& spec, const Discovery& d) {
     claim["maximal"] = cd.maximal ? Json{cd.maximal->lo, cd.maximal->hi} : Json(nullptr);
     claim["holding"] = holding;
     for (const auto& [side, code] : {std::pair{"below", cd.below}, std::pair{"above", cd.above}}) {
-      claim[side] = code ? counterexample_json(spec, *cd.codes[*code].first) : Json(nullptr);
+      claim[side] = code ? counterexample_json(spec, *cd.at(*code).first) : Json(nullptr);
     }
     claim["codes"] = code_runs_json(over_format, cd.codes);
     if (auto map = failing_map_json(cd)) claim["map"] = *map;
@@ -434,10 +453,7 @@ Json discovery_result_json(const Spec& spec, const Discovery& d) {
   witness_view.witness_disagreements = d.witness_disagreements;
   Json out{{"spec", spec_json},
               {"spec_sha256", sha256_hex(spec_json.dump())},
-              {"over",
-               {{"input", d.over},
-                {"format", spec_of(over_format).name},
-                {"spec_interval", {d.spec_interval.lo, d.spec_interval.hi}}}},
+              {"over", over_json(spec, d)},
               {"cases", d.cases},
               {"claims", claims},
               {"recipes", recipe_cards_json(spec)},
@@ -554,25 +570,212 @@ void markdown_pins(std::string& md, const Json& result) {
   md += "\n</details>\n";
 }
 
-void markdown_counterexample(std::string& md, const Json& cx) {
-  md += fmt::format("- case {} ({}):", cx["case"].get<std::uint64_t>(), cx["kind"].get<std::string>());
+// A counterexample as a Markdown list item, every line indented by `indent`
+// spaces, its recipes and the oracle nested under it.
+void markdown_counterexample(std::string& md, const Json& cx, int indent = 0) {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  md += fmt::format("{}- case {} ({}):", pad, cx["case"].get<std::uint64_t>(), cx["kind"].get<std::string>());
   for (const Json& in : cx["inputs"]) {
     md += fmt::format(" {} `{}` = {};", in["input"].get<std::string>(), in["bits"].get<std::string>(),
                       in["value"].get<std::string>());
   }
   md += "\n";
   for (const Json& out : cx["outputs"]) {
-    md += fmt::format("  - `{}` → `{}` `[{}]` = {} ({})\n", out["recipe"].get<std::string>(),
+    md += fmt::format("{}  - `{}` → `{}` `[{}]` = {} ({})\n", pad, out["recipe"].get<std::string>(),
                       out["bits"].get<std::string>(), out["fields"].get<std::string>(), out["value"].get<std::string>(),
                       out["correctly_rounded"].get<bool>() ? "matches oracle" : "differs from oracle");
   }
   const Json& o = cx["oracle"];
-  md +=
-      fmt::format("  - oracle: exact {} → {}\n", o["exact"].get<std::string>(),
-                  o["rounded"].is_null() ? std::string("not representable") : o["rounded"]["bits"].get<std::string>());
+  md += fmt::format("{}  - oracle: exact {} → {}\n", pad, o["exact"].get<std::string>(),
+                    o["rounded"].is_null() ? std::string("not representable") : o["rounded"]["bits"].get<std::string>());
+}
+
+// "**refuted** (16 fail: all nan)": the verdict and, for a refutation not recorded as a finding, what failed.
+std::string result_cell(const Json& result, std::size_t i) {
+  const Json& c = result["claims"][i];
+  const ClaimVerdict v = report_claim_verdict(result, i);
+  const std::uint64_t failing = c["failing"].get<std::uint64_t>();
+  if (v == ClaimVerdict::kHolds || v == ClaimVerdict::kRefutedAsExpected || failing == 0) {
+    return std::string(verdict_cell(v));
+  }
+  std::map<std::string, std::uint64_t> kinds;
+  for (const auto& [kind, n] : c["by_kind"].items()) kinds[kind] = n.get<std::uint64_t>();
+  return fmt::format("{} ({})", verdict_cell(v), fail_text(failing, kinds));
+}
+
+void markdown_claims_table(std::string& md, const Json& result) {
+  md += "| claim | recipes | holding | result |\n|---|---|---|---|\n";
+  for (std::size_t i = 0; i < result["claims"].size(); ++i) {
+    const Json& c = result["claims"][i];
+    std::string recipes;
+    for (const Json& r : c["recipes"]) recipes += (recipes.empty() ? "" : ", ") + ("`" + r.get<std::string>() + "`");
+    md += fmt::format("| {} | {} | {}/{} | {} |\n", c["claim"].get<std::string>(), recipes,
+                      c["holding"].get<std::uint64_t>(), c["cases"].get<std::uint64_t>(), result_cell(result, i));
+  }
+  md += "\n";
+  for (const Json& c : result["claims"]) md += "    " + c["summary"].get<std::string>() + "\n";
+}
+
+void markdown_user_inputs(std::string& md, const Json& result) {
+  if (result.contains("user_sources")) {
+    md += "User recipes built from (SHA-256):\n";
+    for (const Json& s : result["user_sources"]) {
+      md += fmt::format("- `{}` `{}`\n", s["path"].get<std::string>(), s["sha256"].get<std::string>().substr(0, 16));
+    }
+  }
+  if (result.contains("user_tables")) {
+    md += "Output tables read (SHA-256):\n";
+    for (const Json& t : result["user_tables"]) {
+      md += fmt::format("- `{}`: `{}` ({}, {} bytes) `{}`\n", t["recipe"].get<std::string>(),
+                        t["path"].get<std::string>(), t["layout"].get<std::string>(), t["bytes"].get<std::uint64_t>(),
+                        t["sha256"].get<std::string>().substr(0, 16));
+    }
+  }
+}
+
+// The backends' agreement; the hardware-vs-model count only where hardware ran.
+void markdown_backends(std::string& md, const Json& report) {
+  if (!report.contains("agreement")) return;
+  const Json& a = report["agreement"];
+  std::string names;
+  for (const Json& n : a["backends"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+  bool hardware = false;
+  for (const Json& b : report["backends"]) hardware = hardware || b.contains("model");
+  md += fmt::format("\nBackends ({}): results {}", names, a["results_identical"].get<bool>() ? "identical" : "**differ**");
+  md += hardware ? fmt::format(", {} hardware-vs-model disagreements.\n", a["model_disagreements"].get<std::uint64_t>())
+                 : std::string(" (no hardware ran: CPU models only).\n");
+  for (const Json& b : report["backends"]) {
+    if (!b.contains("info") || !b["info"].contains("vendor_conversion_paths")) continue;
+    for (const auto& [recipe, path] : b["info"]["vendor_conversion_paths"].items()) {
+      md += fmt::format("- `{}` on {}: {}\n", recipe, b.value("name", "?"), path.get<std::string>());
+    }
+  }
+}
+
+void markdown_proof(std::string& md, const Json& report) {
+  const Json& result = report["result"];
+  const ReportJudgement judged = judge_report(report);
+  const char* verdict = !judged.passes ? "refuted"
+                        : judged.findings ? "as expected (every finding refuted exactly as recorded)"
+                                          : "holds";
+  md += fmt::format("**Verdict: {}** — {} claim{} over {} cases ({})\n\n", verdict, result["claims"].size(),
+                    result["claims"].size() == 1 ? "" : "s", result["domain"]["cases"].get<std::uint64_t>(),
+                    result["domain"]["label"].get<std::string>());
+  for (const std::string& problem : judged.problems) md += fmt::format("- **{}**\n", problem);
+  if (!judged.problems.empty()) md += "\n";
+  markdown_claims_table(md, result);
+  md += fmt::format("\nIndependent witness (soft vs oracle arithmetic{}): {} disagreements.\n",
+                    result.contains("user_sources") || result.contains("user_tables")
+                        ? ", catalogue recipes; a user recipe's code runs once"
+                        : "",
+                    result["witness"]["disagreements"].get<std::uint64_t>());
+  markdown_user_inputs(md, result);
+  if (result["witness"].contains("rule")) {
+    md += fmt::format("The witness sampled {} cases: {}.\n", result["witness"]["cases"].get<std::uint64_t>(),
+                      result["witness"]["rule"].get<std::string>());
+  }
+  markdown_backends(md, report);
+  for (const Json& c : result["claims"]) {
+    if (c["counterexamples"].empty()) continue;
+    md += fmt::format("\n<details><summary>Counterexamples: {}</summary>\n\n", c["summary"].get<std::string>());
+    for (const Json& cx : c["counterexamples"]) markdown_counterexample(md, cx);
+    md += "\n</details>\n";
+  }
+}
+
+std::string range_words(const Json& lo, const Json& hi) {
+  return lo == hi ? lo.dump() : fmt::format("{}..{}", lo.get<std::uint64_t>(), hi.get<std::uint64_t>());
+}
+
+// A domain claim's runs of codes restricted to lo..hi: holding/cases, and the failing runs.
+struct IntervalView {
+  std::uint64_t holding = 0;
+  std::uint64_t cases = 0;
+  std::vector<std::string> failing;
+};
+
+IntervalView interval_view(const Json& claim, std::uint64_t lo, std::uint64_t hi) {
+  IntervalView v;
+  for (const Json& run : claim["codes"]) {
+    const std::uint64_t from = std::max(run["from"].get<std::uint64_t>(), lo);
+    const std::uint64_t to = std::min(run["to"].get<std::uint64_t>(), hi);
+    if (from > to) continue;
+    v.cases += (to - from + 1) * run["cases"].get<std::uint64_t>();
+    v.holding += (to - from + 1) * run["holding"].get<std::uint64_t>();
+    if (run["holding"] != run["cases"]) v.failing.push_back(range_words(Json(from), Json(to)));
+  }
+  return v;
+}
+
+// "113..128, 130, 140..150" (the first 12 runs, then how many more).
+std::string runs_text(const std::vector<std::string>& runs, const char* none) {
+  if (runs.empty()) return none;
+  std::string out;
+  for (std::size_t i = 0; i < runs.size() && i < 12; ++i) out += (i ? ", " : "") + runs[i];
+  return runs.size() > 12 ? fmt::format("{} and {} more runs", out, runs.size() - 12) : out;
+}
+
+void markdown_domain_claim(std::string& md, const Json& result, std::size_t i) {
+  const Json& c = result["claims"][i];
+  const std::string over = result["over"]["input"].get<std::string>();
+  const std::uint64_t lo = result["over"]["spec_interval"][0].get<std::uint64_t>();
+  const std::uint64_t hi = result["over"]["spec_interval"][1].get<std::uint64_t>();
+  std::string recipes;
+  const std::string joiner = c["claim"] == "equal" ? " ≡ " : ", ";
+  for (const Json& r : c["recipes"]) recipes += (recipes.empty() ? "" : joiner) + ("`" + r.get<std::string>() + "`");
+  md += fmt::format("\n### Claim {}: {} — {}\n\n", i, c["claim"].get<std::string>(), recipes);
+  const IntervalView spec_view = interval_view(c, lo, hi);
+  md += fmt::format("- on the spec's interval {}..{}: {}/{} cases hold{}\n", lo, hi, spec_view.holding, spec_view.cases,
+                    spec_view.failing.empty() ? "" : " — **refuted**");
+  std::vector<std::string> holding;
+  for (const Json& run : c["holding"]) holding.push_back(range_words(run[0], run[1]));
+  md += fmt::format("- holds on {} codes: {}\n", over, runs_text(holding, "no code"));
+  if (c["maximal"].is_null()) {
+    md += fmt::format("- no maximal interval: the claim fails inside the spec's interval, on {} {}\n", over,
+                      runs_text(spec_view.failing, "?"));
+  } else {
+    const std::uint64_t mlo = c["maximal"][0].get<std::uint64_t>(), mhi = c["maximal"][1].get<std::uint64_t>();
+    md += fmt::format("- maximal interval around {}..{}: **{}..{}** ({} codes)\n", lo, hi, mlo, mhi, mhi - mlo + 1);
+  }
+  for (const char* side : {"below", "above"}) {
+    if (c[side].is_null()) {
+      if (!c["maximal"].is_null()) md += fmt::format("- nothing {}: the interval reaches the end of what was swept\n", side);
+      continue;
+    }
+    std::string at;
+    for (const Json& in : c[side]["inputs"]) {
+      if (in["input"] == over) at = fmt::format(", at {} `{}` = {}", over, in["bits"].get<std::string>(), in["value"].get<std::string>());
+    }
+    md += fmt::format("- first counterexample {}{}:\n", side, at);
+    markdown_counterexample(md, c[side], 2);
+  }
+}
+
+void markdown_domain(std::string& md, const Json& report) {
+  const Json& result = report["result"];
+  const ReportJudgement judged = judge_report(report);
+  md += fmt::format("**Verdict on the spec's interval: {}** — domain discovery over `{}` ({}, {}), spec interval {}..{}\n",
+                    judged.passes ? "holds" : "refuted", result["over"]["input"].get<std::string>(),
+                    result["over"]["format"].get<std::string>(),
+                    result["over"].contains("swept") ? "the spec's interval" : "every code",
+                    result["over"]["spec_interval"][0].get<std::uint32_t>(),
+                    result["over"]["spec_interval"][1].get<std::uint32_t>());
+  for (std::size_t i = 0; i < result["claims"].size(); ++i) markdown_domain_claim(md, result, i);
+  if (const auto w = result["witness"]["disagreements"].get<std::uint64_t>(); w > 0) {
+    md += fmt::format("\n**Independent witness: soft and oracle arithmetic disagree on {} evaluations.**\n", w);
+  }
 }
 
 }  // namespace
+
+void markdown_reproduce(std::string& md, const Json& report) {
+  const Json& env = report["environment"];
+  if (env.contains("command")) {
+    md += fmt::format("\nReproduce (from the repository root):\n\n```sh\n{}\n```\n", env["command"].get<std::string>());
+  } else {
+    md += "\nReproduce: `bitproof report verify REPORT.json` re-runs the recorded spec and compares.\n";
+  }
+}
 
 std::string render_markdown(const Json& report) {
   if (report["kind"] == "ab") return render_ab_markdown(report);
@@ -582,93 +785,20 @@ std::string render_markdown(const Json& report) {
   if (spec.contains("title")) md += spec["title"].get<std::string>() + "\n\n";
   if (spec.contains("source")) md += "Source: " + spec["source"].get<std::string>() + "\n\n";
   if (report["kind"] == "proof") {
-    const ReportJudgement judged = judge_report(report);
-    const char* verdict = !judged.passes ? "refuted"
-                          : judged.findings ? "as expected (every finding refuted exactly as recorded)"
-                                            : "holds";
-    md += fmt::format("**Verdict: {}** — {} cases, case digest `{}`\n\n", verdict,
-                      result["domain"]["cases"].get<std::uint64_t>(), result["case_digest"]["sha256"].get<std::string>());
-    for (const std::string& problem : judged.problems) md += fmt::format("- **{}**\n", problem);
-    if (!judged.problems.empty()) md += "\n";
-    md += "| claim | recipes | holding | result |\n|---|---|---|---|\n";
-    for (std::size_t i = 0; i < result["claims"].size(); ++i) {
-      const Json& c = result["claims"][i];
-      std::string recipes;
-      for (const Json& r : c["recipes"]) recipes += (recipes.empty() ? "" : ", ") + ("`" + r.get<std::string>() + "`");
-      md += fmt::format("| {} | {} | {}/{} | {} |\n", c["claim"].get<std::string>(), recipes,
-                        c["holding"].get<std::uint64_t>(), c["cases"].get<std::uint64_t>(),
-                        verdict_cell(report_claim_verdict(result, i)));
-    }
-    md += "\n";
-    for (const Json& c : result["claims"]) md += "    " + c["summary"].get<std::string>() + "\n";
-    md += fmt::format("\nIndependent witness (soft vs oracle arithmetic{}): {} disagreements.\n",
-                      result.contains("user_sources") || result.contains("user_tables")
-                          ? ", catalogue recipes; a user recipe's code runs once"
-                          : "",
-                      result["witness"]["disagreements"].get<std::uint64_t>());
-    if (result.contains("user_sources")) {
-      md += "User recipes built from (SHA-256):\n";
-      for (const Json& s : result["user_sources"]) {
-        md += fmt::format("- `{}` `{}`\n", s["path"].get<std::string>(), s["sha256"].get<std::string>().substr(0, 16));
-      }
-    }
-    if (result.contains("user_tables")) {
-      md += "Output tables read (SHA-256):\n";
-      for (const Json& t : result["user_tables"]) {
-        md += fmt::format("- `{}`: `{}` ({}, {} bytes) `{}`\n", t["recipe"].get<std::string>(),
-                          t["path"].get<std::string>(), t["layout"].get<std::string>(), t["bytes"].get<std::uint64_t>(),
-                          t["sha256"].get<std::string>().substr(0, 16));
-      }
-    }
-    if (result["witness"].contains("rule")) {
-      md += fmt::format("The witness sampled {} cases: {}.\n", result["witness"]["cases"].get<std::uint64_t>(),
-                        result["witness"]["rule"].get<std::string>());
-    }
-    if (report.contains("agreement")) {
-      const Json& a = report["agreement"];
-      std::string names;
-      for (const Json& n : a["backends"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
-      md += fmt::format("Backends ({}): results {}, {} hardware-vs-model disagreements.\n", names,
-                        a["results_identical"].get<bool>() ? "identical" : "**differ**",
-                        a["model_disagreements"].get<std::uint64_t>());
-      for (const Json& b : report["backends"]) {
-        if (!b.contains("info") || !b["info"].contains("vendor_conversion_paths")) continue;
-        for (const auto& [recipe, path] : b["info"]["vendor_conversion_paths"].items()) {
-          md += fmt::format("- `{}` on {}: {}\n", recipe, b.value("name", "?"), path.get<std::string>());
-        }
-      }
-    }
-    for (const Json& c : result["claims"]) {
-      if (c["counterexamples"].empty()) continue;
-      md += fmt::format("\n<details><summary>Counterexamples: {}</summary>\n\n", c["summary"].get<std::string>());
-      for (const Json& cx : c["counterexamples"]) markdown_counterexample(md, cx);
-      md += "\n</details>\n";
-    }
+    markdown_proof(md, report);
   } else {
-    md += fmt::format("Domain discovery over `{}` ({}), spec interval {}..{}\n\n",
-                      result["over"]["input"].get<std::string>(), result["over"]["format"].get<std::string>(),
-                      result["over"]["spec_interval"][0].get<std::uint32_t>(),
-                      result["over"]["spec_interval"][1].get<std::uint32_t>());
-    for (const Json& c : result["claims"]) {
-      const std::string maximal = c["maximal"].is_null() ? "none"
-                                                         : fmt::format("{}..{}", c["maximal"][0].get<std::uint32_t>(),
-                                                                       c["maximal"][1].get<std::uint32_t>());
-      md += fmt::format("- `{}`: maximal interval {}\n", c["claim"].get<std::string>(), maximal);
-      for (const char* side : {"below", "above"}) {
-        if (!c[side].is_null()) {
-          md += fmt::format("  - first counterexample {}:\n", side);
-          std::string sub;
-          markdown_counterexample(sub, c[side]);
-          md += "    " + sub;
-        }
-      }
-    }
+    markdown_domain(md, report);
   }
+  markdown_reproduce(md, report);
   markdown_pins(md, result);
   const Json& env = report["environment"];
-  md += fmt::format("\n---\nbitproof {} ({}), {}, {}\n", env["version"].get<std::string>(),
+  std::string digest;
+  if (result.contains("case_digest")) {
+    digest = fmt::format(", case digest `{}`", result["case_digest"]["sha256"].get<std::string>().substr(0, 16));
+  }
+  md += fmt::format("\n---\nbitproof {} ({}), {}, {}{}\n", env["version"].get<std::string>(),
                     env["git_commit"].get<std::string>(), env["host"].get<std::string>(),
-                    env["time_utc"].get<std::string>());
+                    env["time_utc"].get<std::string>(), digest);
   return md;
 }
 

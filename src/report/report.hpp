@@ -57,6 +57,8 @@ struct BackendRun {
 [[nodiscard]] Json discovery_report(const Spec& spec, const Discovery& discovery);
 
 [[nodiscard]] std::string render_markdown(const Json& report);
+// Appends how to get the report again: the command that wrote it (environment.command), or `report verify`.
+void markdown_reproduce(std::string& md, const Json& report);
 
 // A proof report's claim c judged again from its counts and its spec's
 // expectation (the recorded "verdict" string is not trusted). A malformed

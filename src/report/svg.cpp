@@ -1,6 +1,7 @@
 // The SVG case map of a domain report (see render.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "format/format.hpp"
@@ -95,6 +96,18 @@ std::vector<std::string> row_labels(const Json& result, std::size_t rows) {
   return labels;
 }
 
+// One drawing of a claim's map: `columns` columns of `per_column` consecutive
+// codes each, the first starting at `first` (a code of the swept input). Maps of
+// at most kMaxColumns codes get one panel, a code a column; wider ones (16-bit
+// inputs) an overview of every code, binned, and a zoom on the claimed interval.
+constexpr std::size_t kMaxColumns = 256;
+struct Panel {
+  std::uint32_t first = 0;
+  std::uint32_t per_column = 1;
+  std::size_t columns = 0;
+  std::string title;
+};
+
 struct Geometry {
   int cell_w;
   int cell_h;
@@ -102,30 +115,69 @@ struct Geometry {
   std::size_t rows_per_band;
 };
 
-Geometry geometry_for(const Map& map) {
-  const int cell_w = map.columns <= 64 ? 14 : (map.columns <= 128 ? 7 : 4);
-  const std::size_t bands = map.rows <= static_cast<std::size_t>(kMaxBands) ? map.rows : kMaxBands;
+// A map of more than kMaxColumns codes draws two panels, each with half the bands.
+Geometry geometry_for(const Map& map, const Panel& panel) {
+  const int cell_w = panel.columns <= 64 ? 14 : (panel.columns <= 128 ? 7 : 4);
+  const std::size_t most = map.columns <= kMaxColumns ? kMaxBands : kMaxBands / 2;
+  const std::size_t bands = std::min(map.rows, most);
   const std::size_t per_band = (map.rows + bands - 1) / bands;
   return {cell_w, map.rows <= 32 ? 16 : 8, (map.rows + per_band - 1) / per_band, per_band};
 }
 
-bool band_fails(const Map& map, const Geometry& g, std::size_t band, std::size_t column) {
-  for (std::size_t r = band * g.rows_per_band; r < std::min(map.rows, (band + 1) * g.rows_per_band); ++r) {
-    if (map.fails(r, column)) return true;
+std::string code_text(std::uint32_t code, bool hex) { return hex ? fmt::format("0x{:04X}", code) : std::to_string(code); }
+
+// The panels of a map whose first column is code `first`, claimed interval lo..hi.
+// The zoom shows 256 codes at one code a column: the whole claimed interval when
+// it fits, else where the claim ends (its upper end, or its lower one when the
+// upper is the format's last code); none when the claim covers every code.
+std::vector<Panel> panels_for(const Map& map, std::uint32_t first, std::uint32_t lo, std::uint32_t hi, bool hex) {
+  const auto last = static_cast<std::uint32_t>(first + map.columns - 1);
+  if (map.columns <= kMaxColumns) return {{first, 1, map.columns, ""}};
+  const auto per = static_cast<std::uint32_t>((map.columns + kMaxColumns - 1) / kMaxColumns);
+  std::vector<Panel> panels = {{first, per, (map.columns + per - 1) / per,
+                                fmt::format("every code, {} codes a column", per)}};
+  if (lo == first && hi == last) return panels;
+  const bool fits = hi - std::uint64_t{lo} + 1 <= kMaxColumns;
+  const std::uint32_t from = fits ? lo : (hi < last ? hi : lo), to = fits ? hi : from;
+  const char* what = fits ? "the claimed interval" : (hi < last ? "the claimed interval's upper end" : "its lower end");
+  const std::uint64_t pad = (kMaxColumns - (to - std::uint64_t{from} + 1)) / 2;
+  std::uint64_t start = from - std::uint64_t{first} >= pad ? from - pad : first;
+  if (start + kMaxColumns - 1 > last) start = last - kMaxColumns + 1;
+  const auto zoom_first = static_cast<std::uint32_t>(start);
+  panels.push_back({zoom_first, 1, kMaxColumns,
+                    fmt::format("zoom on {}: codes {}..{}, one code a column", what, code_text(zoom_first, hex),
+                                code_text(static_cast<std::uint32_t>(start + kMaxColumns - 1), hex))});
+  return panels;
+}
+
+// The codes of column `col` of a panel, clipped to the map.
+std::pair<std::size_t, std::size_t> column_codes(const Map& map, const Panel& p, std::uint32_t first, std::size_t col) {
+  const std::size_t from = p.first - first + col * p.per_column;
+  return {from, std::min(map.columns, from + p.per_column)};
+}
+
+bool cell_fails(const Map& map, const Geometry& g, std::size_t band, std::size_t from, std::size_t to) {
+  for (std::size_t column = from; column < to; ++column) {
+    for (std::size_t r = band * g.rows_per_band; r < std::min(map.rows, (band + 1) * g.rows_per_band); ++r) {
+      if (map.fails(r, column)) return true;
+    }
   }
   return false;
 }
 
-// Cells, merged into horizontal runs of one colour.
-void draw_cells(std::string& svg, const Map& map, const Geometry& g, int y0, std::uint32_t lo, std::uint32_t hi) {
+// Cells, merged into horizontal runs of one colour. A binned cell fails when any
+// of its cases fails, and is inside the claim when any of its codes is.
+void draw_cells(std::string& svg, const Map& map, const Panel& p, const Geometry& g, int y0, std::uint32_t first,
+                std::uint32_t lo, std::uint32_t hi) {
   for (std::size_t band = 0; band < g.bands; ++band) {
     std::size_t start = 0;
     const char* run_colour = nullptr;
-    for (std::size_t col = 0; col <= map.columns; ++col) {
+    for (std::size_t col = 0; col <= p.columns; ++col) {
       const char* colour = nullptr;
-      if (col < map.columns) {
-        const bool inside = col >= lo && col <= hi;
-        const bool fails = band_fails(map, g, band, col);
+      if (col < p.columns) {
+        const auto [from, to] = column_codes(map, p, first, col);
+        const bool inside = first + to - 1 >= lo && first + from <= hi;
+        const bool fails = cell_fails(map, g, band, from, to);
         colour = fails ? (inside ? kFailsInside : kFailsOutside) : (inside ? kHoldsInside : kHoldsOutside);
       }
       if (colour == run_colour) continue;
@@ -139,16 +191,17 @@ void draw_cells(std::string& svg, const Map& map, const Geometry& g, int y0, std
   }
 }
 
-void draw_axes(std::string& svg, const Json& result, const Map& map, const Geometry& g, int y0) {
+void draw_axes(std::string& svg, const Json& result, const Map& map, const Panel& p, const Geometry& g, int y0, bool hex) {
   const int grid_h = static_cast<int>(g.bands) * g.cell_h;
-  const std::size_t step = map.columns > 64 ? 16 : 4;
-  for (std::size_t col = 0; col < map.columns; col += step) {
+  const std::size_t step = p.columns > 64 ? (hex ? 32 : 16) : 4;
+  for (std::size_t col = 0; col < p.columns; col += step) {
     const std::size_t x = kLeft + col * g.cell_w;
     svg += fmt::format("  <line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333\"/>\n", x, y0 + grid_h, x, y0 + grid_h + 4);
-    svg += fmt::format("  <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x, y0 + grid_h + 16, col);
+    svg += fmt::format("  <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x, y0 + grid_h + 16,
+                       code_text(static_cast<std::uint32_t>(p.first + col * p.per_column), hex));
   }
   svg += fmt::format("  <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{} ({} code)</text>\n",
-                     kLeft + map.columns * g.cell_w / 2, y0 + grid_h + 32, result["over"]["input"].get<std::string>(),
+                     kLeft + p.columns * g.cell_w / 2, y0 + grid_h + 32, result["over"]["input"].get<std::string>(),
                      result["over"]["format"].get<std::string>());
   if (map.rows != g.bands) {
     svg += fmt::format("  <text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} cases in {} bands</text>\n", kLeft - 6,
@@ -162,45 +215,93 @@ void draw_axes(std::string& svg, const Json& result, const Map& map, const Geome
   }
 }
 
-void draw_intervals(std::string& svg, const Json& claim, const Geometry& g, int y0, std::uint32_t lo, std::uint32_t hi) {
+// The x of code `code`'s column edge in a panel (left edge, or right with `right`), clamped to the panel.
+int code_x(const Panel& p, const Geometry& g, std::uint64_t code, bool right) {
+  const std::uint64_t end = p.first + std::uint64_t{p.per_column} * p.columns;
+  const std::uint64_t c = std::clamp<std::uint64_t>(code, p.first, end - 1);
+  return kLeft + static_cast<int>((c - p.first) / p.per_column + (right ? 1 : 0)) * g.cell_w;
+}
+
+// Where a label centred on x stays inside its panel (a panel narrower than the label: its middle).
+int label_x(int x, const Panel& p, const Geometry& g) {
+  const int width = static_cast<int>(p.columns) * g.cell_w;
+  if (width <= 300) return kLeft + width / 2;
+  return std::clamp(x, kLeft + 150, kLeft + width - 150);
+}
+
+// What a claim of this kind holds as, in the picture's words: "equal", "exact", "correctly rounded".
+std::string holds_word(const Json& claim) {
+  const std::string kind = claim["claim"].get<std::string>();
+  return kind == "correctly_rounded" ? "correctly rounded" : kind;
+}
+
+void draw_intervals(std::string& svg, const Json& claim, const Panel& p, const Geometry& g, int y0, std::uint32_t lo,
+                    std::uint32_t hi, bool hex) {
   const int grid_h = static_cast<int>(g.bands) * g.cell_h;
-  svg += fmt::format(
-      "  <rect class=\"claimed\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" "
-      "stroke-width=\"2\"/>\n",
-      kLeft + lo * g.cell_w - 1, y0 - 1, (hi - lo + 1) * g.cell_w + 2, grid_h + 1, kClaimed);
+  const std::uint64_t end = p.first + std::uint64_t{p.per_column} * p.columns;
+  if (hi >= p.first && lo < end) {
+    const int x1 = code_x(p, g, lo, false), x2 = code_x(p, g, hi, true);
+    svg += fmt::format(
+        "  <rect class=\"claimed\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" "
+        "stroke-width=\"2\"/>\n",
+        x1 - 1, y0 - 1, x2 - x1 + 2, grid_h + 1, kClaimed);
+  }
   if (claim["maximal"].is_null()) {
-    svg += fmt::format("  <text x=\"{}\" y=\"{}\" fill=\"{}\">not exact on the whole claimed interval</text>\n", kLeft,
-                       y0 - 8, kFailsInside);
+    svg += fmt::format("  <text x=\"{}\" y=\"{}\" fill=\"{}\">not {} on the whole claimed interval {}..{}</text>\n", kLeft,
+                       y0 - 8, kFailsInside, holds_word(claim), code_text(lo, hex), code_text(hi, hex));
     return;
   }
   const auto mlo = claim["maximal"][0].get<std::uint32_t>(), mhi = claim["maximal"][1].get<std::uint32_t>();
-  const int x1 = kLeft + static_cast<int>(mlo) * g.cell_w, x2 = kLeft + static_cast<int>(mhi + 1) * g.cell_w;
-  svg += fmt::format("  <line class=\"exact\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000\" stroke-width=\"3\"/>\n",
+  const int x1 = code_x(p, g, mlo, false), x2 = code_x(p, g, mhi, true);
+  svg += fmt::format("  <line class=\"holds\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000\" stroke-width=\"3\"/>\n",
                      x1, y0 - 6, x2, y0 - 6);
-  svg += fmt::format("  <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">exact on {}..{}, claimed {}..{}</text>\n",
-                     (x1 + x2) / 2, y0 - 11, mlo, mhi, lo, hi);
+  svg += fmt::format("  <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{} on {}..{}, claimed {}..{}</text>\n",
+                     label_x((x1 + x2) / 2, p, g), y0 - 11,
+                     holds_word(claim), code_text(mlo, hex), code_text(mhi, hex), code_text(lo, hex), code_text(hi, hex));
 }
 
 void draw_legend(std::string& svg, int y) {
-  const std::pair<const char*, const char*> items[] = {{kHoldsInside, "equal, claimed"},
-                                                       {kFailsInside, "mismatch, claimed"},
-                                                       {kHoldsOutside, "equal, outside the claim"},
-                                                       {kFailsOutside, "mismatch, outside the claim"}};
+  const std::pair<const char*, const char*> items[] = {{kHoldsInside, "holds, claimed"},
+                                                       {kFailsInside, "fails, claimed"},
+                                                       {kHoldsOutside, "holds, outside the claim"},
+                                                       {kFailsOutside, "fails, outside the claim"}};
   int x = kLeft;
   for (const auto& [colour, text] : items) {
     svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", x, y, colour);
     svg += fmt::format("  <text x=\"{}\" y=\"{}\">{}</text>\n", x + 16, y + 10, text);
-    x += 180;
+    x += 170;
   }
   svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
                      x, y, kClaimed);
-  svg += fmt::format("  <text x=\"{}\" y=\"{}\">claimed interval; black bar: proven exact</text>\n", x + 16, y + 10);
+  svg += fmt::format("  <text x=\"{}\" y=\"{}\">claimed interval; black bar: where the claim holds around it</text>\n",
+                     x + 16, y + 10);
 }
 
 std::string claim_title(const Json& claim) {
   std::string recipes;
-  for (const Json& r : claim["recipes"]) recipes += (recipes.empty() ? "" : ", ") + r.get<std::string>();
-  return fmt::format("{}: {}", claim["claim"].get<std::string>(), recipes);
+  const std::string joiner = claim["claim"] == "equal" ? " ≡ " : ", ";
+  for (const Json& r : claim["recipes"]) recipes += (recipes.empty() ? "" : joiner) + r.get<std::string>();
+  return fmt::format("{} claim: {}", holds_word(claim), recipes);
+}
+
+// One panel of claim c's map at height y; returns the height used.
+int draw_panel(std::string& body, const Json& result, std::size_t c, const Map& map, const Panel& p, int y,
+               std::uint32_t first, bool hex) {
+  const auto lo = result["over"]["spec_interval"][0].get<std::uint32_t>();
+  const auto hi = result["over"]["spec_interval"][1].get<std::uint32_t>();
+  const Geometry g = geometry_for(map, p);
+  const int y0 = y + (p.title.empty() ? 22 : 36);
+  if (!p.title.empty()) body += fmt::format("  <text x=\"{}\" y=\"{}\" font-style=\"italic\">{}</text>\n", kLeft, y + 8, p.title);
+  body += fmt::format(
+      "  <g class=\"cells\" id=\"map-{}-{}\" data-claim=\"{}\" data-x0=\"{}\" data-y0=\"{}\" data-cell-w=\"{}\" "
+      "data-cell-h=\"{}\" data-rows=\"{}\" data-rows-per-band=\"{}\" data-columns=\"{}\" data-first-code=\"{}\" "
+      "data-codes-per-column=\"{}\" data-map-first-code=\"{}\">\n",
+      c, p.first, c, kLeft, y0, g.cell_w, g.cell_h, g.bands, g.rows_per_band, p.columns, p.first, p.per_column, first);
+  draw_cells(body, map, p, g, y0, first, lo, hi);
+  body += "  </g>\n";
+  draw_intervals(body, result["claims"][c], p, g, y0, lo, hi, hex);
+  draw_axes(body, result, map, p, g, y0, hex);
+  return y0 - y + static_cast<int>(g.bands) * g.cell_h + 40;
 }
 
 }  // namespace
@@ -212,32 +313,35 @@ Expected<std::string> render_svg(const Json& report, const std::string& path) {
   const Json& result = report["result"];
   const auto lo = result["over"]["spec_interval"][0].get<std::uint32_t>();
   const auto hi = result["over"]["spec_interval"][1].get<std::uint32_t>();
+  const bool whole = !result["over"].contains("swept");
+  const std::uint32_t first = whole ? 0 : result["over"]["swept"][0].get<std::uint32_t>();
   std::vector<Map> maps;
   for (std::size_t c = 0; c < result["claims"].size(); ++c) {
     auto map = read_map(result["claims"][c], path, c);
     if (!map) return map.error();
     maps.push_back(std::move(*map));
   }
+  const auto format = format_by_name(result["over"]["format"].get<std::string>());
+  const bool hex = format && spec_of(*format).bits > 8;
   std::string body;
-  int y = 56;
+  int y = 60;
   int width = 900;
   for (std::size_t c = 0; c < maps.size(); ++c) {
-    const Geometry g = geometry_for(maps[c]);
-    const int y0 = y + 34;
+    if (first + std::uint64_t{maps[c].columns} - 1 < hi || lo < first) {
+      return Error{fmt::format("{}: result.claims[{}].map: {} columns do not cover the claimed interval {}..{}", path, c,
+                               maps[c].columns, lo, hi)};
+    }
     body += fmt::format("  <text x=\"{}\" y=\"{}\" font-weight=\"bold\">{}</text>\n", 12, y + 4,
                         claim_title(result["claims"][c]));
-    body += fmt::format(
-        "  <g class=\"cells\" id=\"map-{}\" data-x0=\"{}\" data-y0=\"{}\" data-cell-w=\"{}\" data-cell-h=\"{}\" "
-        "data-rows=\"{}\" data-columns=\"{}\">\n",
-        c, kLeft, y0, g.cell_w, g.cell_h, g.bands, maps[c].columns);
-    draw_cells(body, maps[c], g, y0, lo, hi);
-    body += "  </g>\n";
-    draw_intervals(body, result["claims"][c], g, y0, lo, hi);
-    draw_axes(body, result, maps[c], g, y0);
-    y = y0 + static_cast<int>(g.bands) * g.cell_h + 48;
-    width = std::max(width, kLeft + static_cast<int>(maps[c].columns) * g.cell_w + 24);
+    y += 12;
+    for (const Panel& p : panels_for(maps[c], first, lo, hi, hex)) {
+      y += draw_panel(body, result, c, maps[c], p, y, first, hex);
+      width = std::max(width, kLeft + static_cast<int>(p.columns) * geometry_for(maps[c], p).cell_w + 24);
+    }
+    y += 8;
   }
   draw_legend(body, y);
+  width = std::max(width, kLeft + 4 * 170 + 380);
   const int height = y + 40;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
@@ -246,8 +350,13 @@ Expected<std::string> render_svg(const Json& report, const std::string& path) {
   svg += fmt::format("  <rect width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n", width, height);
   svg += fmt::format("  <text x=\"12\" y=\"24\" font-size=\"16\" font-weight=\"bold\">bitproof case map: {}</text>\n",
                      result["spec"]["name"].get<std::string>());
-  svg += fmt::format("  <text x=\"12\" y=\"42\">every {} code, claimed interval {}..{}</text>\n",
-                     result["over"]["input"].get<std::string>(), lo, hi);
+  const std::string over = result["over"]["input"].get<std::string>();
+  svg += fmt::format("  <text x=\"12\" y=\"42\">{}, claimed interval {}..{}</text>\n",
+                     whole ? fmt::format("every {} code", over)
+                           : fmt::format("the proof's own domain: {} codes {}..{} (bitproof domain SPEC --svg draws every code)",
+                                         over, code_text(first, hex),
+                                         code_text(static_cast<std::uint32_t>(first + maps.front().columns - 1), hex)),
+                     code_text(lo, hex), code_text(hi, hex));
   return svg + body + "</svg>\n";
 }
 

@@ -65,6 +65,7 @@ Expected<Intent> intent_of(const Where& w, const json& v, const std::string& fie
 
 Expected<FormatId> format_of(const Where& w, const json& v, const std::string& field) {
   const auto id = v.is_string() ? format_by_name(v.get<std::string>()) : std::nullopt;
+  if (!id && v.is_string()) return w.at(field, unknown_format_text(v.get<std::string>()));
   if (!id) return w.at(field, fmt::format("unknown format {} (see `bitproof formats`)", printable(v.dump())));
   return *id;
 }

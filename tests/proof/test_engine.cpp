@@ -8,6 +8,7 @@
 #include "proof/discovery.hpp"
 #include "proof/engine.hpp"
 #include "proof/spec.hpp"
+#include "report/report.hpp"
 #include "support.hpp"
 #include "compiler_half.hpp"
 
@@ -122,6 +123,24 @@ TEST_SUITE("proof") {
     CHECK(eq.codes[129].first->outputs[0] == 0x7FFF);  // 0 * Inf: NaN
     CHECK(eq.codes[129].first->kind == "nan");
     CHECK(d.witness_disagreement_count == 0);
+  }
+
+  TEST_CASE("discovery: the same result on 1 and 4 threads; the spec-interval scope sweeps the spec's codes alone") {
+    const Spec spec = dsv4();
+    const Discovery one = *discover(spec, "scale", {8, 1});
+    const Discovery four = *discover(spec, "scale", {8, 4});
+    CHECK(discovery_result_json(spec, one).dump() == discovery_result_json(spec, four).dump());
+    const Discovery own = *discover(spec, "scale", {8, 2}, DiscoveryScope::kSpecInterval);
+    CHECK(own.cases == 16 * 13);
+    CHECK_FALSE(own.whole_format);
+    REQUIRE(own.claims[0].codes.size() == 13);
+    CHECK(own.claims[0].codes.front().code == 114);
+    REQUIRE(own.claims[0].maximal.has_value());
+    CHECK(own.claims[0].maximal->lo == 114);
+    CHECK(own.claims[0].maximal->hi == 126);
+    CHECK_FALSE(own.claims[0].below.has_value());  // nothing was swept below the spec's interval
+    CHECK(own.claims[0].at(120).holds());
+    CHECK(own.claims[0].at(120).failing.size() == 16);
   }
 
   TEST_CASE("discovery of a claim that fails inside the spec's interval") {

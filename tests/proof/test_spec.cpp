@@ -97,6 +97,30 @@ TEST_SUITE("proof") {
     CHECK(spec->case_count() == 48);
   }
 
+  TEST_CASE("exclude: classes and codes leave the range; the spec keeps them as written; comments are ignored") {
+    // ue8m0 120..255: 255 is its NaN; 121 excluded by code. 136 codes - 2 = 134, x 16 elements.
+    auto spec = parse_spec(replaced(replaced(kGood, R"({"range": [114, 126]})",
+                                             R"({"range": [120, 255], "exclude": ["nan", 121]} /* NaN scales not claimed */)"),
+                                    R"("expected_cases": 208)", R"("expected_cases": 2144 // 134 x 16
+)"),
+                           "t.json");
+    REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
+    const InputDomain& scale = spec->inputs[1];
+    CHECK(scale.count() == 134);
+    CHECK(scale.code(0) == 120);
+    CHECK(scale.code(1) == 122);
+    CHECK(scale.code(133) == 254);
+    CHECK(spec_to_json(*spec)["inputs"][1]["codes"].dump() == R"({"range":[120,255],"exclude":["nan",121]})");
+    auto again = parse_spec(spec_to_json(*spec).dump(), "again.json");
+    REQUIRE(again.ok());
+    CHECK(again->inputs[1].codes == scale.codes);
+    auto zero = parse_spec(replaced(replaced(kGood, R"("codes": "all")", R"("codes": {"range": [0, 15], "exclude": ["zero"]})"),
+                                    R"("expected_cases": 208)", R"("expected_cases": 182)"),
+                           "t.json");
+    REQUIRE_MESSAGE(zero.ok(), (zero.ok() ? "" : zero.error().message));
+    CHECK(zero->inputs[0].codes.size() == 14);  // E2M1 +0 (0x0) and -0 (0x8) left out
+  }
+
   TEST_CASE("an FP32 input's 2^32 codes are kept as a range, never listed") {
     auto spec = parse_spec(R"({"bitproof_spec": 1, "name": "t", "inputs": [{"name": "element", "format": "fp32",
         "codes": "all"}], "output": "fp16", "claims": [{"claim": "correctly_rounded", "recipes": ["fp16.float2half_rn"]}]})",

@@ -55,40 +55,63 @@ def hex_rgb(colour):
     return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
 
 
+def check_panel(cells, report, pixel, size):
+    """Every column of one panel (<g class="cells">): a column holds codes
+    first + k*per .. first + (k+1)*per - 1 of the claim's map; it fails when any
+    case of its band fails, and is inside the claim when any of its codes is."""
+    x0, y0 = int(cells.get("data-x0")), int(cells.get("data-y0"))
+    cw, ch = int(cells.get("data-cell-w")), int(cells.get("data-cell-h"))
+    columns, bands = int(cells.get("data-columns")), int(cells.get("data-rows"))
+    per_band = int(cells.get("data-rows-per-band", "1"))
+    first = int(cells.get("data-first-code", "0"))
+    per = int(cells.get("data-codes-per-column", "1"))
+    map_first = int(cells.get("data-map-first-code", "0"))
+    lo, hi = report["over"]["spec_interval"]
+    claim = report["claims"][int(cells.get("data-claim", "0"))]
+    rows, map_columns, bits = claim["map"]["rows"], claim["map"]["columns"], claim["map"]["failing_hex"]
+    assert size[0] >= x0 + columns * cw and size[1] >= y0 + ch * bands, "screenshot smaller than the map"
+    band = 1 if bands > 1 else 0  # element code 1 (subnormal before scaling) in an unbanded map
+    checked = 0
+    for column in range(columns):
+        codes = range(first + column * per, min(first + (column + 1) * per, map_first + map_columns))
+        if any(c in codes for c in (lo - 1, lo, hi, hi + 1)):
+            continue  # the claimed-interval outline is drawn over these cells' edges
+        fails = False
+        for code in codes:
+            for row in range(band * per_band, min(rows, (band + 1) * per_band)):
+                bit = (code - map_first) * rows + row
+                fails = fails or (int(bits[bit // 4], 16) >> (3 - bit % 4)) & 1 == 1
+        inside = codes[-1] >= lo and codes[0] <= hi
+        want = [c for c, v in COLOURS.items() if v == ("fails" if fails else "holds", inside)][0]
+        x, y = x0 + column * cw + cw // 2, y0 + band * ch + ch // 2
+        got = pixel(x, y)
+        if max(abs(g - w) for g, w in zip(got, hex_rgb(want))) > 24:
+            print(f"pixel ({x},{y}) for column {column} (codes {codes[0]}..{codes[-1]}): rgb{got}, expected {want} "
+                  f"({'mismatch' if fails else 'equal'}, {'inside' if inside else 'outside'} the claim)")
+            return None
+        checked += 1
+    return checked
+
+
 def main(svg_path, png_path, report_path):
     svg = ET.parse(svg_path).getroot()
     ns = {"s": "http://www.w3.org/2000/svg"}
-    cells = svg.find(".//s:g[@class='cells']", ns)
-    x0, y0 = int(cells.get("data-x0")), int(cells.get("data-y0"))
-    cw, ch = int(cells.get("data-cell-w")), int(cells.get("data-cell-h"))
-    columns = int(cells.get("data-columns"))
     report = json.load(open(report_path))["result"]
-    lo, hi = report["over"]["spec_interval"]
-    claim = report["claims"][0]
-    rows, bits = claim["map"]["rows"], claim["map"]["failing_hex"]
     width, height, pixel = read_png(png_path)
-    assert width >= x0 + columns * cw and height >= y0 + ch, "screenshot smaller than the map"
+    panels = svg.findall(".//s:g[@class='cells']", ns)
     checked = 0
-    for column in range(columns):
-        if column in (lo - 1, lo, hi, hi + 1):
-            continue  # the claimed-interval outline is drawn over these cells' edges
-        row = 1 if rows > 1 else 0  # element code 1: subnormal before scaling, the interesting row
-        bit = column * rows + row
-        fails = (int(bits[bit // 4], 16) >> (3 - bit % 4)) & 1 == 1
-        inside = lo <= column <= hi
-        want = [c for c, v in COLOURS.items() if v == ("fails" if fails else "holds", inside)][0]
-        x, y = x0 + column * cw + cw // 2, y0 + row * ch + ch // 2
-        got = pixel(x, y)
-        if max(abs(g - w) for g, w in zip(got, hex_rgb(want))) > 24:
-            print(f"pixel ({x},{y}) for column {column}: rgb{got}, expected {want} "
-                  f"({'mismatch' if fails else 'equal'}, {'inside' if inside else 'outside'} the claim)")
+    for cells in panels:
+        n = check_panel(cells, report, pixel, (width, height))
+        if n is None:
             return 1
-        checked += 1
+        checked += n
+    y0, ch = int(panels[0].get("data-y0")), int(panels[0].get("data-cell-h"))
     distinct = {pixel(x, y0 + ch // 2) for x in range(0, width, 7)}
     if len(distinct) < 4:
         print(f"picture nearly blank: {len(distinct)} colours on the first map row")
         return 1
-    print(f"{checked} columns checked in the browser's rendering; {len(distinct)} colours on the first row")
+    print(f"{checked} columns of {len(panels)} panels checked in the browser's rendering; "
+          f"{len(distinct)} colours on the first row")
     return 0
 
 
