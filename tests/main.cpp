@@ -9,8 +9,8 @@
 
 int main(int argc, char** argv) {
   if (const unsigned stride = bitproof::test::sweep_stride(); stride != 1) {
-    std::printf("bitproof tests: the largest sweeps take every %u-th case (BITPROOF_TEST_STRIDE=%u: the sanitizer "
-                "build; the Release build runs every case; BITPROOF_TEST_STRIDE=1 runs every case here)\n",
+    std::printf("bitproof tests: the largest sweeps take 1 case in %u (BITPROOF_TEST_STRIDE=%u: the sanitizer build "
+                "steps them, the Release build runs every case; BITPROOF_TEST_STRIDE=1 runs every case)\n",
                 stride, stride);
     std::fflush(stdout);
   }
