@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes, with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer,
-# for a bounded time each: the safetensors header parser (src/audit/safetensors.cpp,
-# strict_json.cpp; seeds from the checkpoint generator), the report reader and
+# for a bounded time each (two at a time where there are two cores): the
+# safetensors header parser (src/audit/safetensors.cpp, strict_json.cpp; seeds
+# from the checkpoint generator), the report reader and
 # renderers (seeds: the committed reports), report merge (seeds: shard sets
 # of small specs), the spec reader (seeds: every committed and test spec) and
 # the .npy reader of output tables (10 s).
@@ -32,27 +33,47 @@ fi
 cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_spec fuzz_report_seeds fuzz_npy fuzz_npy_seeds \
   -j"$(nproc)" >/dev/null
 
-seeds=$build/fuzz-seeds corpus=$build/fuzz-corpus crashes=$build/fuzz-crashes
-rm -rf "$seeds"
-mkdir -p "$corpus" "$crashes"
+seeds=$build/fuzz-seeds corpus=$build/fuzz-corpus crashes=$build/fuzz-crashes logs=$build/fuzz-logs
+rm -rf "$seeds" "$seeds-report" "$seeds-merge" "$seeds-spec" "$seeds-npy" "$logs"
+mkdir -p "$corpus" "$crashes" "$logs" "$seeds-npy"
 "$build/tests/audit/fuzz_safetensors_seeds" "$seeds"
-echo "fuzz.sh: fuzzing the safetensors reader for ${seconds}s ($(ls "$seeds" | wc -l) seeds)"
-"$build/tests/audit/fuzz_safetensors" "$corpus" "$seeds" -max_total_time="$seconds" -max_len=16384 -timeout=10 \
-  -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
-
-third=$((seconds / 3 > 0 ? seconds / 3 : 1))
-rm -rf "$seeds-report" "$seeds-merge" "$seeds-spec"
 "$build/tests/report/fuzz/fuzz_report_seeds" "$root" "$seeds-report" "$seeds-merge" "$seeds-spec"
-for target in report merge spec; do
-  mkdir -p "$corpus-$target"
-  echo "fuzz.sh: fuzzing the $target reader for ${third}s ($(ls "$seeds-$target" | wc -l) seeds)"
-  "$build/tests/report/fuzz/fuzz_$target" "$corpus-$target" "$seeds-$target" -max_total_time="$third" -max_len=65536 \
-    -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
-done
-# The .npy reader of output tables: small, so a fixed 10 s (seeds: each accepted dtype and version).
-rm -rf "$seeds-npy" && mkdir -p "$seeds-npy" "$corpus-npy"
 "$build/tests/user/fuzz/fuzz_npy_seeds" "$seeds-npy"
-echo "fuzz.sh: fuzzing the .npy table reader for 10s ($(ls "$seeds-npy" | wc -l) seeds)"
-"$build/tests/user/fuzz/fuzz_npy" "$corpus-npy" "$seeds-npy" -max_total_time=10 -max_len=4096 -timeout=10 \
-  -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1
+
+# fuzz NAME BINARY SEEDS SECONDS MAX_LEN TIMEOUT: one bounded libFuzzer run, its output in
+# $logs/NAME.log (printed whole when it fails; its final statistics when it does not).
+fuzz() {
+  local name=$1 bin=$2 seed_dir=$3 secs=$4 max_len=$5 timeout=$6
+  mkdir -p "$corpus-$name"
+  echo "fuzz.sh: fuzzing the $name reader for ${secs}s ($(ls "$seed_dir" | wc -l) seeds)"
+  if ! "$bin" "$corpus-$name" "$seed_dir" -max_total_time="$secs" -max_len="$max_len" -timeout="$timeout" \
+       -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1 >"$logs/$name.log" 2>&1; then
+    echo "fuzz.sh: the $name fuzzer failed (reproducer in $crashes/):"
+    cat "$logs/$name.log"
+    return 1
+  fi
+  echo "fuzz.sh: $name: $(grep -E '^Done [0-9]+ runs' "$logs/$name.log" | tail -1)," \
+       "$(grep -E '^stat::number_of_executed_units' "$logs/$name.log" | awk '{print $2}') units"
+}
+
+# Each fuzzer is single-threaded: with two cores or more, the safetensors run goes alongside
+# the others (each still gets its whole time; only the wall time is shared).
+third=$((seconds / 3 > 0 ? seconds / 3 : 1))
+others() {
+  fuzz report "$build/tests/report/fuzz/fuzz_report" "$seeds-report" "$third" 65536 20 &&
+    fuzz merge "$build/tests/report/fuzz/fuzz_merge" "$seeds-merge" "$third" 65536 20 &&
+    fuzz spec "$build/tests/report/fuzz/fuzz_spec" "$seeds-spec" "$third" 65536 20 &&
+    # The .npy reader of output tables: small, so a fixed 10 s (seeds: each accepted dtype and version).
+    fuzz npy "$build/tests/user/fuzz/fuzz_npy" "$seeds-npy" 10 4096 10
+}
+status=0
+if [ "$(nproc)" -ge 2 ]; then
+  fuzz safetensors "$build/tests/audit/fuzz_safetensors" "$seeds" "$seconds" 16384 10 &
+  pid=$!
+  others || status=1
+  wait "$pid" || status=1
+else
+  fuzz safetensors "$build/tests/audit/fuzz_safetensors" "$seeds" "$seconds" 16384 10 && others || status=1
+fi
+[ "$status" -eq 0 ] || exit 1
 echo "fuzz.sh: no crash in ${seconds}s + 3 x ${third}s + 10s"

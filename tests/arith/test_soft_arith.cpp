@@ -1,7 +1,8 @@
 // The soft arithmetic (bit tricks on raw bits) against the oracle arithmetic
 // (exact big integers, one rounding): every FP16 code against 448 edge codes
 // for hmul, edge sweeps and random operands for hadd/hfma, every binary16 ->
-// binary32 conversion and a million binary32 -> binary16 ones.
+// binary32 conversion and a million binary32 -> binary16 ones. The sanitizer
+// build takes every k-th FP16 code and random operand (tests/sweep_stride.hpp).
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -12,8 +13,11 @@
 #include "format/format.hpp"
 #include "oracle/oracle_arith.hpp"
 #include "oracle/exact.hpp"
+#include "sweep_stride.hpp"
 
 using namespace bitproof;
+using bitproof::test::stepped_count;
+using bitproof::test::sweep_stride;
 
 namespace {
 
@@ -48,7 +52,7 @@ struct Tally {
 template <class Soft, class Ref>
 Tally sweep_binary(const std::vector<std::uint16_t>& rhs, Soft soft, Ref ref, const char* op, bool expect_equal = true) {
   Tally t;
-  for (std::uint32_t a = 0; a < 65536; ++a) {
+  for (std::uint32_t a = 0; a < 65536; a += sweep_stride()) {
     for (std::uint16_t b : rhs) {
       const std::uint32_t s = soft(static_cast<std::uint16_t>(a), b);
       const std::uint32_t o = ref(static_cast<std::uint16_t>(a), b);
@@ -70,7 +74,7 @@ Tally sweep_binary(const std::vector<std::uint16_t>& rhs, Soft soft, Ref ref, co
 TEST_SUITE("arith") {
   TEST_CASE("hmul: every FP16 code times 448 edge codes, soft == oracle") {
     const Tally t = sweep_binary(edge_codes(), SoftArith::hmul, OracleArith::hmul, "hmul");
-    CHECK(t.cases == 65536ull * 448);
+    CHECK(t.cases == stepped_count(65536) * 448);
     CHECK(t.mismatches == 0);
   }
 
@@ -94,7 +98,7 @@ TEST_SUITE("arith") {
     std::mt19937 rng(7);
     Tally mul, add, fma;
     const auto edges = edge_codes();
-    for (int i = 0; i < 1'000'000; ++i) {
+    for (std::uint64_t i = 0; i < stepped_count(1'000'000); ++i) {
       const auto a = static_cast<std::uint16_t>(rng());
       const auto b = static_cast<std::uint16_t>(rng());
       auto c = static_cast<std::uint16_t>(rng());
@@ -117,7 +121,7 @@ TEST_SUITE("arith") {
     for (std::uint16_t a : edges) {
       for (std::uint16_t b : edges) {
         for (std::uint16_t c : edges) {
-          if (n++ % 29 != 0) continue;
+          if (n++ % (29 * sweep_stride()) != 0) continue;
           const std::uint32_t s = SoftArith::hfma(a, b, c), o = OracleArith::hfma(a, b, c);
           t.record(s == o, fmt::format("hfma({}, {}, {}): soft {} oracle {}", half(a), half(b), half(c), half(s), half(o)));
         }
@@ -133,7 +137,7 @@ TEST_SUITE("arith") {
     }
     std::mt19937 rng(11);
     Tally rn, rz;
-    for (int i = 0; i < 1'000'000; ++i) {
+    for (std::uint64_t i = 0; i < stepped_count(1'000'000); ++i) {
       std::uint32_t f = rng();
       if (i % 2 == 0) f = (f & 0x807FFFFF) | ((95 + (f >> 23) % 60) << 23);  // concentrate near FP16's range
       rn.record(SoftArith::float2half_rn(f) == OracleArith::float2half_rn(f), fmt::format("float2half_rn 0x{:08X}", f));

@@ -4,7 +4,9 @@
 // half2float, edge and random FP32 codes for fmul and float2half (the CPU's
 // F16C / AVX-512 float units, NaNs made canonical). Each comparison also runs
 // once against a deliberately wrong reference, which it must reject.
-// Skipped where the CPU has no AVX-512 (the vector sweep is not used there).
+// Skipped where the CPU has no AVX-512 (the vector sweep is not used there). The
+// sanitizer build takes every k-th FP16 code, edge row and random operand
+// (tests/sweep_stride.hpp); half2float stays whole.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -18,8 +20,11 @@
 #include "backend/cpu_simd.hpp"
 #include "oracle/oracle_arith.hpp"
 #include "report/report.hpp"
+#include "sweep_stride.hpp"
 
 using namespace bitproof;
+using bitproof::test::stepped_count;
+using bitproof::test::sweep_stride;
 
 namespace {
 
@@ -52,7 +57,7 @@ std::vector<std::uint32_t> float_edges() {
 // the midpoints to the next FP16 value (exact tie, tie ± 1 ulp).
 std::vector<std::uint32_t> float_near_halves() {
   std::vector<std::uint32_t> codes;
-  for (std::uint32_t h = 0; h < 65536; ++h) {
+  for (std::uint32_t h = 0; h < 65536; h += sweep_stride()) {
     const std::uint32_t f = OracleArith::half2float(static_cast<std::uint16_t>(h));
     const std::uint32_t next = OracleArith::half2float(static_cast<std::uint16_t>(h + 1));
     for (std::uint32_t c : {f, f + 1, f - 1}) codes.push_back(c);
@@ -129,14 +134,14 @@ void expect_equal(const Outcome& o, const char* what) {
 // Every FP16 code × the edge codes, plus a million random pairs.
 void half_pairs(std::vector<std::uint32_t>& a, std::vector<std::uint32_t>& b) {
   const auto edges = half_edges();
-  for (std::uint32_t x = 0; x < 65536; ++x) {
+  for (std::uint32_t x = 0; x < 65536; x += sweep_stride()) {
     for (std::uint32_t e : edges) {
       a.push_back(x);
       b.push_back(e);
     }
   }
   std::uint64_t seed = 20260101;
-  for (int i = 0; i < 1000000; ++i) {
+  for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
     const std::uint64_t r = splitmix(seed);
     a.push_back(static_cast<std::uint32_t>(r & 0xFFFF));
     b.push_back(static_cast<std::uint32_t>((r >> 16) & 0xFFFF));
@@ -203,14 +208,14 @@ TEST_SUITE("backend") {
       b.push_back(OracleArith::half2float(static_cast<std::uint16_t>(hb[i])));
     }
     const auto edges = float_edges();
-    for (std::uint32_t x : edges) {
+    for (std::size_t i = 0; i < edges.size(); i += sweep_stride()) {
       for (std::uint32_t y : edges) {
-        a.push_back(x);
+        a.push_back(edges[i]);
         b.push_back(y);
       }
     }
     std::uint64_t seed = 7;
-    for (int i = 0; i < 1000000; ++i) {
+    for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
       a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
       b.push_back(static_cast<std::uint32_t>(splitmix(seed)));
     }
@@ -232,7 +237,7 @@ TEST_SUITE("backend") {
     const auto edges = float_edges();
     a.insert(a.end(), edges.begin(), edges.end());
     std::uint64_t seed = 11;
-    for (int i = 0; i < 1000000; ++i) a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+    for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
     const std::vector<std::uint32_t> b(a.size(), 0);
     expect_equal(compare(*impl, kF2hRn, a, b, [](auto x, auto) { return OracleArith::float2half_rn(x); },
                          FormatId::fp32, FormatId::fp16),

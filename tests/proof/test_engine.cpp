@@ -84,7 +84,9 @@ TEST_SUITE("proof") {
         // (tests/recipes): at overflow, round-to-nearest gives Inf and truncation 65504.
         {"turbomind.mxfp4_fp16.control.truncating", false},
     };
-    for (const auto& [name, refuted_here] : controls) {
+    for (const auto& entry : controls) {
+      const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE)
+      const bool refuted_here = entry.second;
       CAPTURE(name);
       const RecipeEntry* control = recipe_by_name(name);
       REQUIRE(control);
