@@ -15,7 +15,7 @@ timing() { python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['environm
 start=$(date +%s.%N)
 "$bp" ab proofs/ab/dsv4-fused-aux-gemv.json --backend cpu --quiet --report "$out/gemv.json"
 end=$(date +%s.%N)
-echo "bitproof ab, fused aux GEMV, 64 cases, soft model: $(python3 -c "print(f'{$end - $start:.2f}')") s wall (process)"
+echo "bitproof ab, fused aux GEMV, 64 cases, CPU backend (host binary32 unit, checked against the soft model): $(python3 -c "print(f'{$end - $start:.2f}')") s wall (process)"
 "$out/peer"
 "$bp" ab proofs/ab/dsv4-fused-aux-gemv.json --backend cpu --quiet --prove --cases 1 --report "$out/gemv-trace.json"
 echo "trace proof, fused aux GEMV: $(timing "$out/gemv-trace.json")"

@@ -28,7 +28,7 @@ int main() {
           float sum = 0;
           for (int b = 0; b < k / block; ++b) {
             float acc = 0;
-            for (int i = b * block; i < (b + 1) * block; ++i) acc = std::fma(x[i], w[std::size_t{row} * k + i], acc);
+            for (int i = b * block; i < (b + 1) * block; ++i) acc = std::fma(x[i], w[static_cast<std::size_t>(row) * k + i], acc);
             sum = b == 0 ? acc : sum + acc;
           }
           y[row] = sum;
