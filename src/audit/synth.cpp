@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/safetensors.hpp"
+#include "splitmix.hpp"
 
 namespace bitproof::audit {
 namespace {
@@ -35,12 +36,7 @@ struct ShardPlan {
 // splitmix64: a fixed, fully specified stream.
 struct SplitMix64 {
   std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() { return splitmix64_next(state); }
 };
 
 // The most tensors one shard may list: its header (about 100 bytes an entry)

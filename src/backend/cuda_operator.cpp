@@ -99,8 +99,8 @@ class CudaAbRunner final : public op::ArmRunner {
     }
     for (const op::PreparedStage& ps : prepared_[arm].stages) {
       for (const std::string& o : ps.stage->outputs) st.written.push_back(o);
-      if (ps.weight == nullptr) continue;
-      const op::HostTensor& w = *ps.weight;
+      if (ps.weight() == nullptr) continue;
+      const op::HostTensor& w = *ps.weight();
       const std::string key = fmt::format("#weight{}", &ps - prepared_[arm].stages.data());
       auto main = w.dtype == op::DType::kF16 ? upload(w.f16.data(), w.f16.size() * 2) : upload(w.codes.data(), w.codes.size());
       if (!main) return main.error();
@@ -134,7 +134,7 @@ class CudaAbRunner final : public op::ArmRunner {
       p.splits = ps.stage->split_k;
       p.recipe = static_cast<std::int32_t>(ps.stage->dequant - all_recipes().data());
     }
-    p.n = ps.weight->rows;
+    p.n = ps.weight()->rows;
     p.block_k = ps.stage->block_k;
     p.order = static_cast<std::uint32_t>(ps.stage->order);
     p.blocks = static_cast<std::uint32_t>(ps.stage->outputs.size());

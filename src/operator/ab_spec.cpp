@@ -8,6 +8,7 @@
 #include <set>
 
 #include "json_fields.hpp"
+#include "splitmix.hpp"
 #include "strict_json.hpp"
 
 namespace bitproof::op {
@@ -251,7 +252,7 @@ Expected<Stage> parse_stage(const Where& w, const json& v, const std::string& fi
 // stage needs; every name it writes is new.
 class ArmChecker {
  public:
-  ArmChecker(const Where& w, const AbSpec& spec, std::string field) : w_(w), field_(std::move(field)) {
+  ArmChecker(const Where& w, const AbSpec& spec) : w_(w) {
     for (const InputSpec& in : spec.inputs) shapes_[in.name] = {in.dtype, in.rows, in.cols};
   }
 
@@ -324,7 +325,6 @@ class ArmChecker {
   }
 
   const Where& w_;
-  std::string field_;
   std::map<std::string, TensorShape> shapes_;
 };
 
@@ -430,7 +430,7 @@ Expected<Ok> parse_arms(const Where& w, const json& root, AbSpec& spec) {
     const std::string field = fmt::format("arms[{}]", i);
     auto arm = parse_arm(w, (*arms)[i], field);
     if (!arm) return arm.error();
-    ArmChecker check(w, spec, field);
+    ArmChecker check(w, spec);
     for (std::size_t s = 0; s < arm->stages.size(); ++s) {
       if (auto ok = check.stage(arm->stages[s], fmt::format("{}.stages[{}]", field, s)); !ok) return ok.error();
     }
@@ -486,7 +486,7 @@ bool AbSpec::uses_checkpoint() const {
 
 std::vector<std::pair<std::string, TensorShape>> AbSpec::tensors_of(std::size_t arm) const {
   const Where w{path};
-  ArmChecker check(w, *this, "");
+  ArmChecker check(w, *this);
   for (const Stage& st : arms[arm].stages) (void)check.stage(st, "");  // checked when parsed
   return check.all();
 }
@@ -608,10 +608,7 @@ bool is_mxfp4_dequant(const RecipeEntry& recipe) {
 }
 
 std::uint64_t ab_case_seed(std::uint64_t spec_seed, std::uint64_t case_index) {
-  std::uint64_t z = spec_seed + (case_index + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return splitmix64(spec_seed + case_index * kSplitMixGamma);  // word case_index + 1 of the stream
 }
 
 }  // namespace bitproof::op

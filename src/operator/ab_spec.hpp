@@ -144,7 +144,7 @@ struct AbSpec {
 // The catalogue recipes a gemm stage may dequantise with: e2m1 × ue8m0 → fp16.
 [[nodiscard]] bool is_mxfp4_dequant(const RecipeEntry& recipe);
 
-// The seed of case `c`'s activations for input slot `input` (splitmix64 of the spec seed).
+// The seed of case `case_index`'s activations: word case_index + 1 of the splitmix64 stream from the spec's seed.
 [[nodiscard]] std::uint64_t ab_case_seed(std::uint64_t spec_seed, std::uint64_t case_index);
 
 }  // namespace bitproof::op

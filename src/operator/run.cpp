@@ -87,18 +87,18 @@ constexpr std::uint64_t kRowsPerTask = 16;
 
 template <class Ar>
 void run_matmul(const PreparedStage& st, const Strided& a, const Writer& out, unsigned threads) {
-  const std::uint64_t n_total = st.weight->rows;
+  const std::uint64_t n_total = st.weight()->rows;
   const std::uint64_t tasks = (n_total + kRowsPerTask - 1) / kRowsPerTask;
   parallel_for(tasks, threads, [&](std::size_t t) {
     const std::uint64_t begin = t * kRowsPerTask, end = std::min(n_total, begin + kRowsPerTask);
     if (st.stage->op == OpKind::kGemv) {
       HostBits<Ar> v;
       const GemvShape shape{st.k, st.stage->block_k, st.stage->order};
-      const Strided w = strided(st.weight->f16, st.k);
+      const Strided w = strided(st.weight()->f16, st.k);
       for (std::uint64_t n = begin; n < end; ++n) out.put(0, n, gemv_element(v, a, w, n, shape));
       return;
     }
-    GemmRows<Ar> rows{st, a, {st.weight->codes.data(), st.k}, {st.weight->scales.data(), st.k / kMxBlock}, out, begin, end};
+    GemmRows<Ar> rows{st, a, {st.weight()->codes.data(), st.k}, {st.weight()->scales.data(), st.k / kMxBlock}, out, begin, end};
     with_dequant(registry_index(st.stage->dequant), rows);
   });
 }
@@ -130,7 +130,7 @@ PreparedArm prepare_arm(const AbSpec& spec, std::size_t arm, const Weights& weig
         first += t.rows;
       }
       if (st.weights.size() == 1) {
-        ps.weight = &weights.tensors.at(st.weights[0]);
+        ps.single = &weights.tensors.at(st.weights[0]);
       } else {
         HostTensor& j = ps.joined;
         j.dtype = weights.tensors.at(st.weights[0]).dtype;
@@ -145,9 +145,6 @@ PreparedArm prepare_arm(const AbSpec& spec, std::size_t arm, const Weights& weig
       }
     }
     p.stages.push_back(std::move(ps));
-  }
-  for (PreparedStage& ps : p.stages) {
-    if (ps.weight == nullptr && ps.stage->op != OpKind::kSwiglu) ps.weight = &ps.joined;  // after the moves
   }
   return p;
 }

@@ -20,8 +20,12 @@ namespace bitproof::op {
 // block of the joined output goes.
 struct PreparedStage {
   const Stage* stage = nullptr;
-  HostTensor joined;                       // several weights: their rows concatenated; else unused
-  const HostTensor* weight = nullptr;      // the weight the kernel reads (joined or the input itself)
+  HostTensor joined;                       // several weights: their rows concatenated; else empty
+  const HostTensor* single = nullptr;      // one weight: the input itself
+  // The weight the kernel reads: the joined buffer or the single input (swiglu: none).
+  [[nodiscard]] const HostTensor* weight() const {
+    return single != nullptr ? single : stage->weights.size() > 1 ? &joined : nullptr;
+  }
   std::vector<std::uint64_t> first_rows;   // per output: its first row in the joined weight
   std::vector<std::uint64_t> rows;         // per output: its rows
   std::uint64_t m = 1;                     // activation rows

@@ -8,6 +8,7 @@
 #include "arith/soft_arith.hpp"
 #include "audit/safetensors.hpp"
 #include "report/digest.hpp"
+#include "splitmix.hpp"
 
 namespace bitproof::op {
 namespace {
@@ -17,25 +18,25 @@ constexpr std::uint64_t kActivationStream = 0x4143544956415445ull;
 
 std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream, std::size_t input) {
   std::uint64_t s = seed ^ stream ^ (std::uint64_t{input} * 0xD1B54A32D192ED03ull);
-  return splitmix_next(s);
+  return splitmix64_next(s);
 }
 
 std::size_t input_slot(const AbSpec& spec, const InputSpec& in) { return static_cast<std::size_t>(&in - spec.inputs.data()); }
 
 void fill_f16(HostTensor& t, const ValueSpec& values, std::uint64_t seed) {
   t.f16.resize(t.rows * t.cols);
-  for (std::uint16_t& v : t.f16) v = draw_f16(values, splitmix_next(seed));
+  for (std::uint16_t& v : t.f16) v = draw_f16(values, splitmix64_next(seed));
 }
 
 void fill_mxfp4(HostTensor& t, CodeRange scales, std::uint64_t seed) {
   t.codes.resize(t.rows * t.cols / 2);
   for (std::size_t i = 0; i < t.codes.size(); i += 8) {
-    const std::uint64_t r = splitmix_next(seed);
+    const std::uint64_t r = splitmix64_next(seed);
     for (std::size_t j = 0; j < 8 && i + j < t.codes.size(); ++j) t.codes[i + j] = static_cast<std::uint8_t>(r >> (8 * j));
   }
   t.scales.resize(t.rows * t.cols / kMxBlock);
   const std::uint64_t span = std::uint64_t{scales.hi} - scales.lo + 1;
-  for (std::uint8_t& s : t.scales) s = static_cast<std::uint8_t>(scales.lo + splitmix_next(seed) % span);
+  for (std::uint8_t& s : t.scales) s = static_cast<std::uint8_t>(scales.lo + splitmix64_next(seed) % span);
   // Both ends present, so the set the trace proof quantifies over is exactly the range.
   if (!t.scales.empty()) t.scales.front() = static_cast<std::uint8_t>(scales.lo);
   if (t.scales.size() > 1) t.scales.back() = static_cast<std::uint8_t>(scales.hi);
@@ -77,14 +78,10 @@ Expected<std::vector<std::uint8_t>> read_tensor(const audit::Checkpoint& ckpt, c
                              name, audit::dtype_name(t->dtype), shape, audit::dtype_name(dtype), rows, cols)};
   }
   const auto bytes = file->tensor_bytes(*t);
-  std::vector<std::uint8_t> out(bytes.begin(), bytes.end());
-  w.checkpoint_digests.emplace_back(name, to_hex(std::span<const std::uint8_t>(
-                                              [&] {
-                                                Sha256 h;
-                                                h.update(out.data(), out.size());
-                                                return h.finish();
-                                              }())));
-  return out;
+  Sha256 digest;
+  digest.update(bytes.data(), bytes.size());
+  w.checkpoint_digests.emplace_back(name, to_hex(digest.finish()));
+  return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
 }
 
 Expected<HostTensor> checkpoint_input(const audit::Checkpoint& ckpt, const AbSpec& spec, const InputSpec& in,
@@ -108,13 +105,6 @@ Expected<HostTensor> checkpoint_input(const audit::Checkpoint& ckpt, const AbSpe
 }
 
 }  // namespace
-
-std::uint64_t splitmix_next(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 std::uint16_t draw_f16(const ValueSpec& values, std::uint64_t r) {
   if (values.finite_codes) {
@@ -180,11 +170,8 @@ Expected<Weights> load_weights(const AbSpec& spec, const std::string& checkpoint
     } else {
       fill_mxfp4(t, in.scales, stream_seed(spec.seed, kWeightStream, input_slot(spec, in)));
     }
-    if (in.dtype == DType::kMxfp4) {
-      w.scale_sets[in.name] = scale_set_of(
-          t.scales, in.tensor.empty() ? fmt::format("synthetic scales {}..{}", in.scales.lo, in.scales.hi)
-                                      : fmt::format("checkpoint tensor {}.scale", in.tensor));
-    }
+    if (in.dtype == DType::kMxfp4 && !in.tensor.empty())
+      w.scale_sets[in.name] = scale_set_of(t.scales, fmt::format("checkpoint tensor {}.scale", in.tensor));
     w.tensors[in.name] = std::move(t);
   }
   return w;

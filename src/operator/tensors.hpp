@@ -42,7 +42,7 @@ struct ScaleSet {
 // tensor read, so a report names the bytes it compared.
 struct Weights {
   std::map<std::string, HostTensor> tensors;
-  std::map<std::string, ScaleSet> scale_sets;  // mxfp4 weights
+  std::map<std::string, ScaleSet> scale_sets;  // mxfp4 weights read from the checkpoint: the bytes they hold
   std::vector<std::pair<std::string, std::string>> checkpoint_digests;  // tensor -> sha256
 };
 
@@ -53,8 +53,5 @@ struct Weights {
 
 // FP16 bits of a synthetic value for draw `r` (a splitmix64 word).
 [[nodiscard]] std::uint16_t draw_f16(const ValueSpec& values, std::uint64_t r);
-
-// The next word of a splitmix64 stream.
-[[nodiscard]] std::uint64_t splitmix_next(std::uint64_t& state);
 
 }  // namespace bitproof::op

@@ -175,7 +175,7 @@ class Recorder {
     for (std::size_t k = 0; k < subs.size(); ++k) {
       const bool member = std::any_of(subs[k].recipes.begin(), subs[k].recipes.end(),
                                       [&](const RecipeEntry* r) { return r - all_recipes().data() == index; });
-      if (member && ctx_.scale_admitted[leaf_scale][k]) {
+      if (member && subs[k].holds && ctx_.scale_admitted[leaf_scale][k]) {
         used_[k] = true;
         return kClassBit | static_cast<std::uint32_t>(k);
       }
@@ -511,6 +511,7 @@ class Prover {
                std::any_of(s.recipes.begin(), s.recipes.end(), [&](const RecipeEntry* r) { return r - all_recipes().data() == aux; });
       };
       if (!has(a.aux) && !has(b.aux)) continue;
+      if (!s.holds) return fmt::format("{} does not hold on scale bytes {}..{}: it justifies nothing", s.proof, s.scales.lo, s.scales.hi);
       if (leaf_scale < 0) return fmt::format("{} covers these recipes, but the scale operand is not a weight's scale", s.proof);
       return fmt::format("{} covers these recipes on scale bytes {}..{}, but {} holds byte {} ({})", s.proof,
                          s.scales.lo, s.scales.hi, ctx_.leaves[scale.aux].name, ctx_.outside_byte[leaf_scale][k],

@@ -30,12 +30,14 @@
 
 namespace bitproof::op {
 
-// A substitution an element proof justifies: these recipes (registry entries)
-// are bitwise equal for every E2M1 code and every scale byte in `scales`.
+// A substitution an element proof offers: these recipes (registry entries) are
+// bitwise equal for every E2M1 code and every scale byte in `scales` — when
+// `holds`, i.e. the proof's sweep found no case where they differ.
 struct Substitution {
   std::vector<const RecipeEntry*> recipes;
   CodeRange scales{0, 0};
   std::string proof;  // names the element proof for messages ("dsv4-mxfp4-fp16-fold claim 0 on 113..128")
+  bool holds = true;
 };
 
 // The first place two traced elements part.

@@ -66,7 +66,8 @@ std::vector<op::Substitution> substitutions_of(const std::vector<ElementProofRun
   std::vector<op::Substitution> subs;
   for (const ElementProofRun& run : runs) {
     op::Substitution s;
-    if (run.holds()) s.recipes = run.recipes;
+    s.recipes = run.recipes;
+    s.holds = run.holds();
     s.scales = run.ref.scales;
     s.proof = fmt::format("element proof {} (claim {}, {}/{} on scales {}..{})", run.spec_name, run.ref.claim,
                           run.holding, run.cases, run.ref.scales.lo, run.ref.scales.hi);

@@ -29,8 +29,8 @@ struct ElementProofRun {
 // ue8m0 input).
 [[nodiscard]] Expected<std::vector<ElementProofRun>> run_element_proofs(const op::AbSpec& spec, unsigned threads);
 
-// The substitutions the holding runs justify (one per run, in order; a run that
-// does not hold justifies nothing and gives an empty recipe list).
+// The substitutions the runs offer, one per run, in order (a run that does not
+// hold gives one with holds = false: it justifies nothing, and says so).
 [[nodiscard]] std::vector<op::Substitution> substitutions_of(const std::vector<ElementProofRun>& runs);
 
 }  // namespace bitproof

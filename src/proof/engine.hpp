@@ -47,6 +47,7 @@
 #include "oracle/exact.hpp"
 #include "parallel.hpp"  // resolve_threads, for the engine's callers
 #include "proof/spec.hpp"
+#include "splitmix.hpp"  // splitmix64: witness strata, merge's chunk picks
 
 namespace bitproof {
 
@@ -237,13 +238,6 @@ using RangeSweeper = std::function<SweepPart(std::uint64_t begin, std::uint64_t 
 void add_sampled_witness(const Spec& spec, const EngineOptions& options, ProofResult& result);
 // The sampled witness's case indices, ascending (counterexample cases not included).
 [[nodiscard]] std::vector<std::uint64_t> witness_sample(std::uint64_t cases);
-// splitmix64's output function: a fixed, fully specified mix (witness strata, merge's chunk picks).
-[[nodiscard]] constexpr std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 // The chunk-sum digest of a whole domain's chunk words (chunk order).
 [[nodiscard]] std::string chunk_sums_digest(const Spec& spec, const std::vector<std::uint32_t>& words);
 

@@ -92,6 +92,15 @@ check("MoE chain: intermediates compared in the trace",
       sorted(moe["result"]["trace_proof"]["compared"]) == ["act", "gate", "out", "up"],
       moe["result"]["trace_proof"]["compared"])
 
+# An element proof swept on an interval where it fails (113..129: Inf at 129) justifies nothing.
+unproven = load(spec("dsv4-mxfp4-fold-moe"))
+unproven["element_proofs"][0]["spec"] = os.path.join(root, "proofs", "dsv4-mxfp4-fp16-fold.json")
+unproven["element_proofs"][0]["scales"] = [113, 129]
+r = run("ab", write_json(out("unproven.json"), unproven), "--cases", "1", "--prove")
+check("an element proof that does not hold: the trace proof refuses the substitution (exit 1)",
+      r.returncode == 1 and "does not hold on scale bytes 113..129: it justifies nothing" in r.stdout,
+      r.stdout + r.stderr)
+
 # ---- a checkpoint's tensors by name; an audit states the scale interval ----
 def checkpoint(name, scale_range):
     r = run("synth-checkpoint", out(name), "--layers", "1", "--experts", "1", "--rows", "64", "--cols", "64",
@@ -139,6 +148,13 @@ r = run("ab", ckpt_spec(out("ck129.json"), bad), "--prove")
 check("a checkpoint with scale byte 129: the trace proof refutes the fold (exit 1)",
       r.returncode == 1 and "holds byte 129 (checkpoint tensor layers.0.ffn.experts.0.w1.scale)" in r.stdout,
       r.stdout + r.stderr)
+a = run("audit", bad, "--report", out("ck129-audit.json"))
+r = run("ab", ckpt_spec(out("ck-other.json"), good), "--prove", "--audit", out("ck129-audit.json"))
+check("--audit of another checkpoint that holds fewer bytes: accepted (its interval contains these bytes)",
+      r.returncode == 1 and "holds byte 129 (audit " in r.stdout, r.stdout + r.stderr)
+r = run("ab", ckpt_spec(out("ck129-wrong.json"), bad), "--prove", "--audit", out("ck-audit.json"))
+check("--audit that is not of this checkpoint (its interval misses bytes the tensor holds): exit 2",
+      r.returncode == 2 and "the audit is not of this checkpoint" in r.stderr, r.stdout + r.stderr)
 r = run("ab", ckpt_spec(out("ck.json"), good), "--prove", "--audit", os.path.join(work, "nope.json"))
 check("--audit: a missing file, exit 2", r.returncode == 2, r.stderr)
 

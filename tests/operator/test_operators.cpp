@@ -16,6 +16,7 @@
 #include "operator/operators.hpp"
 #include "operator/trace.hpp"
 #include "operator/values.hpp"
+#include "splitmix.hpp"
 #include "oracle/oracle_arith.hpp"
 #include "proof/ab_proof.hpp"
 #include "report/report.hpp"
@@ -154,11 +155,11 @@ TEST_SUITE("operator") {
   TEST_CASE("operators: the soft model equals the oracle arithmetic element by element") {
     std::uint64_t seed = 9;
     std::vector<std::uint16_t> x(3 * 256), w(8 * 256);
-    for (auto& v : x) v = op::draw_f16({false, -1, 1}, op::splitmix_next(seed));
-    for (auto& v : w) v = op::draw_f16({false, -1, 1}, op::splitmix_next(seed));
+    for (auto& v : x) v = op::draw_f16({false, -1, 1}, splitmix64_next(seed));
+    for (auto& v : w) v = op::draw_f16({false, -1, 1}, splitmix64_next(seed));
     std::vector<std::uint8_t> codes(8 * 256 / 2), scales(8 * 256 / 32);
-    for (auto& c : codes) c = static_cast<std::uint8_t>(op::splitmix_next(seed));
-    for (auto& s : scales) s = static_cast<std::uint8_t>(110 + op::splitmix_next(seed) % 20);
+    for (auto& c : codes) c = static_cast<std::uint8_t>(splitmix64_next(seed));
+    for (auto& s : scales) s = static_cast<std::uint8_t>(110 + splitmix64_next(seed) % 20);
     op::Bits<SoftArith> soft;
     op::Bits<OracleArith> oracle;
     const op::Strided xs{x.data(), 256}, ws{w.data(), 256}, cs{codes.data(), 256}, ss{scales.data(), 8};
@@ -237,6 +238,12 @@ TEST_SUITE("operator") {
     REQUIRE_FALSE(past.identical);
     CHECK(past.difference->why.find("holds byte 129") != std::string::npos);
     MESSAGE(past.difference->why);
+    // An element proof whose sweep failed justifies nothing, even where the scales fit.
+    op::Substitution failed = fold_substitution(113, 129);
+    failed.holds = false;
+    const op::TraceResult unproven = trace(fold, {failed});
+    REQUIRE_FALSE(unproven.identical);
+    CHECK(unproven.difference->why.find("does not hold") != std::string::npos);
   }
 
   TEST_CASE("trace: another split-K is refuted") {

@@ -209,10 +209,10 @@ TEST_SUITE("proof") {
     spec.path = "test";
     spec.output = FormatId::fp16;
     const auto range = [](std::string name, FormatId f, std::uint32_t lo, std::uint32_t hi) {
-      return InputDomain{std::move(name), f, CodeRange{lo, hi}, false, {}};
+      return InputDomain{std::move(name), f, CodeRange{lo, hi}, false, {}, std::nullopt, {}};
     };
     spec.inputs = {range("q", FormatId::uint4, 0, 15), range("z", FormatId::uint4, 0, 15),
-                   InputDomain{"scale", FormatId::fp16, std::nullopt, false, {0x3800, 0x3C00, 0x4200}}};
+                   InputDomain{"scale", FormatId::fp16, std::nullopt, false, {0x3800, 0x3C00, 0x4200}, std::nullopt, {}}};
     spec.claims = {Claim{ClaimKind::kCorrectlyRounded, {&entry}, {}, {}}, Claim{ClaimKind::kExact, {&entry}, {}, {}},
                    Claim{ClaimKind::kEqual, {&reversed, &entry}, {}, {}}};
     const ProofResult r = run_proof(spec, {4});
