@@ -62,14 +62,13 @@ int run_ab_command(const AbArgs& a) {
     auto cpu = op::make_cpu_runner(*spec, *weights, threads, soft ? op::CpuArith::kSoft : op::CpuArith::kHostFloat);
     if (!cpu) return fail(cpu.error());
     owned.push_back(std::move(*cpu));
-    const HostFloatCheck& check = host_float_agrees();
     infos.push_back(
         {"cpu", Json{{"threads", threads},
                      {"arithmetic", soft ? "soft: the bit-exact software model throughout"
                                          : fmt::format("host: binary32 add, multiply and FMA on this CPU's IEEE unit, "
                                                        "NaN canonical, checked against the soft model on {} operations; "
                                                        "FP16 conversions and recipes from the soft model",
-                                                       check.operations)}}});
+                                                       host_float_agrees().operations)}}});
   }
   if (a.backend != "cpu") {
     Json info = Json::object();

@@ -194,6 +194,18 @@ m2 = load(spec("dsv4-mxfp4-fold-moe"))
 m2["arms"][1]["stages"][0]["dequant"] = "fp16.hmul"
 bad("a dequant that is not e2m1 x ue8m0 -> fp16", ["ab", write_json(out("t8.json"), m2)],
     r"t8\.json: arms\[1\]\.stages\[0\]\.dequant: recipe \"fp16\.hmul\" is not an e2m1 × ue8m0 → fp16 dequant")
+ep = load(spec("dsv4-mxfp4-fold-moe"))
+ep["element_proofs"][0]["spec"] = os.path.join(root, "proofs", "dsv4-mxfp4-fp16-fold.json")
+ep["element_proofs"][0]["claim"] = 5
+bad("an element proof's claim the proof spec does not have", ["ab", write_json(out("t10.json"), ep), "--prove"],
+    r"t10\.json: element_proofs\[0\]\.claim: .*dsv4-mxfp4-fp16-fold\.json has 2 claim\(s\)")
+ep["element_proofs"][0]["claim"] = 1
+bad("an element proof's claim that is not an equal claim", ["ab", write_json(out("t11.json"), ep), "--prove"],
+    r"t11\.json: element_proofs\[0\]\.claim: claim 1 of .* is not an equal claim")
+ep["element_proofs"][0]["spec"] = os.path.join(root, "proofs", "fp16-hmul-vs-fp32-round.json")
+ep["element_proofs"][0]["claim"] = 0
+bad("an element proof over other formats", ["ab", write_json(out("t12.json"), ep), "--prove"],
+    r"t12\.json: element_proofs\[0\]: the proof spec .* has no ue8m0 input")
 bad("not JSON", ["ab", write_json(out("t9.json"), [1, 2])], r"t9\.json: \(top level\): expected a JSON object")
 bad("--audit without --prove", ["ab", spec("dsv4-fused-aux-gemv"), "--audit", out("ck-audit.json")], r"add --prove")
 if not os.path.exists("/dev/nvidiactl"):
