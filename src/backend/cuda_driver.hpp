@@ -35,7 +35,9 @@ namespace bitproof::cuda {
   X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000)                        \
   X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040)   \
   X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000) X(cuGraphExecDestroy, 10000)                        \
-  X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemsetD8Async, 3020)
+  X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemsetD8Async, 3020)                       \
+  X(cuMemsetD32Async, 3020) X(cuMemHostAlloc, 2020) X(cuMemHostGetDevicePointer, 3020)                 \
+  X(cuMemFreeHost, 2000) X(cuFuncSetAttribute, 9000)
 
 struct Driver {
 #define BITPROOF_CUDA_MEMBER(f, version) PFN_##f##_v##version f = nullptr;

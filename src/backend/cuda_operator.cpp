@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "backend/cuda_driver.hpp"
+#include "backend/cuda_operator_arm.hpp"
 #include "backend/operator_abi.hpp"
 #include "recipes/registry.hpp"
 #include "report/digest.hpp"
@@ -21,27 +22,168 @@ extern const std::size_t kOperatorsSize;
 
 namespace {
 
+// A stage's kernel parameters; `ptr` gives a tensor's device address by name, `weight` the key of its weight.
+template <class Ptr>
+abi::OperatorParams stage_params(const op::PreparedStage& ps, Ptr ptr, const std::string& weight) {
+  abi::OperatorParams p;
+  const auto in = [&](const std::string& name) { return reinterpret_cast<const void*>(ptr(name)); };
+  p.a = in(ps.stage->a);
+  p.m = ps.m;
+  p.k = ps.k;
+  if (ps.stage->op == op::OpKind::kSwiglu) {
+    p.b = in(ps.stage->b);
+    p.n = ps.k;
+    p.out[0] = reinterpret_cast<void*>(ptr(ps.stage->outputs[0]));
+    return p;
+  }
+  p.weight = in(weight);
+  if (ps.stage->op == op::OpKind::kMxfp4Gemm) {
+    p.scales = in(weight + ".scales");
+    p.splits = ps.stage->split_k;
+    p.recipe = static_cast<std::int32_t>(ps.stage->dequant - all_recipes().data());
+  }
+  p.n = ps.weight()->rows;
+  p.block_k = ps.stage->block_k;
+  p.order = static_cast<std::uint32_t>(ps.stage->order);
+  p.blocks = static_cast<std::uint32_t>(ps.stage->outputs.size());
+  for (std::size_t b = 0; b < ps.stage->outputs.size(); ++b) {
+    p.first_row[b] = ps.first_rows[b];
+    p.rows[b] = ps.rows[b];
+    p.out[b] = reinterpret_cast<void*>(ptr(ps.stage->outputs[b]));
+  }
+  return p;
+}
+
+}  // namespace
+
+namespace cuda {
+
+Expected<OperatorKernels> load_operator_kernels(const Driver* drv, std::string* image_sha256) {
+  OperatorKernels k;
+  BP_CU(drv->cuModuleLoadData(&k.module, kernel_images::kOperators));
+  for (auto [name, fn] : {std::pair{"bp_op_gemv", &k.gemv}, std::pair{"bp_op_mxfp4", &k.gemm},
+                          std::pair{"bp_op_swiglu", &k.swiglu}}) {
+    const CUresult rc = drv->cuModuleGetFunction(fn, k.module, name);
+    if (rc != CUDA_SUCCESS) {
+      drv->cuModuleUnload(k.module);
+      return failure(*drv, rc, "cuModuleGetFunction", __FILE__, __LINE__);
+    }
+  }
+  if (image_sha256 != nullptr) {
+    Sha256 h;
+    h.update(kernel_images::kOperators, kernel_images::kOperatorsSize);
+    *image_sha256 = to_hex(h.finish());
+  }
+  return k;
+}
+
+DeviceOperatorArm::DeviceOperatorArm(const Driver* drv, const op::AbSpec& spec, std::size_t arm,
+                                     const op::Weights& weights, OperatorKernels kernels)
+    : drv_(drv), spec_(spec), prepared_(op::prepare_arm(spec, arm, weights)), kernels_(kernels) {}
+
+DeviceOperatorArm::~DeviceOperatorArm() {
+  if (graph_ != nullptr) drv_->cuGraphExecDestroy(graph_);
+  if (stream_ != nullptr) drv_->cuStreamDestroy(stream_);
+  for (CUdeviceptr p : allocations_) drv_->cuMemFree(p);
+}
+
+Expected<DeviceOperatorArm::Buffer> DeviceOperatorArm::upload(const void* data, std::size_t bytes) {
+  const Driver* drv = drv_;
+  Buffer b{0, bytes};
+  BP_CU(drv->cuMemAlloc(&b.ptr, std::max<std::size_t>(bytes, 1)));
+  allocations_.push_back(b.ptr);
+  if (data != nullptr && bytes != 0) BP_CU(drv->cuMemcpyHtoD(b.ptr, data, bytes));
+  return b;
+}
+
+std::string DeviceOperatorArm::weight_key(const op::PreparedStage& ps) const {
+  return fmt::format("#weight{}", &ps - prepared_.stages.data());
+}
+
+Expected<Ok> DeviceOperatorArm::allocate() {
+  const Driver* drv = drv_;
+  for (const auto& [name, shape] : prepared_.shapes) {
+    const op::InputSpec* in = spec_.input(name);
+    if (in != nullptr && in->role == op::InputRole::kWeight) continue;  // uploaded per stage, below
+    auto b = upload(nullptr, shape.rows * shape.cols * sizeof(std::uint16_t));
+    if (!b) return b.error();
+    tensors_[name] = *b;
+    if (in != nullptr) activations_.push_back(name);
+  }
+  for (const op::PreparedStage& ps : prepared_.stages) {
+    for (const std::string& o : ps.stage->outputs) written_.push_back(o);
+    if (ps.weight() == nullptr) continue;
+    const op::HostTensor& w = *ps.weight();
+    auto main = w.dtype == op::DType::kF16 ? upload(w.f16.data(), w.f16.size() * 2) : upload(w.codes.data(), w.codes.size());
+    if (!main) return main.error();
+    tensors_[weight_key(ps)] = *main;
+    if (w.dtype == op::DType::kMxfp4) {
+      auto scales = upload(w.scales.data(), w.scales.size());
+      if (!scales) return scales.error();
+      tensors_[weight_key(ps) + ".scales"] = *scales;
+    }
+  }
+  BP_CU(drv->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+  return Ok{};
+}
+
+Expected<Ok> DeviceOperatorArm::launch(bool skip_last) {
+  const Driver* drv = drv_;
+  for (const op::PreparedStage& ps : prepared_.stages) {
+    if (skip_last && &ps == &prepared_.stages.back()) continue;
+    abi::OperatorParams p = stage_params(ps, [&](const std::string& name) { return tensors_.at(name).ptr; },
+                                         weight_key(ps));
+    void* args[] = {&p};
+    const CUfunction f = ps.stage->op == op::OpKind::kGemv        ? kernels_.gemv
+                         : ps.stage->op == op::OpKind::kMxfp4Gemm ? kernels_.gemm
+                                                                  : kernels_.swiglu;
+    const std::uint64_t threads = ps.stage->op == op::OpKind::kSwiglu ? p.m * p.k : p.n;
+    const auto grid = static_cast<unsigned>((threads + abi::kOperatorThreads - 1) / abi::kOperatorThreads);
+    BP_CU(drv->cuLaunchKernel(f, grid, 1, 1, abi::kOperatorThreads, 1, 1, 0, stream_, args, nullptr));
+  }
+  return Ok{};
+}
+
+Expected<Ok> DeviceOperatorArm::capture(bool skip_last) {
+  const Driver* drv = drv_;
+  BP_CU(drv->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  if (auto ok = launch(skip_last); !ok) {
+    CUgraph broken = nullptr;
+    drv->cuStreamEndCapture(stream_, &broken);
+    if (broken != nullptr) drv->cuGraphDestroy(broken);
+    return ok;
+  }
+  CUgraph graph = nullptr;
+  BP_CU(drv->cuStreamEndCapture(stream_, &graph));
+  const CUresult rc = drv->cuGraphInstantiateWithFlags(&graph_, graph, 0);
+  drv->cuGraphDestroy(graph);
+  BP_CU(rc);
+  return Ok{};
+}
+
+Expected<Ok> DeviceOperatorArm::write_activations(const op::Activations& acts) {
+  const Driver* drv = drv_;
+  for (const std::string& name : activations_) {
+    const auto& words = acts.at(name).f16;
+    BP_CU(drv->cuMemcpyHtoDAsync(tensors_.at(name).ptr, words.data(), words.size() * 2, stream_));
+  }
+  return Ok{};
+}
+
+}  // namespace cuda
+
+namespace {
+
+using cuda::DeviceOperatorArm;
 using cuda::Driver;
-
-// Device memory freed with the runner.
-struct DeviceBuffer {
-  CUdeviceptr ptr = 0;
-  std::size_t bytes = 0;
-};
-
-struct ArmState {
-  const op::PreparedArm* prepared = nullptr;
-  CUstream stream = nullptr;
-  CUgraphExec graph = nullptr;
-  std::map<std::string, DeviceBuffer> tensors;  // every tensor the arm reads or writes (weights: its own copies)
-  std::vector<std::string> written;             // outputs of its stages, in order
-  std::vector<std::string> activations;         // inputs rewritten every case
-};
 
 class CudaAbRunner final : public op::ArmRunner {
  public:
   CudaAbRunner(const op::AbSpec& spec, const op::Weights& weights) : spec_(spec), weights_(weights) {}
-  ~CudaAbRunner() override { release(); }
+  ~CudaAbRunner() override {
+    for (auto& arm : arms_) arm.reset();
+    if (drv_ != nullptr && kernels_.module != nullptr) drv_->cuModuleUnload(kernels_.module);
+  }
 
   Expected<Ok> init(Json& info) {
     auto loaded = cuda::driver();
@@ -50,18 +192,20 @@ class CudaAbRunner final : public op::ArmRunner {
     auto dev = cuda::open_first_device(drv_, "ab --backend cuda");
     if (!dev) return dev.error();
     dev_ = std::move(*dev);
-    const Driver* drv = drv_;
-    BP_CU(drv->cuModuleLoadData(&module_, kernel_images::kOperators));
-    for (auto [name, fn] : {std::pair{"bp_op_gemv", &gemv_}, std::pair{"bp_op_mxfp4", &gemm_},
-                            std::pair{"bp_op_swiglu", &swiglu_}})
-      BP_CU(drv->cuModuleGetFunction(fn, module_, name));
-    Sha256 h;
-    h.update(kernel_images::kOperators, kernel_images::kOperatorsSize);
-    info = Json{{"device", dev_.info}, {"image_sha256", to_hex(h.finish())}, {"graphs", "one CUDA Graph per arm"},
+    std::string image_sha256;
+    auto kernels = cuda::load_operator_kernels(drv_, &image_sha256);
+    if (!kernels) return kernels.error();
+    kernels_ = *kernels;
+    info = Json{{"device", dev_.info}, {"image_sha256", image_sha256}, {"graphs", "one CUDA Graph per arm"},
                 {"poison", "0xFF bytes in every written buffer before every replay"}};
+    // Fault injection for the GPU tests (tests/gpu/ab_cuda.py): BITPROOF_AB_FAULT=skip-last-stage leaves
+    // arm B's last launch out of its graph, so its outputs keep the poison and must be caught.
+    const char* fault = std::getenv("BITPROOF_AB_FAULT");
     for (std::size_t arm = 0; arm < 2; ++arm) {
-      prepared_[arm] = op::prepare_arm(spec_, arm, weights_);
-      if (auto ok = prepare(arm); !ok) return ok;
+      const bool skip_last = arm == 1 && fault != nullptr && std::string_view(fault) == "skip-last-stage";
+      arms_[arm] = std::make_unique<DeviceOperatorArm>(drv_, spec_, arm, weights_, kernels_);
+      if (auto ok = arms_[arm]->allocate(); !ok) return ok;
+      if (auto ok = arms_[arm]->capture(skip_last); !ok) return ok;
     }
     return Ok{};
   }
@@ -71,156 +215,36 @@ class CudaAbRunner final : public op::ArmRunner {
   Expected<std::array<op::ArmOutputs, 2>> run_case(std::uint64_t, const op::Activations& acts) override {
     std::array<op::ArmOutputs, 2> out;
     for (std::size_t arm = 0; arm < 2; ++arm) {
-      if (auto ok = replay(arms_[arm], acts, out[arm]); !ok) return ok.error();
+      if (auto ok = replay(*arms_[arm], acts, out[arm]); !ok) return ok.error();
     }
     return out;
   }
 
  private:
-  Expected<DeviceBuffer> upload(const void* data, std::size_t bytes) {
+  Expected<Ok> replay(DeviceOperatorArm& arm, const op::Activations& acts, op::ArmOutputs& out) {
     const Driver* drv = drv_;
-    DeviceBuffer b{0, bytes};
-    BP_CU(drv->cuMemAlloc(&b.ptr, std::max<std::size_t>(bytes, 1)));
-    allocations_.push_back(b.ptr);
-    if (data != nullptr && bytes != 0) BP_CU(drv->cuMemcpyHtoD(b.ptr, data, bytes));
-    return b;
-  }
-
-  // Every tensor of the arm in its own device buffer; weights uploaded (joined as prepared).
-  Expected<Ok> allocate(std::size_t arm) {
-    ArmState& st = arms_[arm];
-    for (const auto& [name, shape] : prepared_[arm].shapes) {
-      const op::InputSpec* in = spec_.input(name);
-      if (in != nullptr && in->role == op::InputRole::kWeight) continue;  // uploaded per stage, below
-      auto b = upload(nullptr, shape.rows * shape.cols * sizeof(std::uint16_t));
-      if (!b) return b.error();
-      st.tensors[name] = *b;
-      if (in != nullptr) st.activations.push_back(name);
+    if (auto ok = arm.write_activations(acts); !ok) return ok;
+    for (const std::string& name : arm.written()) {
+      const auto& b = arm.tensor(name);
+      BP_CU(drv->cuMemsetD8Async(b.ptr, 0xFF, b.bytes, arm.stream()));
     }
-    for (const op::PreparedStage& ps : prepared_[arm].stages) {
-      for (const std::string& o : ps.stage->outputs) st.written.push_back(o);
-      if (ps.weight() == nullptr) continue;
-      const op::HostTensor& w = *ps.weight();
-      const std::string key = fmt::format("#weight{}", &ps - prepared_[arm].stages.data());
-      auto main = w.dtype == op::DType::kF16 ? upload(w.f16.data(), w.f16.size() * 2) : upload(w.codes.data(), w.codes.size());
-      if (!main) return main.error();
-      st.tensors[key] = *main;
-      if (w.dtype == op::DType::kMxfp4) {
-        auto scales = upload(w.scales.data(), w.scales.size());
-        if (!scales) return scales.error();
-        st.tensors[key + ".scales"] = *scales;
-      }
-    }
-    return Ok{};
-  }
-
-  abi::OperatorParams params(std::size_t arm, const op::PreparedStage& ps) const {
-    const ArmState& st = arms_[arm];
-    abi::OperatorParams p;
-    auto ptr = [&](const std::string& name) { return reinterpret_cast<const void*>(st.tensors.at(name).ptr); };
-    p.a = ptr(ps.stage->a);
-    p.m = ps.m;
-    p.k = ps.k;
-    if (ps.stage->op == op::OpKind::kSwiglu) {
-      p.b = ptr(ps.stage->b);
-      p.n = ps.k;
-      p.out[0] = reinterpret_cast<void*>(st.tensors.at(ps.stage->outputs[0]).ptr);
-      return p;
-    }
-    const std::string key = fmt::format("#weight{}", &ps - prepared_[arm].stages.data());
-    p.weight = ptr(key);
-    if (ps.stage->op == op::OpKind::kMxfp4Gemm) {
-      p.scales = ptr(key + ".scales");
-      p.splits = ps.stage->split_k;
-      p.recipe = static_cast<std::int32_t>(ps.stage->dequant - all_recipes().data());
-    }
-    p.n = ps.weight()->rows;
-    p.block_k = ps.stage->block_k;
-    p.order = static_cast<std::uint32_t>(ps.stage->order);
-    p.blocks = static_cast<std::uint32_t>(ps.stage->outputs.size());
-    for (std::size_t b = 0; b < ps.stage->outputs.size(); ++b) {
-      p.first_row[b] = ps.first_rows[b];
-      p.rows[b] = ps.rows[b];
-      p.out[b] = reinterpret_cast<void*>(st.tensors.at(ps.stage->outputs[b]).ptr);
-    }
-    return p;
-  }
-
-  // Allocates, uploads, and captures the arm's stages into its graph.
-  Expected<Ok> prepare(std::size_t arm) {
-    const Driver* drv = drv_;
-    ArmState& st = arms_[arm];
-    st.prepared = &prepared_[arm];
-    if (auto ok = allocate(arm); !ok) return ok;
-    BP_CU(drv->cuStreamCreate(&st.stream, CU_STREAM_NON_BLOCKING));
-    BP_CU(drv->cuStreamBeginCapture(st.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-    // Fault injection for the GPU tests (tests/gpu/ab_cuda.py): BITPROOF_AB_FAULT=skip-last-stage leaves
-    // arm B's last launch out of its graph, so its outputs keep the poison and must be caught.
-    const char* fault = std::getenv("BITPROOF_AB_FAULT");
-    const bool skip_last = arm == 1 && fault != nullptr && std::string_view(fault) == "skip-last-stage";
-    for (const op::PreparedStage& ps : prepared_[arm].stages) {
-      if (skip_last && &ps == &prepared_[arm].stages.back()) continue;
-      abi::OperatorParams p = params(arm, ps);
-      void* args[] = {&p};
-      const CUfunction f = ps.stage->op == op::OpKind::kGemv ? gemv_ : ps.stage->op == op::OpKind::kMxfp4Gemm ? gemm_ : swiglu_;
-      const std::uint64_t threads = ps.stage->op == op::OpKind::kSwiglu ? p.m * p.k : p.n;
-      const auto grid = static_cast<unsigned>((threads + abi::kOperatorThreads - 1) / abi::kOperatorThreads);
-      const CUresult rc = drv->cuLaunchKernel(f, grid, 1, 1, abi::kOperatorThreads, 1, 1, 0, st.stream, args, nullptr);
-      if (rc != CUDA_SUCCESS) {
-        CUgraph broken = nullptr;
-        drv->cuStreamEndCapture(st.stream, &broken);
-        if (broken != nullptr) drv->cuGraphDestroy(broken);
-        return cuda::failure(*drv, rc, "cuLaunchKernel (captured)", __FILE__, __LINE__);
-      }
-    }
-    CUgraph graph = nullptr;
-    BP_CU(drv->cuStreamEndCapture(st.stream, &graph));
-    const CUresult rc = drv->cuGraphInstantiateWithFlags(&st.graph, graph, 0);
-    drv->cuGraphDestroy(graph);
-    BP_CU(rc);
-    return Ok{};
-  }
-
-  Expected<Ok> replay(ArmState& st, const op::Activations& acts, op::ArmOutputs& out) {
-    const Driver* drv = drv_;
-    for (const std::string& name : st.activations) {
-      const auto& words = acts.at(name).f16;
-      BP_CU(drv->cuMemcpyHtoDAsync(st.tensors.at(name).ptr, words.data(), words.size() * 2, st.stream));
-    }
-    for (const std::string& name : st.written) {
-      const DeviceBuffer& b = st.tensors.at(name);
-      BP_CU(drv->cuMemsetD8Async(b.ptr, 0xFF, b.bytes, st.stream));
-    }
-    BP_CU(drv->cuGraphLaunch(st.graph, st.stream));
-    for (const std::string& name : st.written) {
-      const DeviceBuffer& b = st.tensors.at(name);
+    BP_CU(drv->cuGraphLaunch(arm.graph(), arm.stream()));
+    for (const std::string& name : arm.written()) {
+      const auto& b = arm.tensor(name);
       auto& words = out[name];
       words.resize(b.bytes / 2);
-      BP_CU(drv->cuMemcpyDtoHAsync(words.data(), b.ptr, b.bytes, st.stream));
+      BP_CU(drv->cuMemcpyDtoHAsync(words.data(), b.ptr, b.bytes, arm.stream()));
     }
-    BP_CU(drv->cuStreamSynchronize(st.stream));
+    BP_CU(drv->cuStreamSynchronize(arm.stream()));
     return Ok{};
-  }
-
-  void release() {
-    if (drv_ == nullptr) return;
-    for (ArmState& st : arms_) {
-      if (st.graph != nullptr) drv_->cuGraphExecDestroy(st.graph);
-      if (st.stream != nullptr) drv_->cuStreamDestroy(st.stream);
-    }
-    for (CUdeviceptr p : allocations_) drv_->cuMemFree(p);
-    if (module_ != nullptr) drv_->cuModuleUnload(module_);
   }
 
   const op::AbSpec& spec_;
   const op::Weights& weights_;
   const Driver* drv_ = nullptr;
   cuda::DeviceContext dev_;
-  CUmodule module_ = nullptr;
-  CUfunction gemv_ = nullptr, gemm_ = nullptr, swiglu_ = nullptr;
-  std::array<op::PreparedArm, 2> prepared_;
-  std::array<ArmState, 2> arms_;
-  std::vector<CUdeviceptr> allocations_;
+  cuda::OperatorKernels kernels_;
+  std::array<std::unique_ptr<DeviceOperatorArm>, 2> arms_;
 };
 
 }  // namespace

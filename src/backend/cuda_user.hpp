@@ -42,6 +42,17 @@ struct UserImage {
 [[nodiscard]] Expected<UserImage> build_user_image(const user::UserRecipes& user, const std::vector<int>& slot_recipes,
                                                    int major, int minor, std::string_view lto_image);
 
+// A timing arm's kernel source compiled for the device (NVRTC to LTO IR, nvJitLink to
+// a cubin: user recipes' toolchain and contraction flags). Not cached: timing
+// specs are small. Errors as build_user_image's, `what` naming the spec's field.
+struct KernelCubin {
+  std::string cubin;
+  std::vector<std::string> options;
+  std::string toolkit;
+};
+[[nodiscard]] Expected<KernelCubin> compile_kernel_file(const std::string& file, const std::vector<std::string>& include_dirs,
+                                                        bool fmad, int major, int minor, const std::string& what);
+
 }  // namespace bitproof::cuda
 
 #endif

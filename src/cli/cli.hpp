@@ -29,6 +29,7 @@ void add_report_commands(CLI::App& app, Commands& commands);
 void add_audit_commands(CLI::App& app, Commands& commands);  // audit, admit, synth-checkpoint
 void add_spec_commands(CLI::App& app, Commands& commands);   // spec cases
 void add_ab_command(CLI::App& app, Commands& commands);      // ab: operator A/B runs and trace proofs
+void add_time_command(CLI::App& app, Commands& commands);    // time: the timing gate
 
 // Prints "bitproof: error: <message>" on stderr and returns its exit code.
 int fail(const Error& e);

@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
                           {{"report"}, cli::add_report_commands},
                           {{"audit", "admit", "synth-checkpoint"}, cli::add_audit_commands},
                           {{"spec"}, cli::add_spec_commands},
-                          {{"ab"}, cli::add_ab_command}};
+                          {{"ab"}, cli::add_ab_command},
+                          {{"time"}, cli::add_time_command}};
   const std::string_view first = argc > 1 ? argv[1] : "";
   const Group* only = nullptr;
   for (const Group& g : groups) {

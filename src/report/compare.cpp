@@ -10,6 +10,7 @@
 #include "report/ab_report.hpp"
 #include "proof/engine.hpp"
 #include "user/user_recipes.hpp"
+#include "report/time_report.hpp"
 
 namespace bitproof {
 namespace {
@@ -134,6 +135,7 @@ Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::
 Expected<Json> rerun_result(const Json& report, const std::string& path, const std::string& spec_dir) {
   const Json& result = report["result"];
   if (report["kind"] == "ab") return rerun_ab(result, path, spec_dir);
+  if (report["kind"] == "time") return rederive_time_result(result, path);
   auto spec = parse_spec(result["spec"].dump(), path + ": result.spec");
   if (!spec) return spec.error();
   if (spec->user && !spec_dir.empty()) spec->user->base_dir = spec_dir;

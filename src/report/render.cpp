@@ -14,6 +14,7 @@
 #include "report/digest.hpp"
 #include "report/schema.hpp"
 #include "strict_json.hpp"
+#include "report/time_report.hpp"
 
 namespace bitproof {
 namespace {
@@ -101,6 +102,7 @@ Expected<Ok> validate_report(const Json& report, const std::string& path) {
   if (auto ok = validate_json(report, report_schema(), path); !ok) return ok;
   // The recorded spec must be one bitproof reads, and its digest its own.
   const Json& result = report["result"];
+  if (report["kind"] == "time") return check_time_consistency(result, path);
   if (report["kind"] == "ab") {
     auto ab = op::parse_ab_spec(result["spec"].dump(), path + ": result.spec");
     if (!ab) return ab.error();
@@ -320,6 +322,7 @@ std::string junit_document(const std::string& suite, const std::vector<JUnitCase
 std::string render_junit(const Json& report) {
   const std::string suite = report["result"]["spec"]["name"].get<std::string>();
   if (report["kind"] == "ab") return junit_document(suite, ab_junit_cases(report));
+  if (report["kind"] == "time") return junit_document(suite, time_junit_cases(report));
   return junit_document(suite, report["kind"] == "proof" ? proof_cases(report) : domain_cases(report));
 }
 

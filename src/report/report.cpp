@@ -14,6 +14,7 @@
 #include "report/digest.hpp"
 #include "user/user_recipes.hpp"
 #include "report/render.hpp"
+#include "report/time_report.hpp"
 
 namespace bitproof {
 namespace {
@@ -779,6 +780,7 @@ void markdown_reproduce(std::string& md, const Json& report) {
 
 std::string render_markdown(const Json& report) {
   if (report["kind"] == "ab") return render_ab_markdown(report);
+  if (report["kind"] == "time") return render_time_markdown(report);
   const Json& result = report["result"];
   const Json& spec = result["spec"];
   std::string md = fmt::format("## bitproof: {}\n\n", spec["name"].get<std::string>());

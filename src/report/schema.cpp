@@ -18,7 +18,7 @@ const std::set<std::string>& known_keywords() {
   static const std::set<std::string> keywords = {
       // checked
       "type", "const", "enum", "required", "properties", "additionalProperties", "minProperties", "items", "minItems",
-      "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "allOf", "anyOf", "oneOf", "not", "if",
+      "maxItems", "prefixItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern", "allOf", "anyOf", "oneOf", "not", "if",
       "then", "else", "$ref",
       // annotations and containers
       "$schema", "$id", "$defs", "$comment", "title", "description"};
@@ -152,6 +152,12 @@ class Validator {
     if (schema.contains("maximum") && compare(doc, schema["maximum"]) > 0) {
       return fail(path, fmt::format("{} is above the maximum {}", doc.dump(), schema["maximum"].dump()));
     }
+    if (schema.contains("exclusiveMinimum") && compare(doc, schema["exclusiveMinimum"]) <= 0) {
+      return fail(path, fmt::format("{} must lie above {}", doc.dump(), schema["exclusiveMinimum"].dump()));
+    }
+    if (schema.contains("exclusiveMaximum") && compare(doc, schema["exclusiveMaximum"]) >= 0) {
+      return fail(path, fmt::format("{} must lie below {}", doc.dump(), schema["exclusiveMaximum"].dump()));
+    }
     return true;
   }
 
@@ -184,8 +190,13 @@ class Validator {
     if (schema.contains("maxItems") && doc.size() > schema["maxItems"].get<std::size_t>()) {
       return fail(path, fmt::format("expected at most {} items (got {})", schema["maxItems"].get<std::size_t>(), doc.size()));
     }
+    // prefixItems: item i against schema i; items: every item past them.
+    const std::size_t prefix = schema.contains("prefixItems") ? schema["prefixItems"].size() : 0;
+    for (std::size_t i = 0; i < std::min(prefix, doc.size()); ++i) {
+      if (!check(schema["prefixItems"][i], doc[i], child(path, i))) return false;
+    }
     if (!schema.contains("items")) return true;
-    for (std::size_t i = 0; i < doc.size(); ++i) {
+    for (std::size_t i = prefix; i < doc.size(); ++i) {
       if (!check(schema["items"], doc[i], child(path, i))) return false;
     }
     return true;
@@ -261,7 +272,7 @@ Expected<Ok> check_keywords(const Json& root, const Json& schema, const std::str
   for (const char* key : {"properties", "$defs"}) {
     if (auto ok = each(key, true); !ok) return ok;
   }
-  for (const char* key : {"additionalProperties", "items", "not", "if", "then", "else", "allOf", "anyOf", "oneOf"}) {
+  for (const char* key : {"additionalProperties", "items", "prefixItems", "not", "if", "then", "else", "allOf", "anyOf", "oneOf"}) {
     if (auto ok = each(key, false); !ok) return ok;
   }
   return Ok{};

@@ -6,6 +6,7 @@
 
 #include "format/format.hpp"
 #include "oracle/exact.hpp"
+#include "report/time_report.hpp"
 #include "report/render.hpp"
 
 namespace bitproof {
@@ -307,6 +308,7 @@ int draw_panel(std::string& body, const Json& result, std::size_t c, const Map& 
 }  // namespace
 
 Expected<std::string> render_svg(const Json& report, const std::string& path) {
+  if (report["kind"] == "time") return render_time_svg(report);
   if (report["kind"] != "domain") {
     return Error{fmt::format("{}: kind: the SVG case map is drawn from a domain report (bitproof domain SPEC --report)", path)};
   }
