@@ -36,6 +36,7 @@ struct Shared {
   void* mapped = nullptr;                  // [0] flag, [1] timed out (u32); then the probe's 2 × u64
   CUdeviceptr mapped_dev = 0;
   cuda::OperatorKernels shared_ops;        // the naive protocol's one operator image
+  std::map<std::string, CUmodule> shared_kernels;  // the naive protocol's one module per kernel file
   double max_clock_mhz = 0;
   Json info;
 
@@ -180,24 +181,29 @@ class OperatorTimedArm final : public DeviceTimedArm {
 // A timing spec's kernel arm: its source compiled by NVRTC, its own buffers, one launch captured.
 class KernelTimedArm final : public DeviceTimedArm {
  public:
-  KernelTimedArm(Shared& sh, const timing::TimeSpec& spec, std::size_t arm)
-      : DeviceTimedArm(sh, spec.arms[arm].name), spec_(spec), arm_(spec.arms[arm]), index_(arm) {}
+  KernelTimedArm(Shared& sh, const timing::TimeSpec& spec, std::size_t arm, bool shared)
+      : DeviceTimedArm(sh, spec.arms[arm].name), spec_(spec), arm_(spec.arms[arm]), index_(arm), shared_(shared) {}
   ~KernelTimedArm() override {
     const Driver* drv = sh_.drv;
     if (graph_ != nullptr) drv->cuGraphExecDestroy(graph_);
     if (stream_ != nullptr) drv->cuStreamDestroy(stream_);
     for (const auto& [name, ptr] : buffers_) drv->cuMemFree(ptr);
-    if (module_ != nullptr) drv->cuModuleUnload(module_);
+    if (module_ != nullptr && !shared_) drv->cuModuleUnload(module_);
   }
 
  protected:
   Expected<Ok> load() override {
     const Driver* drv = sh_.drv;
     const std::string field = fmt::format("{}: arms[{}]", spec_.path, index_);
-    auto cubin = cuda::compile_kernel_file(arm_.file_path, spec_.include_dirs, spec_.fmad, sh_.dev.major, sh_.dev.minor,
-                                           field + ".file");
-    if (!cubin) return cubin.error();
-    BP_CU(drv->cuModuleLoadData(&module_, cubin->cubin.data()));
+    if (auto found = sh_.shared_kernels.find(arm_.file_path); shared_ && found != sh_.shared_kernels.end()) {
+      module_ = found->second;
+    } else {
+      auto cubin = cuda::compile_kernel_file(arm_.file_path, spec_.include_dirs, spec_.fmad, sh_.dev.major,
+                                             sh_.dev.minor, field + ".file");
+      if (!cubin) return cubin.error();
+      BP_CU(drv->cuModuleLoadData(&module_, cubin->cubin.data()));
+      if (shared_) sh_.shared_kernels[arm_.file_path] = module_;
+    }
     if (drv->cuModuleGetFunction(&function_, module_, arm_.kernel.c_str()) != CUDA_SUCCESS) {
       return Error{fmt::format("{}.kernel: no kernel \"{}\" in {} (an extern \"C\" __global__ function)", field,
                                arm_.kernel, arm_.file)};
@@ -257,6 +263,7 @@ class KernelTimedArm final : public DeviceTimedArm {
   const timing::TimeSpec& spec_;
   const timing::KernelArm& arm_;
   std::size_t index_;
+  bool shared_;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   CUstream stream_ = nullptr;
@@ -272,6 +279,7 @@ class CudaTiming final : public TimingBackend {
     const Driver* drv = sh_.drv;
     if (drv == nullptr) return;
     if (sh_.shared_ops.module != nullptr) drv->cuModuleUnload(sh_.shared_ops.module);
+    for (const auto& [file, module] : sh_.shared_kernels) drv->cuModuleUnload(module);
     if (sh_.flush != 0) drv->cuMemFree(sh_.flush);
     if (sh_.mapped != nullptr) drv->cuMemFreeHost(sh_.mapped);
     if (sh_.helpers != nullptr) drv->cuModuleUnload(sh_.helpers);
@@ -317,7 +325,7 @@ class CudaTiming final : public TimingBackend {
       return std::unique_ptr<timing::TimedArm>(
           std::make_unique<OperatorTimedArm>(sh_, *spec.ab, *weights, arm, shared_module));
     }
-    return std::unique_ptr<timing::TimedArm>(std::make_unique<KernelTimedArm>(sh_, spec, arm));
+    return std::unique_ptr<timing::TimedArm>(std::make_unique<KernelTimedArm>(sh_, spec, arm, shared_module));
   }
 
  private:

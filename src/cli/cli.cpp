@@ -18,7 +18,7 @@ namespace {
 // The domain report an SVG is drawn from: the report itself, or for a proof a
 // discovery over the proof's own domain (the spec's interval of the map's input).
 Expected<Json> map_source(const Json& report) {
-  if (report["kind"] == "domain") return report;
+  if (report["kind"] == "domain" || report["kind"] == "time") return report;
   auto spec = parse_spec(report["result"]["spec"].dump(), "result.spec");
   if (!spec) return spec.error();
   if (auto e = check_proof_map(*spec)) return *e;

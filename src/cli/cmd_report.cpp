@@ -5,6 +5,7 @@
 
 #include "cli/cli.hpp"
 #include "report/ab_report.hpp"
+#include "report/time_report.hpp"
 #include "report/compare.hpp"
 #include "report/render.hpp"
 #include "report/shard.hpp"
@@ -63,6 +64,17 @@ int run_verify(const VerifyArgs& a) {
     return kExitRefuted;
   }
   // The result reproduces; what it says is the verdict, with the recorded run's agreement.
+  if ((*report)["kind"] == "time") {
+    const bool passes = time_report_passes(*report);
+    std::printf("%s\n", painted(fmt::format("verified: {}: {}: statistics, verdicts and claim re-derive exactly from the "
+                                            "recorded samples (the times themselves are measurements: run bitproof "
+                                            "time again to re-measure)",
+                                            passes ? "PASS" : "FAIL", name),
+                                passes)
+                            .c_str());
+    for (const std::string& line : time_summary_lines(*report)) std::printf("  %s\n", line.c_str());
+    return passes ? kExitHolds : kExitRefuted;
+  }
   if ((*report)["kind"] == "ab") {
     const bool passes = ab_report_passes(*report);
     std::printf("%s\n", painted(fmt::format("verified: {}: {}: the result part reproduces byte for byte on the CPU model",

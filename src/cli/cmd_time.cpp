@@ -28,6 +28,7 @@ struct TimeArgs {
   std::size_t max_samples = 2000;
   std::size_t naive_samples = 3;
   double noise_percent = 0.5;
+  double min_time_s = 1;
   double timeout_s = 20;
   double same_within_percent = 1;
   std::uint64_t seed = 1;
@@ -46,6 +47,7 @@ TimeProtocol protocol_of(const TimeArgs& a, double reference_clock_mhz) {
   s.max_samples = std::max(a.max_samples, a.min_samples);
   s.naive_samples = a.naive_samples;
   s.noise_target = a.noise_percent / 100;
+  s.min_time_s = std::min(a.min_time_s, a.timeout_s);
   s.timeout_s = a.timeout_s;
   s.seed = a.seed;
   s.reference_clock_mhz = reference_clock_mhz;
@@ -99,6 +101,13 @@ Expected<Arms> make_arms(const TimeArgs& a, TimingBackend& backend, const Loaded
   return arms;
 }
 
+// The driver's "--backend cuda: ..." said as this command's: time has no --backend.
+Error no_gpu(Error e) {
+  const std::string prefix = "--backend cuda: ";
+  if (e.message.rfind(prefix, 0) == 0) e.message = "time: needs a CUDA GPU: " + e.message.substr(prefix.size());
+  return e;
+}
+
 int serve(const TimeArgs& a) {
   auto l = load(a);
   if (!l) return fail(l.error());
@@ -136,7 +145,7 @@ int run_time_command(const TimeArgs& a) {
   auto files = a.out.open({a.spec});
   if (!files) return fail(files.error());
   auto backend = open_cuda_timing();
-  if (!backend) return fail(backend.error());
+  if (!backend) return fail(no_gpu(backend.error()));
   const TimeProtocol p = protocol_of(a, (*backend)->reference_clock_mhz());
   if (!a.quiet) {
     std::fprintf(stderr, "time %s: A %s against B %s, %s\n", l->spec.name.c_str(), names[0].c_str(), names[1].c_str(),
@@ -201,6 +210,8 @@ void add_time_command(CLI::App& app, Commands& commands) {
       ->check(whole_number(1, 1000));
   p->add_option("--noise", args->noise_percent, "stop when each arm's median is known to this many percent (default 0.5)")
       ->check(percent_in(0, 100));
+  p->add_option("--min-time", args->min_time_s, "seconds of sampling before the noise target may stop (default 1)")
+      ->check(CLI::Range(0.0, 3600.0));
   p->add_option("--timeout", args->timeout_s, "seconds of sampling at most (default 20)")->check(CLI::Range(0.01, 3600.0));
   p->add_option("--same-within", args->same_within_percent,
                 "percent: a ratio interval inside 1 ± this is \"same\", and an order effect below it is ignored (default 1)")

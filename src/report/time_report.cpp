@@ -29,6 +29,7 @@ Json protocol_json(const TimeProtocol& p) {
               {"min_samples", s.min_samples},
               {"max_samples", s.max_samples},
               {"noise_target", s.noise_target},
+              {"min_time_s", s.min_time_s},
               {"timeout_s", s.timeout_s},
               {"naive_samples", s.naive_samples},
               {"seed", s.seed},
@@ -53,6 +54,7 @@ TimeProtocol protocol_from_json(const Json& j) {
   s.min_samples = j["min_samples"].get<std::size_t>();
   s.max_samples = j["max_samples"].get<std::size_t>();
   s.noise_target = j["noise_target"].get<double>();
+  s.min_time_s = j["min_time_s"].get<double>();
   s.timeout_s = j["timeout_s"].get<double>();
   s.naive_samples = j["naive_samples"].get<std::size_t>();
   s.seed = j["seed"].get<std::uint64_t>();
@@ -103,6 +105,8 @@ Json statistics_json(const Statistics& s, Protocol protocol) {
               {"centre", protocol == Protocol::kNaive ? "mean" : "median"},
               {"centre_us", {number(s.centre_us[0]), number(s.centre_us[1])}},
               {"ratio", number(s.ratio)},
+              {"resolution_us", number(s.resolution_us)},
+              {"same_band", number(s.same_band)},
               {"interval", {number(s.interval.lo), number(s.interval.hi)}},
               {"mann_whitney", {{"u", number(s.test.statistic)}, {"p", number(s.test.p)}, {"exact", s.test.exact}}},
               {"order_tests", order}};
@@ -272,7 +276,8 @@ std::string render_time_markdown(const Json& report) {
   for (std::size_t arm = 0; arm < 2; ++arm) {
     const Json& w = r["run"]["warmup"][arm];
     md += fmt::format("| {} {} | {} | {} | {} | {}{} |\n", arm == 0 ? "A" : "B", r["arms"][arm].get<std::string>(),
-                      st["samples"][arm].dump(), st["throttled"][arm].dump(), st["centre_us"][arm].dump(),
+                      st["samples"][arm].dump(), st["throttled"][arm].dump(),
+                      st["centre_us"][arm].is_number() ? fmt::format("{:.3f}", st["centre_us"][arm].get<double>()) : "-",
                       w["replays"].dump(), w["settled"].get<bool>() ? ", settled" : ", not settled");
   }
   if (!st["order_tests"].empty()) {

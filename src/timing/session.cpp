@@ -111,7 +111,7 @@ Expected<Session> run_session(TimedArm& a, TimedArm& b, const SessionOptions& o,
       break;
     }
     // The noise check sorts every sample: once every 4 blocks is plenty.
-    if (block % 4 != 3 || std::min(ta.size(), tb.size()) < o.min_samples) continue;
+    if (block % 4 != 3 || std::min(ta.size(), tb.size()) < o.min_samples || seconds_since(start) < o.min_time_s) continue;
     if (median_relative_halfwidth(ta) <= o.noise_target && median_relative_halfwidth(tb) <= o.noise_target) {
       s.stopped = "noise target reached";
       break;

@@ -65,6 +65,7 @@ struct SessionOptions {
   std::size_t min_samples = 50;       // per arm, before the noise target may stop the run
   std::size_t max_samples = 2000;     // per arm
   double noise_target = 0.005;        // median CI half-width relative to the median, per arm
+  double min_time_s = 1;              // sampling wall time before the noise target may stop the run
   double timeout_s = 20;              // sampling wall time
   double throttle_fraction = 0.75;    // a sample whose clock is below this fraction of the reference is discarded
   double reference_clock_mhz = 0;     // 0: no clock check

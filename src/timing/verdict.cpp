@@ -45,11 +45,24 @@ std::vector<OrderTest> order_tests(const std::vector<Sample>& samples) {
   return tests;
 }
 
+// The smallest positive gap between distinct values: the timer's tick when times are quantised.
+double resolution(const std::array<std::vector<double>, 2>& times) {
+  std::vector<double> all(times[0]);
+  all.insert(all.end(), times[1].begin(), times[1].end());
+  std::sort(all.begin(), all.end());
+  double gap = 0;
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    const double d = all[i] - all[i - 1];
+    if (d > 0 && (gap == 0 || d < gap)) gap = d;
+  }
+  return gap;
+}
+
 std::string verdict_of(const Statistics& s, const VerdictOptions& o) {
   for (const OrderTest& t : s.order) {
     if (t.flagged) return "order-dependent";
   }
-  if (s.interval.lo >= 1 - o.same_within && s.interval.hi <= 1 + o.same_within) return "same";
+  if (s.interval.lo >= 1 - s.same_band && s.interval.hi <= 1 + s.same_band) return "same";
   if (s.interval.hi < 1 && s.test.p < o.alpha) return "faster";
   if (s.interval.lo > 1 && s.test.p < o.alpha) return "slower";
   return "ambiguous";
@@ -85,9 +98,13 @@ Statistics analyse(const std::vector<Sample>& samples, Protocol protocol, const 
     s.verdict = s.ratio < 1 - o.same_within ? "faster" : s.ratio > 1 + o.same_within ? "slower" : "same";
     return s;
   }
+  s.resolution_us = resolution(times);
+  const double smaller = std::min(s.centre_us[0], s.centre_us[1]);
+  s.same_band = std::max(o.same_within, smaller > 0 ? 1.5 * s.resolution_us / smaller : 0.0);
+  s.band_from_timer = s.same_band > o.same_within;
   s.order = order_tests(samples);
   for (OrderTest& t : s.order) {
-    t.flagged = t.test.p < o.order_alpha / static_cast<double>(s.order.size()) && t.effect >= o.same_within;
+    t.flagged = t.test.p < o.order_alpha / static_cast<double>(s.order.size()) && t.effect >= s.same_band;
   }
   s.verdict = verdict_of(s, o);
   return s;
@@ -156,7 +173,10 @@ std::string verdict_sentence(const Statistics& s, const std::array<std::string, 
   std::string what;
   if (s.verdict == "faster") what = fmt::format("{} is {:.1f} % faster than {}", b, percent, a);
   if (s.verdict == "slower") what = fmt::format("{} is {:.1f} % slower than {}", b, percent, a);
-  if (s.verdict == "same") what = fmt::format("{} and {} take the same time", b, a);
+  if (s.verdict == "same") {
+    what = fmt::format("{} and {} take the same time (within ±{:.2g} %{})", b, a, 100 * s.same_band,
+                       s.band_from_timer ? ", the timer's resolution" : "");
+  }
   if (s.verdict == "ambiguous") what = fmt::format("{} against {}: ambiguous", b, a);
   if (s.verdict == "order-dependent") what = fmt::format("{} against {}: order-dependent, not attributable", b, a);
   if (protocol == Protocol::kNaive) {

@@ -8,12 +8,14 @@
 //   position   its samples by position in the block, 0..3 (Kruskal-Wallis H).
 // An order test flags when its p is below order_alpha / (number of order tests)
 // (Bonferroni) and its effect (the largest ratio between the groups' medians,
-// minus 1) is at least same_within: an effect smaller than what counts as "same"
-// cannot explain a difference.
+// minus 1) is at least the band below: an effect smaller than what counts as
+// "same" cannot explain a difference.
 //
 // Verdict, first match:
 //   order-dependent  an order test flagged;
-//   same             the ratio's interval lies within 1 ± same_within;
+//   same             the ratio's interval lies within 1 ± the band: same_within, widened to
+//                    1.5 timer ticks where the timer is that coarse (CUDA events tick about
+//                    every 0.5 us: a 6 us kernel cannot be told apart by 2 %);
 //   faster           B faster: the interval lies below 1 and the U test's p < alpha;
 //   slower           B slower: the interval lies above 1 and p < alpha;
 //   ambiguous        otherwise (more samples, or a quieter machine, may decide).
@@ -53,6 +55,9 @@ struct Statistics {
   std::array<std::size_t, 2> throttled{};
   std::array<double, 2> centre_us{};       // medians (naive: means)
   double ratio = 0;                        // centre B / centre A
+  double resolution_us = 0;                // the smallest gap between distinct sample times (the timer's tick)
+  double same_band = 0;                    // max(same_within, 1.5 ticks / the smaller centre)
+  bool band_from_timer = false;            // the timer, not same_within, set the band
   Interval interval;
   RankTest test;                           // Mann-Whitney U, A against B
   std::vector<OrderTest> order;

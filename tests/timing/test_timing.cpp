@@ -95,8 +95,8 @@ TEST_SUITE("timing") {
 
   class SimArm final : public TimedArm {
    public:
-    SimArm(Lab& lab, int id, double us, double carryover = 0, double noise = 0.004)
-        : lab_(lab), id_(id), us_(us), carryover_(carryover), noise_(noise) {}
+    SimArm(Lab& lab, int id, double us, double carryover = 0, double noise = 0.004, double tick = 0)
+        : lab_(lab), id_(id), us_(us), carryover_(carryover), noise_(noise), tick_(tick) {}
     Expected<Warmup> prepare(bool settle) override {
       if (!settle) return Warmup{};
       return warm_until_settled([&]() -> Expected<double> { return replay(); });
@@ -116,13 +116,14 @@ TEST_SUITE("timing") {
       lab_.cold = false;
       if (lab_.last >= 0 && lab_.last != id_) t *= 1 + carryover_;
       lab_.last = id_;
-      return t;
+      return tick_ > 0 ? std::round(t / tick_) * tick_ : t;
     }
     Lab& lab_;
     int id_;
     double us_;
     double carryover_;
     double noise_;
+    double tick_;  // a timer that reads in whole ticks (CUDA events: about 0.5 us)
   };
 
   SessionOptions quick() {
@@ -155,6 +156,24 @@ TEST_SUITE("timing") {
     CHECK(faster.verdict == "faster");
     CHECK(faster.interval.hi < 1);
     CHECK(run(50, 50, 0, Protocol::kCounterbalanced, BlockOrder::kRandom).verdict == "same");
+  }
+
+  TEST_CASE("a coarse timer: one tick apart on a short kernel is same; the band is recorded") {
+    const auto quantised = [](double b_us, double tick) {
+      Lab lab;
+      SimArm a(lab, 0, 6.0, 0, 0.004, tick), b(lab, 1, b_us, 0, 0.004, tick);
+      auto s = run_session(a, b, quick());
+      REQUIRE(s.ok());
+      return analyse(s->samples, Protocol::kCounterbalanced, VerdictOptions{});
+    };
+    const Statistics tick = quantised(5.5, 0.5);  // 6.0 against 5.5: one 0.5 us tick, 8 %
+    CHECK(tick.resolution_us == doctest::Approx(0.5));
+    CHECK(tick.same_band == doctest::Approx(1.5 * 0.5 / 5.5));
+    CHECK(tick.verdict == "same");
+    // Negative control: the same 8 % with a fine timer is a difference.
+    const Statistics fine = quantised(5.5, 0.001);
+    CHECK(fine.same_band == doctest::Approx(0.01));
+    CHECK(fine.verdict == "faster");
   }
 
   TEST_CASE("the PR's mistake: naive A-then-B reports a large speed-up; the gate reports same") {
