@@ -163,9 +163,12 @@ void add_blocks(std::span<const unsigned char> bytes, Histogram& h, NarrowBlock 
   // The windows are disjoint and the tail is counted whole, so the block's
   // counts sum to its length exactly when every byte fell inside them; if
   // not, the trial is dropped and the block is counted from its own range.
-  bool have_guess = false;
-  unsigned guess_lo = 0;
-  unsigned guess_hi = 0;
+  // The guess lives on this thread, so it carries from tensor to tensor (a
+  // scale tensor's first block needs no range pass either); a wrong guess
+  // costs one trial and never a wrong count.
+  thread_local bool have_guess = false;
+  thread_local unsigned guess_lo = 0;
+  thread_local unsigned guess_hi = 0;
   for (std::size_t off = 0; off < bytes.size(); off += kNarrowBlock) {
     const unsigned char* p = bytes.data() + off;
     const std::size_t n = std::min(kNarrowBlock, bytes.size() - off);
@@ -195,7 +198,266 @@ void add_blocks(std::span<const unsigned char> bytes, Histogram& h, NarrowBlock 
   }
 }
 
+// ---- 16-bit codes ----
+
+constexpr std::size_t kMaxRounds16 = 32767;  // a 16-bit lane summed as signed by madd
+
+__attribute__((target("avx2"))) void code_range16_avx2(const unsigned char* p, std::size_t n, unsigned& lo,
+                                                       unsigned& hi) {
+  __m256i mn = _mm256_set1_epi16(-1);
+  __m256i mx = _mm256_setzero_si256();
+  std::size_t i = 0;
+  for (; i + kVector <= n; i += kVector) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    mn = _mm256_min_epu16(mn, x);
+    mx = _mm256_max_epu16(mx, x);
+  }
+  alignas(32) std::uint16_t lows[16];
+  alignas(32) std::uint16_t highs[16];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lows), mn);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(highs), mx);
+  lo = 0xFFFF;
+  hi = 0;
+  for (int k = 0; k < 16; ++k) {
+    lo = std::min<unsigned>(lo, lows[k]);
+    hi = std::max<unsigned>(hi, highs[k]);
+  }
+  for (; i + 2 <= n; i += 2) {
+    std::uint16_t c;
+    std::memcpy(&c, p + i, 2);
+    lo = std::min<unsigned>(lo, c);
+    hi = std::max<unsigned>(hi, c);
+  }
+}
+
+__attribute__((target("avx512f,avx512bw"))) void code_range16_avx512(const unsigned char* p, std::size_t n,
+                                                                     unsigned& lo, unsigned& hi) {
+  __m512i mn = _mm512_set1_epi16(-1);
+  __m512i mx = _mm512_setzero_si512();
+  std::size_t i = 0;
+  for (; i + kVector512 <= n; i += kVector512) {
+    const __m512i x = _mm512_loadu_si512(p + i);
+    mn = _mm512_min_epu16(mn, x);
+    mx = _mm512_max_epu16(mx, x);
+  }
+  alignas(64) std::uint16_t lows[32];
+  alignas(64) std::uint16_t highs[32];
+  _mm512_store_si512(lows, mn);
+  _mm512_store_si512(highs, mx);
+  lo = 0xFFFF;
+  hi = 0;
+  for (int k = 0; k < 32; ++k) {
+    lo = std::min<unsigned>(lo, lows[k]);
+    hi = std::max<unsigned>(hi, highs[k]);
+  }
+  for (; i + 2 <= n; i += 2) {
+    std::uint16_t c;
+    std::memcpy(&c, p + i, 2);
+    lo = std::min<unsigned>(lo, c);
+    hi = std::max<unsigned>(hi, c);
+  }
+}
+
+// Counts the codes first .. first+7 over the n (a multiple of 32) bytes at p into bins[0..7].
+__attribute__((target("avx2"))) void count16_eight(const unsigned char* p, std::size_t n, unsigned first,
+                                                   std::uint32_t* bins, const unsigned char* ahead) {
+  __m256i value[kPassValues];
+  for (int j = 0; j < kPassValues; ++j) value[j] = _mm256_set1_epi16(static_cast<short>(first + j));
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (std::size_t i = 0; i < n;) {
+    __m256i acc[kPassValues];
+    for (int j = 0; j < kPassValues; ++j) acc[j] = _mm256_setzero_si256();
+    const std::size_t end = std::min(n, i + kMaxRounds16 * kVector);
+    for (; i < end; i += kVector) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+      if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
+#pragma GCC unroll 8
+      for (int j = 0; j < kPassValues; ++j) acc[j] = _mm256_sub_epi16(acc[j], _mm256_cmpeq_epi16(x, value[j]));
+    }
+    for (int j = 0; j < kPassValues; ++j) {
+      alignas(32) std::int32_t sums[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_madd_epi16(acc[j], ones));
+      for (std::int32_t v : sums) bins[j] += static_cast<std::uint32_t>(v);
+    }
+  }
+}
+
+// AVX-512BW: 32 codes a step, 16 values a pass, a compare mask and a masked add.
+__attribute__((target("avx512f,avx512bw"))) void count16_sixteen(const unsigned char* p, std::size_t n,
+                                                                  unsigned first, std::uint32_t* bins,
+                                                                  const unsigned char* ahead) {
+  __m512i value[kPassValues512];
+  for (int j = 0; j < kPassValues512; ++j) value[j] = _mm512_set1_epi16(static_cast<short>(first + j));
+  const __m512i one = _mm512_set1_epi16(1);
+  for (std::size_t i = 0; i < n;) {
+    __m512i acc[kPassValues512];
+    for (int j = 0; j < kPassValues512; ++j) acc[j] = _mm512_setzero_si512();
+    const std::size_t end = std::min(n, i + kMaxRounds16 * kVector512);
+    for (; i < end; i += kVector512) {
+      const __m512i x = _mm512_loadu_si512(p + i);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
+#pragma GCC unroll 16
+      for (int j = 0; j < kPassValues512; ++j) {
+        acc[j] = _mm512_mask_add_epi16(acc[j], _mm512_cmpeq_epi16_mask(x, value[j]), acc[j], one);
+      }
+    }
+    for (int j = 0; j < kPassValues512; ++j) {
+      bins[j] += static_cast<std::uint32_t>(_mm512_reduce_add_epi32(_mm512_madd_epi16(acc[j], one)));
+    }
+  }
+}
+
 #endif
+
+// ---- 16-bit codes: the driver ----
+
+constexpr std::size_t kCodes16 = std::size_t{1} << 16;
+// Blocks of this many bytes: re-read from L2 by the counting pass.
+constexpr std::size_t kBlock16 = std::size_t{1} << 16;
+// One call counts at most this many bytes in 32-bit bins (2^30 codes).
+constexpr std::size_t kPiece16 = std::size_t{1} << 31;
+
+using Range16 = void (*)(const unsigned char*, std::size_t, unsigned&, unsigned&);
+using Count16 = void (*)(const unsigned char*, std::size_t, unsigned, std::uint32_t*, const unsigned char*);
+
+struct Isa16 {
+  Range16 range = nullptr;  // null: the portable loop only
+  Count16 count = nullptr;
+  std::size_t step = 2;     // bytes a vector step
+  unsigned values = 1;      // values a pass
+};
+
+// The 65,536 bins of this thread, in two lanes (a run of equal codes then
+// alternates between two counters), zero between calls.
+struct Bins16 {
+  std::vector<std::uint32_t> lane0 = std::vector<std::uint32_t>(kCodes16);
+  std::vector<std::uint32_t> lane1 = std::vector<std::uint32_t>(kCodes16);
+};
+
+void count16_portable(const unsigned char* p, std::size_t n, Bins16& b) {
+  std::uint32_t* l0 = b.lane0.data();
+  std::uint32_t* l1 = b.lane1.data();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    ++l0[w & 0xFFFF];
+    ++l1[(w >> 16) & 0xFFFF];
+    ++l0[(w >> 32) & 0xFFFF];
+    ++l1[w >> 48];
+  }
+  for (; i + 2 <= n; i += 2) {
+    std::uint16_t c;
+    std::memcpy(&c, p + i, 2);
+    ++l0[c];
+  }
+}
+
+// Counts the windows of `isa.values` codes covering lo..hi over the whole
+// steps of the n bytes at p into bins (bins[k] counts code base + k, k < 2 *
+// kNarrowSpan), the tail code by code; returns base.
+unsigned narrow16(const Isa16& isa, const unsigned char* p, std::size_t n, unsigned lo, unsigned hi,
+                  std::uint32_t* bins, const unsigned char* ahead) {
+  const std::size_t whole = n - n % isa.step;
+  const unsigned passes = (hi - lo) / isa.values + 1;
+  const unsigned base = std::min<unsigned>(lo, kCodes16 - passes * isa.values);
+  for (unsigned w = 0; w < passes; ++w) {
+    isa.count(p, whole, base + w * isa.values, bins + w * isa.values, w == 0 ? ahead : p);
+  }
+  for (std::size_t i = whole; i + 2 <= n; i += 2) {
+    std::uint16_t c;
+    std::memcpy(&c, p + i, 2);
+    if (c >= base && c < base + passes * isa.values) ++bins[c - base];
+  }
+  return base;
+}
+
+void count_codes16(std::span<const unsigned char> bytes, CodeCounts& out, const Isa16& isa) {
+  thread_local Bins16 bins;
+  // As for bytes: the last narrow window of this thread, tried first.
+  thread_local bool have_guess = false;
+  thread_local unsigned guess_lo = 0, guess_hi = 0;
+  const std::size_t n_all = bytes.size() - bytes.size() % 2;
+  for (std::size_t piece = 0; piece < n_all; piece += kPiece16) {
+    const std::size_t piece_end = std::min(n_all, piece + kPiece16);
+    unsigned seen_lo = isa.range ? 0xFFFF : 0;
+    unsigned seen_hi = isa.range ? 0 : 0xFFFF;
+    for (std::size_t off = piece; off < piece_end; off += kBlock16) {
+      const unsigned char* p = bytes.data() + off;
+      const std::size_t n = std::min(kBlock16, piece_end - off);
+      if (!isa.range) {
+        count16_portable(p, n, bins);
+        continue;
+      }
+      const unsigned char* ahead = off + kBlock16 < piece_end ? p + kBlock16 : p;
+      std::uint32_t trial[2 * detail::kNarrowSpan] = {};
+      if (have_guess) {
+        const unsigned base = narrow16(isa, p, n, guess_lo, guess_hi, trial, ahead);
+        std::uint64_t counted = 0;
+        for (std::uint32_t c : trial) counted += c;
+        if (counted == n / 2) {
+          for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) {
+            if (trial[k] == 0) continue;
+            bins.lane0[base + k] += trial[k];
+            seen_lo = std::min(seen_lo, base + k);
+            seen_hi = std::max(seen_hi, base + k);
+          }
+          continue;
+        }
+        std::fill(std::begin(trial), std::end(trial), 0u);
+      }
+      unsigned lo = 0, hi = 0;
+      isa.range(p, n, lo, hi);
+      seen_lo = std::min(seen_lo, lo);
+      seen_hi = std::max(seen_hi, hi);
+      have_guess = hi - lo < detail::kNarrowSpan;
+      if (have_guess) {
+        const unsigned base = narrow16(isa, p, n, lo, hi, trial, ahead);
+        for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) bins.lane0[base + k] += trial[k];
+        guess_lo = lo;
+        guess_hi = hi;
+      } else {
+        count16_portable(p, n, bins);
+      }
+    }
+    // The counted codes lie in seen_lo..seen_hi: read them out and zero the bins again.
+    CodeCounts piece_counts;
+    for (std::size_t c = seen_lo; c <= seen_hi && seen_lo <= seen_hi; ++c) {
+      const std::uint64_t v = std::uint64_t{bins.lane0[c]} + bins.lane1[c];
+      if (v != 0) piece_counts.emplace_back(static_cast<std::uint32_t>(c), v);
+      bins.lane0[c] = 0;
+      bins.lane1[c] = 0;
+    }
+    merge_counts(out, piece_counts);
+  }
+}
+
+Isa16 isa16(detail::HistogramIsa isa) {
+#ifdef BITPROOF_HISTOGRAM_AVX2
+  if (isa == detail::HistogramIsa::kAvx512 && detail::isa_available(isa)) {
+    return {code_range16_avx512, count16_sixteen, kVector512, kPassValues512};
+  }
+  if (isa == detail::HistogramIsa::kAvx2 && detail::isa_available(isa)) {
+    return {code_range16_avx2, count16_eight, kVector, kPassValues};
+  }
+#endif
+  (void)isa;
+  return {};
+}
+
+void count_codes32(std::span<const unsigned char> bytes, CodeCounts& out) {
+  std::vector<std::uint32_t> codes(bytes.size() / 4);
+  if (!codes.empty()) std::memcpy(codes.data(), bytes.data(), codes.size() * 4);
+  std::sort(codes.begin(), codes.end());
+  CodeCounts runs;
+  for (std::size_t i = 0; i < codes.size();) {
+    std::size_t j = i;
+    while (j < codes.size() && codes[j] == codes[i]) ++j;
+    runs.emplace_back(codes[i], j - i);
+    i = j;
+  }
+  merge_counts(out, runs);
+}
 
 }  // namespace
 
@@ -247,5 +509,54 @@ void add_histogram(std::span<const unsigned char> bytes, Histogram& h) {
 void merge_histogram(Histogram& h, const Histogram& other) {
   for (int b = 0; b < 256; ++b) h[b] += other[b];
 }
+
+void merge_counts(CodeCounts& into, const CodeCounts& from) {
+  if (from.empty()) return;
+  if (into.empty()) {
+    into = from;
+    return;
+  }
+  CodeCounts merged;
+  merged.reserve(into.size() + from.size());
+  std::size_t i = 0, j = 0;
+  while (i < into.size() || j < from.size()) {
+    if (j == from.size() || (i < into.size() && into[i].first < from[j].first)) {
+      merged.push_back(into[i++]);
+    } else if (i == into.size() || from[j].first < into[i].first) {
+      merged.push_back(from[j++]);
+    } else {
+      merged.emplace_back(into[i].first, into[i].second + from[j].second);
+      ++i, ++j;
+    }
+  }
+  into = std::move(merged);
+}
+
+CodeCounts counts_of(const Histogram& h) {
+  CodeCounts out;
+  for (std::uint32_t b = 0; b < 256; ++b) {
+    if (h[b] != 0) out.emplace_back(b, h[b]);
+  }
+  return out;
+}
+
+void count_codes(std::span<const unsigned char> bytes, int code_bits, CodeCounts& out) {
+  if (code_bits == 8) {
+    Histogram h{};
+    add_histogram(bytes, h);
+    merge_counts(out, counts_of(h));
+  } else if (code_bits == 16) {
+    static const Isa16 isa = isa16(detail::best_isa());
+    count_codes16(bytes, out, isa);
+  } else {
+    count_codes32(bytes, out);
+  }
+}
+
+namespace detail {
+void count_codes16_with(std::span<const unsigned char> bytes, CodeCounts& out, HistogramIsa isa) {
+  count_codes16(bytes, out, isa16(isa));
+}
+}  // namespace detail
 
 }  // namespace bitproof::audit

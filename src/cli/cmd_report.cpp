@@ -25,6 +25,17 @@ Expected<Json> load_whole_report(const std::string& path) {
   return report;
 }
 
+// verify and diff re-run or compare a spec's result: an audit or admission has none.
+Expected<Json> load_proof_or_domain(const std::string& path) {
+  auto report = load_whole_report(path);
+  if (report && is_audit_kind(*report)) {
+    return Error{fmt::format("{}: kind: an {} report records no spec to verify or compare (run bitproof audit or "
+                             "admit again, or render it)",
+                             path, (*report)["kind"].get<std::string>())};
+  }
+  return report;
+}
+
 int run_render(const RenderArgs& a) {
   if (a.out.markdown.empty() && a.out.junit.empty() && a.out.svg.empty()) {
     return fail({"report render: nothing to write: give --markdown, --junit or --svg"});
@@ -49,7 +60,7 @@ struct VerifyArgs {
 
 int run_verify(const VerifyArgs& a) {
   const std::string& path = a.report;
-  auto report = load_whole_report(path);
+  auto report = load_proof_or_domain(path);
   if (!report) return fail(report.error());
   auto now = rerun_result(*report, path, a.spec_dir);
   if (!now) return fail(now.error());
@@ -85,9 +96,9 @@ int run_verify(const VerifyArgs& a) {
 }
 
 int run_diff(const std::string& a_path, const std::string& b_path) {
-  auto a = load_whole_report(a_path);
+  auto a = load_proof_or_domain(a_path);
   if (!a) return fail(a.error());
-  auto b = load_whole_report(b_path);
+  auto b = load_proof_or_domain(b_path);
   if (!b) return fail(b.error());
   if ((*a)["kind"] != (*b)["kind"]) {
     return fail({fmt::format("{}: kind: a {} report cannot be compared with the {} report {}", b_path,
