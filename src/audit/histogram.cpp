@@ -1,7 +1,9 @@
 #include "audit/histogram.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "backend/cpu_features.hpp"
 
@@ -46,7 +48,7 @@ void portable_block(const unsigned char* p, std::size_t n, Histogram& h) {
 
 constexpr std::size_t kVector = 32;
 constexpr std::size_t kMaxRounds = 255;  // a byte counter holds 255 increments
-constexpr int kPassValues = 8;
+constexpr unsigned kPassValues = 8;
 
 __attribute__((target("avx2"))) void byte_range(const unsigned char* p, std::size_t n, unsigned& lo, unsigned& hi) {
   __m256i mn = _mm256_set1_epi8(static_cast<char>(0xFF));
@@ -81,51 +83,53 @@ __attribute__((target("avx2"))) std::uint64_t sum_bytes(__m256i counts) {
          static_cast<std::uint64_t>(_mm256_extract_epi64(s, 3));
 }
 
-// Counts the values first .. first+7 over the n (a multiple of 32) bytes at p,
-// prefetching the bytes at `ahead` (the next block) into L2 as it goes: the
-// next block's memory traffic then overlaps this block's compares.
+// Counts the values first .. first+kN-1 (kN <= 8) over the n (a multiple of
+// 32) bytes at p, prefetching the bytes at `ahead` (the next block) into L2 as
+// it goes: the next block's memory traffic then overlaps this block's compares.
+template <int kN>
 __attribute__((target("avx2"))) void count_eight(const unsigned char* p, std::size_t n, unsigned first, Histogram& h,
                                                  const unsigned char* ahead) {
-  __m256i value[kPassValues];
-  for (int j = 0; j < kPassValues; ++j) value[j] = _mm256_set1_epi8(static_cast<char>(first + j));
+  __m256i value[kN];
+  for (int j = 0; j < kN; ++j) value[j] = _mm256_set1_epi8(static_cast<char>(first + j));
   for (std::size_t i = 0; i < n;) {
-    __m256i acc[kPassValues];
-    for (int j = 0; j < kPassValues; ++j) acc[j] = _mm256_setzero_si256();
+    __m256i acc[kN];
+    for (int j = 0; j < kN; ++j) acc[j] = _mm256_setzero_si256();
     const std::size_t end = std::min(n, i + kMaxRounds * kVector);
     for (; i < end; i += kVector) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
       if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 8
-      for (int j = 0; j < kPassValues; ++j) acc[j] = _mm256_sub_epi8(acc[j], _mm256_cmpeq_epi8(x, value[j]));
+      for (int j = 0; j < kN; ++j) acc[j] = _mm256_sub_epi8(acc[j], _mm256_cmpeq_epi8(x, value[j]));
     }
-    for (int j = 0; j < kPassValues; ++j) h[first + j] += sum_bytes(acc[j]);
+    for (int j = 0; j < kN; ++j) h[first + j] += sum_bytes(acc[j]);
   }
 }
 
-// AVX-512BW: 64 bytes a step and 32 registers, so 16 values a pass (a scale
-// tensor's dozen exponents in one pass); a compare gives a mask, a masked add
-// counts it.
+// AVX-512BW: 64 bytes a step and 32 registers, so up to 16 values a pass (a
+// scale tensor's dozen exponents in one pass); a compare gives a mask, a
+// masked add counts it.
 constexpr std::size_t kVector512 = 64;
-constexpr int kPassValues512 = 16;
+constexpr unsigned kPassValues512 = 16;
 
+template <int kN>
 __attribute__((target("avx512f,avx512bw"))) void count_sixteen(const unsigned char* p, std::size_t n, unsigned first,
                                                                 Histogram& h, const unsigned char* ahead) {
-  __m512i value[kPassValues512];
-  for (int j = 0; j < kPassValues512; ++j) value[j] = _mm512_set1_epi8(static_cast<char>(first + j));
+  __m512i value[kN];
+  for (int j = 0; j < kN; ++j) value[j] = _mm512_set1_epi8(static_cast<char>(first + j));
   const __m512i one = _mm512_set1_epi8(1);
   for (std::size_t i = 0; i < n;) {
-    __m512i acc[kPassValues512];
-    for (int j = 0; j < kPassValues512; ++j) acc[j] = _mm512_setzero_si512();
+    __m512i acc[kN];
+    for (int j = 0; j < kN; ++j) acc[j] = _mm512_setzero_si512();
     const std::size_t end = std::min(n, i + kMaxRounds * kVector512);
     for (; i < end; i += kVector512) {
       const __m512i x = _mm512_loadu_si512(p + i);
       _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 16
-      for (int j = 0; j < kPassValues512; ++j) {
+      for (int j = 0; j < kN; ++j) {
         acc[j] = _mm512_mask_add_epi8(acc[j], _mm512_cmpeq_epi8_mask(x, value[j]), acc[j], one);
       }
     }
-    for (int j = 0; j < kPassValues512; ++j) {
+    for (int j = 0; j < kN; ++j) {
       alignas(64) std::uint64_t sums[8];
       _mm512_store_si512(sums, _mm512_sad_epu8(acc[j], _mm512_setzero_si512()));
       for (std::uint64_t v : sums) h[first + j] += v;
@@ -135,22 +139,40 @@ __attribute__((target("avx512f,avx512bw"))) void count_sixteen(const unsigned ch
 
 using CountPass = void (*)(const unsigned char*, std::size_t, unsigned, Histogram&, const unsigned char*);
 
-// Counts every value of the kValues-wide windows covering lo..hi (hi - lo <
-// kNarrowSpan) in the block, with `count` taking kStep bytes a step, and every
-// byte of its tail; prefetches `ahead` during the first pass.
-template <std::size_t kStep, unsigned kValues, CountPass count>
+// The counters for 1..kMax values a pass: table[k - 1] counts k values.
+template <template <int> class Pass, int... kN>
+constexpr std::array<CountPass, sizeof...(kN)> pass_table(std::integer_sequence<int, kN...>) {
+  return {Pass<kN + 1>::fn...};
+}
+template <int kN>
+struct Eight {
+  static constexpr CountPass fn = count_eight<kN>;
+};
+template <int kN>
+struct Sixteen {
+  static constexpr CountPass fn = count_sixteen<kN>;
+};
+constexpr auto kEightPasses = pass_table<Eight>(std::make_integer_sequence<int, kPassValues>{});
+constexpr auto kSixteenPasses = pass_table<Sixteen>(std::make_integer_sequence<int, kPassValues512>{});
+
+// Counts every value of lo..hi (hi - lo < kNarrowSpan) in the block, in
+// passes of at most kValues values (the last pass only those left, so a span
+// of 13 costs 13 compares a step, not 16), with kStep bytes a step, and every
+// byte of its tail; prefetches `ahead` during the first pass. A byte outside
+// lo..hi is not counted (add_blocks relies on it).
+template <std::size_t kStep, unsigned kValues, const std::array<CountPass, kValues>& kPasses>
 void narrow_windows(const unsigned char* p, std::size_t n, unsigned lo, unsigned hi, Histogram& h,
                     const unsigned char* ahead) {
   const std::size_t whole = n - n % kStep;
-  // Disjoint windows covering lo..hi, moved down as a whole to end by 255.
-  const unsigned passes = (hi - lo) / kValues + 1;
-  const unsigned base = std::min(lo, 256u - passes * kValues);
-  for (unsigned w = 0; w < passes; ++w) count(p, whole, base + w * kValues, h, w == 0 ? ahead : p);
+  for (unsigned first = lo; first <= hi; first += kValues) {
+    const unsigned values = std::min(kValues, hi - first + 1);
+    kPasses[values - 1](p, whole, first, h, first == lo ? ahead : p);
+  }
   for (std::size_t i = whole; i < n; ++i) ++h[p[i]];
 }
 
-constexpr auto narrow_block = narrow_windows<kVector, kPassValues, count_eight>;
-constexpr auto narrow_block_512 = narrow_windows<kVector512, kPassValues512, count_sixteen>;
+constexpr auto narrow_block = narrow_windows<kVector, kPassValues, kEightPasses>;
+constexpr auto narrow_block_512 = narrow_windows<kVector512, kPassValues512, kSixteenPasses>;
 
 using NarrowBlock = void (*)(const unsigned char*, std::size_t, unsigned, unsigned, Histogram&, const unsigned char*);
 
@@ -262,19 +284,19 @@ __attribute__((target("avx512f,avx512bw"))) void code_range16_avx512(const unsig
 __attribute__((target("avx2"))) void count16_eight(const unsigned char* p, std::size_t n, unsigned first,
                                                    std::uint32_t* bins, const unsigned char* ahead) {
   __m256i value[kPassValues];
-  for (int j = 0; j < kPassValues; ++j) value[j] = _mm256_set1_epi16(static_cast<short>(first + j));
+  for (unsigned j = 0; j < kPassValues; ++j) value[j] = _mm256_set1_epi16(static_cast<short>(first + j));
   const __m256i ones = _mm256_set1_epi16(1);
   for (std::size_t i = 0; i < n;) {
     __m256i acc[kPassValues];
-    for (int j = 0; j < kPassValues; ++j) acc[j] = _mm256_setzero_si256();
+    for (unsigned j = 0; j < kPassValues; ++j) acc[j] = _mm256_setzero_si256();
     const std::size_t end = std::min(n, i + kMaxRounds16 * kVector);
     for (; i < end; i += kVector) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
       if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 8
-      for (int j = 0; j < kPassValues; ++j) acc[j] = _mm256_sub_epi16(acc[j], _mm256_cmpeq_epi16(x, value[j]));
+      for (unsigned j = 0; j < kPassValues; ++j) acc[j] = _mm256_sub_epi16(acc[j], _mm256_cmpeq_epi16(x, value[j]));
     }
-    for (int j = 0; j < kPassValues; ++j) {
+    for (unsigned j = 0; j < kPassValues; ++j) {
       alignas(32) std::int32_t sums[8];
       _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_madd_epi16(acc[j], ones));
       for (std::int32_t v : sums) bins[j] += static_cast<std::uint32_t>(v);
@@ -287,22 +309,24 @@ __attribute__((target("avx512f,avx512bw"))) void count16_sixteen(const unsigned 
                                                                   unsigned first, std::uint32_t* bins,
                                                                   const unsigned char* ahead) {
   __m512i value[kPassValues512];
-  for (int j = 0; j < kPassValues512; ++j) value[j] = _mm512_set1_epi16(static_cast<short>(first + j));
+  for (unsigned j = 0; j < kPassValues512; ++j) value[j] = _mm512_set1_epi16(static_cast<short>(first + j));
   const __m512i one = _mm512_set1_epi16(1);
   for (std::size_t i = 0; i < n;) {
     __m512i acc[kPassValues512];
-    for (int j = 0; j < kPassValues512; ++j) acc[j] = _mm512_setzero_si512();
+    for (unsigned j = 0; j < kPassValues512; ++j) acc[j] = _mm512_setzero_si512();
     const std::size_t end = std::min(n, i + kMaxRounds16 * kVector512);
     for (; i < end; i += kVector512) {
       const __m512i x = _mm512_loadu_si512(p + i);
       _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 16
-      for (int j = 0; j < kPassValues512; ++j) {
+      for (unsigned j = 0; j < kPassValues512; ++j) {
         acc[j] = _mm512_mask_add_epi16(acc[j], _mm512_cmpeq_epi16_mask(x, value[j]), acc[j], one);
       }
     }
-    for (int j = 0; j < kPassValues512; ++j) {
-      bins[j] += static_cast<std::uint32_t>(_mm512_reduce_add_epi32(_mm512_madd_epi16(acc[j], one)));
+    for (unsigned j = 0; j < kPassValues512; ++j) {
+      alignas(64) std::int32_t sums[16];
+      _mm512_store_si512(sums, _mm512_madd_epi16(acc[j], one));
+      for (std::int32_t v : sums) bins[j] += static_cast<std::uint32_t>(v);
     }
   }
 }
