@@ -86,6 +86,7 @@ Expected<AuditedTensor> parse_audited(const json& j, const Where& w, const std::
   t.file = (*file)->get<std::string>();
   if (auto ok = parse_tensor_format(j, w, at, t); !ok) return ok.error();
   const int bits = code_bits(t.dtype);
+  for (const json& d : j["shape"]) t.shape.push_back(d.get<std::uint64_t>());  // the schema checked the type
   if (!j.contains("layer")) return w.at(at + ".layer", "missing");
   if (!j["layer"].is_null() && (!j["layer"].is_number_unsigned() || j["layer"].get<std::uint64_t>() > UINT32_MAX)) {
     return w.at(at + ".layer", "must be null or a layer");
@@ -146,6 +147,56 @@ Expected<Ok> parse_selection(const json& result, const Where& w, AuditReport& a)
   return Ok{};
 }
 
+// The audit's result as run_audit would give it for these tensors, checkpoint,
+// selection and views: every aggregate (formats, layers, views, summary lines)
+// must be what its tensors' histograms give.
+Expected<Ok> check_rederived(const json& result, const AuditReport& a, const Where& w) {
+  AuditResult again;
+  const json& ck = result["checkpoint"];
+  again.root = ck["path"].get<std::string>();
+  if (ck["index"].is_string()) again.index = ck["index"].get<std::string>();
+  for (const json& f : ck["files"]) {
+    if (!f.is_object() || !f.contains("file") || !f["file"].is_string() || !f.contains("bytes") ||
+        !f["bytes"].is_number_unsigned() || !f.contains("tensors") || !f["tensors"].is_number_unsigned()) {
+      return w.at("result.checkpoint.files", "must hold {file, bytes, tensors} entries");
+    }
+    again.files.push_back({f["file"].get<std::string>(), f["bytes"].get<std::uint64_t>(), f["tensors"].get<std::size_t>()});
+  }
+  again.tensors_seen = ck["tensors"].get<std::size_t>();
+  const json& sel = result["selection"];
+  again.selection.dtypes.clear();
+  for (const json& d : sel["dtypes"]) {
+    const auto dtype = dtype_from_name(d.get<std::string>());
+    if (!dtype || !is_scale_dtype(*dtype)) return w.at("result.selection.dtypes", "must hold scale dtypes");
+    again.selection.dtypes.push_back(*dtype);
+  }
+  for (const json& f : sel["formats"]) {
+    if (!f.is_object() || !f.contains("dtype") || !f.contains("format")) {
+      return w.at("result.selection.formats", "must hold {dtype, format} entries");
+    }
+    for (const ScaleFormat& r : kScaleFormats) {
+      if (!r.is_default && dtype_name(r.dtype) == f["dtype"] && r.name() == f["format"]) again.selection.formats.push_back(r);
+    }
+  }
+  again.selection.select = a.select;
+  again.left_out = a.left_out;
+  for (const json& v : result["views"]) {
+    const ScaleView* view = v.contains("view") && v["view"].is_string() ? scale_view_by_name(v["view"].get<std::string>())
+                                                                          : nullptr;
+    if (!view) return w.at("result.views", "must name views bitproof has");
+    again.views.push_back(view);
+  }
+  for (const AuditedTensor& t : a.tensors) {
+    again.tensors.push_back({t.name, t.file, t.dtype, t.format, t.shape, t.bytes, layer_of(t.name), t.histogram});
+  }
+  if (auto ok = check_views(again); !ok) return w.at("result.views", ok.error().message);
+  const json derived = audit_result_json(again);
+  if (derived != result) {
+    return w.at("result", fmt::format("does not follow from its tensors' histograms: {}", first_difference(result, derived)));
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Expected<Ok> AuditReport::check_whole(bool allow_partial) const {
@@ -190,6 +241,7 @@ Expected<AuditReport> load_audit_report(const std::string& path) {
   if (result["overall"]["tensors"] != a.tensors.size() || result["overall"]["codes"] != codes) {
     return w.at("result.overall", "tensors or codes disagree with the tensors");
   }
+  if (auto ok = check_rederived(result, a, w); !ok) return ok.error();
   return a;
 }
 

@@ -33,6 +33,7 @@ struct AuditedTensor {
   std::optional<std::uint32_t> layer;
   DType dtype = DType::kF8E8M0;
   FormatId format = FormatId::ue8m0;
+  std::vector<std::uint64_t> shape;
   std::uint64_t bytes = 0;
   CodeStats stats;
   CodeCounts histogram;
@@ -51,6 +52,9 @@ struct AuditReport {
   [[nodiscard]] std::string format_names() const;
 };
 
+// Reads an audit report: the schema, then every tensor's counts, ranges and
+// specials against its histogram, then the whole result against the one its
+// tensors give again (formats, layers, views and summary lines re-derived).
 [[nodiscard]] Expected<AuditReport> load_audit_report(const std::string& path);
 
 // Every code the audit saw in tensors of `format`, with its count; fails

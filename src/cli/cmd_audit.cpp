@@ -39,7 +39,14 @@ int write_outputs(const Outputs& out, OutputFiles& files, const Json& report, co
   return kExitHolds;
 }
 
+// An audit or admission has no case map: --svg is refused before any work.
+std::optional<Error> svg_refused(const Outputs& out, const char* kind) {
+  if (out.svg.empty()) return std::nullopt;
+  return Error{fmt::format("--svg: an {} report has no case map (give --markdown or --junit)", kind)};
+}
+
 int run_audit_command(const AuditArgs& a) {
+  if (auto e = svg_refused(a.out, "audit")) return fail(*e);
   auto selection = audit::make_selection(a.dtypes, a.select, a.formats);
   if (!selection) return fail(selection.error());
   auto views = audit::make_views(a.views);
@@ -70,6 +77,7 @@ struct AdmitArgs {
 };
 
 int run_admit(const AdmitArgs& a) {
+  if (auto e = svg_refused(a.out, "admission")) return fail(*e);
   auto files = a.out.open({a.audit, a.domain});
   if (!files) return fail(files.error());
   auto audited = audit::load_audit_report(a.audit);

@@ -81,12 +81,12 @@ case $CASE in
     synth "$D/ok" --scale-range 114:128  # negative control: 128 folds to 30, inside
     expect 0 "folded exponents 16–30; none flagged$" "$BP" audit "$D/ok" --view turbomind ;;
   audit_fp8_e4m3)  # an NVFP4 checkpoint: E4M3 block scales read as E4M3 (NaN 0x7F counted), or as UE4M3
-    synth "$D/ck" --layout nvfp4 --nan-bytes 2 --scale-range 56:127
-    expect 0 "^18 e4m3 scale tensors \(F8_E4M3\), 144 codes: 56–126 \(0\.0625 … 448\); 2 NaN in 2 tensors, 0 zero, 0 subnormal, 0 negative$" \
+    synth "$D/ck" --layout nvfp4 --nan-bytes 2 --scale-range 56:126
+    expect 0 "^18 e4m3 scale tensors \(F8_E4M3\), 288 codes: 56–126 \(1 … 448\); 2 NaN in 2 tensors, 0 zero, 0 subnormal, 0 negative$" \
       "$BP" audit "$D/ck"
     grep -qE "^18 fp32 scale tensors \(F32\), 18 codes: 0x3A000000–0x3A000000 \(0\.00048828125 … 0\.00048828125\); 0 NaN, 0 Inf, 0 zero, 0 subnormal, 0 negative$" "$OUT" ||
       fail "no FP32 global-scale line"
-    expect 0 "^18 ue4m3 scale tensors \(F8_E4M3\), 144 codes: 56–126 .*; 2 NaN in 2 tensors, 0 zero, 0 subnormal, 0 not ue4m3 codes$" \
+    expect 0 "^18 ue4m3 scale tensors \(F8_E4M3\), 288 codes: 56–126 .*; 2 NaN in 2 tensors, 0 zero, 0 subnormal, 0 not ue4m3 codes$" \
       "$BP" audit "$D/ck" --format ue4m3 --dtype F8_E4M3 ;;
   audit_gptq_f16)  # GPTQ INT4 with FP16 group scales: 16-bit codes
     "$BP" synth-checkpoint "$D/ck" --layout gptq --layers 2 --experts 3 --rows 8 --cols 256 --nan-bytes 1 >/dev/null || fail synth
@@ -150,13 +150,21 @@ PY
     grep -qE "outside: .*0xFF \[11111111\] nan ×1$" "$OUT" || fail "the NaN code is not listed, decoded"
     expect 1 "^REFUSED: 15/18" "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --max-outside 2
     expect 2 "--max-outside" "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --max-outside -1 ;;
-  admit_fp16)  # GPTQ FP16 group scales against a domain report over the fp16 scale of a GPTQ proof
-    "$BP" synth-checkpoint "$D/ck" --layout gptq --layers 2 --experts 2 --rows 8 --cols 128 --scale-range 0x1C00:0x2400 >/dev/null || fail synth
-    "$BP" domain "$(dirname "$SPEC")/gptq-int4-fma-fold.json" --report "$D/domain.json" >/dev/null || fail "domain"
-    "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
-    expect 0 "^proven interval 0\.\.[0-9]+ of gptq-int4-fma-fold \(fp16 codes; claims\[0\] equal" \
-      "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json"
-    grep -q "^ADMITTED: 12/12" "$OUT" || fail "not admitted" ;;
+  admit_fp16)  # GPTQ FP16 group scales against a domain report over the fp16 scale (held on the subnormals 1..16)
+    data=$(dirname "$0")/data
+    "$BP" domain "$data/gptq-fp16-subnormal-scales.json" --report "$D/domain.json" >/dev/null || fail "domain"
+    "$BP" synth-checkpoint "$D/in" --layout gptq --layers 2 --experts 2 --rows 8 --cols 128 --scale-range 1:16 >/dev/null || fail synth
+    "$BP" audit "$D/in" --report "$D/in.json" >/dev/null || fail "audit"
+    expect 0 "^proven interval 1\.\.16 of gptq-fp16-subnormal-scales \(fp16 codes; claims\[0\] equal 1\.\.16\)$" \
+      "$BP" admit --audit "$D/in.json" --domain "$D/domain.json"
+    grep -q "^ADMITTED: 12/12 selected tensors inside, 0 outside (0 codes outside: 0 below, 0 above)" "$OUT" || fail "not admitted"
+    # Negative control: codes 0 and 17 (every tensor starts with them) lie below and above.
+    "$BP" synth-checkpoint "$D/out" --layout gptq --layers 2 --experts 2 --rows 8 --cols 128 --scale-range 0:17 >/dev/null || fail synth
+    "$BP" audit "$D/out" --report "$D/out.json" >/dev/null || fail "audit"
+    expect 1 "^REFUSED: 0/12 selected tensors inside, 12 outside \([0-9]+ codes outside: [0-9]+ below, [0-9]+ above\)" \
+      "$BP" admit --audit "$D/out.json" --domain "$D/domain.json"
+    grep -qE "^  outside: layers\.0\.ffn\.experts\.0\.w1\.scales \(model\.safetensors, layer 0\): codes 0\.\.17: [1-9][0-9]* below, [1-9][0-9]* above: 0x0000 \[0\|00000\|0000000000\] 0 ×[0-9]+, .*0x0011 \[0\|00000\|0000010001\] 1\.0132789611816406e-06 ×[0-9]+$" "$OUT" ||
+      fail "the codes outside are not listed, decoded" ;;
   render_audit)  # report render: audit and admission reports to Markdown and JUnit
     synth "$D/ck" --nan-bytes 1
     "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
@@ -188,7 +196,7 @@ PY
     synth "$D/ck" --nan-bytes 1
     "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
-    expect 1 "^REFUSED: 17/18 selected tensors inside, 1 outside; 1/2 layers inside$" \
+    expect 1 "^REFUSED: 17/18 selected tensors inside, 1 outside \(1 codes outside: 0 below, 1 above\); 1/2 layers inside$" \
       "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json"
     expect 0 "^ADMITTED: 9/9 selected tensors inside" \
       "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --select '^layers\.1\.' ;;
@@ -213,9 +221,9 @@ PY
     # One NaN byte: the set adds the one code 255 (16 cases); the range sweeps 127..255 as well.
     synth "$D/nan" --nan-bytes 1
     "$BP" audit "$D/nan" --report "$D/nan.json" >/dev/null || fail "audit"
-    expect 1 "^e2m1×ue8m0\{114,115,116,117,118,119,… 14 codes\}→fp16 folded≡ordinary: REFUTED: [0-9]+/224 " \
+    expect 1 "^e2m1×ue8m0\{114,115,116,117,118,119,… 14 codes\}→fp16 folded≡ordinary: REFUTED, 208/224 bit patterns equal" \
       "$BP" prove "$SPEC" --scales-from "$D/nan.json"
-    expect 1 "^e2m1×ue8m0\[114\.\.255\]→fp16 folded≡ordinary: REFUTED: [0-9]+/2272 " \
+    expect 1 "^e2m1×ue8m0\[114\.\.255\]→fp16 folded≡ordinary: REFUTED, [0-9]+/2272 bit patterns equal" \
       "$BP" prove "$SPEC" --scales-from-range "$D/nan.json"
     synth "$D/wide" --scale-range 110:130
     "$BP" audit "$D/wide" --report "$D/wide.json" >/dev/null || fail "audit"
@@ -328,6 +336,8 @@ PY
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
     expect 2 "--svg: an audit report has no case map \(give --markdown or --junit\)$" "$BP" report render "$D/audit.json" --svg "$D/a.svg"
     [ -e "$D/a.svg" ] && fail "an SVG was written"
+    expect 2 "--svg: an audit report has no case map" "$BP" audit "$D/ck" --svg "$D/b.svg"
+    expect 2 "--svg: an admission report has no case map" "$BP" admit --audit "$D/audit.json" --domain "$D/audit.json" --svg "$D/b.svg"
     expect 2 "audit\.json: kind: an audit report records no spec to verify or compare" "$BP" report verify "$D/audit.json"
     sed 's/"codes":144/"codes":"many"/' "$D/audit.json" >"$D/bad.json"
     expect 2 "bad\.json: result\.overall\.codes: " "$BP" report render "$D/bad.json" --markdown "$D/b.md" ;;
@@ -353,13 +363,16 @@ PY
     expect 2 "missing\.json: cannot read the report: No such file or directory$" "$BP" admit --audit "$D/missing.json" --domain "$D/domain.json"
     synth "$D/ck"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
-    # The last tensor's max (greedy .* reaches the last occurrence), then the overall max.
-    sed 's/\(.*\)"max":126,"nan_bytes":0,"histogram"/\1"max":127,"nan_bytes":0,"histogram"/' "$D/audit.json" >"$D/edited.json"
-    expect 2 "edited\.json: tensor layers\..*: bytes, min, max or nan_bytes disagree with the histogram$" \
+    # The last tensor's max (greedy .* reaches the last occurrence), then the format's max.
+    sed 's/\(.*\)"max":126,"finite_min"/\1"max":127,"finite_min"/' "$D/audit.json" >"$D/edited.json"
+    expect 2 "edited\.json: tensor layers\..*: bytes, codes, min, max or specials disagree with the histogram$" \
       "$BP" admit --audit "$D/edited.json" --domain "$D/domain.json"
-    sed 's/"max":126,"nan_bytes":0,"histogram"/"max":127,"nan_bytes":0,"histogram"/' "$D/audit.json" >"$D/overall.json"
-    expect 2 "overall\.json: result\.overall\.max: disagrees with the tensors$" \
-      "$BP" admit --audit "$D/overall.json" --domain "$D/domain.json" ;;
+    sed 's/"max":126,"finite_min"/"max":127,"finite_min"/' "$D/audit.json" >"$D/format.json"
+    expect 2 "format\.json: result: does not follow from its tensors' histograms: .*formats.*max" \
+      "$BP" admit --audit "$D/format.json" --domain "$D/domain.json"
+    sed 's/"adjusted/"ADJUSTED/; s/0 NaN (0xFF)/0 NaN/' "$D/audit.json" >"$D/summary.json"
+    expect 2 "summary\.json: result: does not follow from its tensors' histograms" \
+      "$BP" admit --audit "$D/summary.json" --domain "$D/domain.json" ;;
   bad_admit_claim)
     synth "$D/ck"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
