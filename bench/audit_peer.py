@@ -45,6 +45,7 @@ def main():
             header = json.loads(f.read(n))
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             buf = np.frombuffer(data, dtype=np.uint8)
+            codes = None
             for bits, (begin, end) in scale_tensors(header):
                 codes = buf[8 + n + begin:8 + n + end]
                 tensors[bits] += 1
@@ -56,7 +57,7 @@ def main():
                     values, counts = np.unique(codes.view("<u4"), return_counts=True)
                     for v, c in zip(values.tolist(), counts.tolist()):
                         wide[v] = wide.get(v, 0) + c
-            del buf
+            del buf, codes  # the views hold the map open
             data.close()
     for bits in (8, 16):
         present = np.nonzero(totals[bits])[0]

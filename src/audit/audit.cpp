@@ -38,21 +38,43 @@ std::string with_commas(std::uint64_t v) {
   return out;
 }
 
+// Pieces of a tensor's data: read into a per-thread buffer of kReadBytes (it
+// stays in L2 while counted) and counted there.
+constexpr std::size_t kReadBytes = std::size_t{1} << 18;
+static_assert(kChunkBytes % kReadBytes == 0 && kReadBytes % 4 == 0);
+
 struct Chunk {
   std::size_t tensor;
-  std::span<const unsigned char> bytes;
+  const CheckpointFile* file;
+  std::uint64_t offset;  // in the file
+  std::size_t bytes;
 };
 
-void histogram_chunks(const std::vector<Chunk>& chunks, std::vector<TensorAudit>& tensors, unsigned threads) {
+Expected<Ok> histogram_chunks(const std::vector<Chunk>& chunks, std::vector<TensorAudit>& tensors, unsigned threads) {
   std::vector<std::mutex> stripes(kLockStripes);
+  std::mutex failed_lock;
+  std::optional<Error> failed;
   parallel_for(chunks.size(), threads, [&](std::size_t i) {
+    thread_local std::vector<unsigned char> buffer(kReadBytes);
+    const Chunk& c = chunks[i];
+    TensorAudit& t = tensors[c.tensor];
+    CodeCounter counter(code_bits(t.dtype));
+    for (std::size_t done = 0; done < c.bytes; done += kReadBytes) {
+      const std::span<unsigned char> piece(buffer.data(), std::min(kReadBytes, c.bytes - done));
+      if (auto ok = c.file->map.read_at(c.offset + done, piece); !ok) {
+        const std::lock_guard lock(failed_lock);
+        if (!failed) failed = Error{fmt::format("{}: {}: cannot read: {}", c.file->path, t.name, ok.error().message)};
+        return;
+      }
+      counter.add(piece);
+    }
     CodeCounts local;
-    prefault(chunks[i].bytes);
-    TensorAudit& t = tensors[chunks[i].tensor];
-    count_codes(chunks[i].bytes, code_bits(t.dtype), local);
-    const std::lock_guard lock(stripes[chunks[i].tensor % kLockStripes]);
-    merge_counts(t.histogram, local);
+    counter.take(local);
+    const std::lock_guard lock(stripes[c.tensor % kLockStripes]);
+    merge_counts(t.histogram, std::move(local));
   });
+  if (failed) return *failed;
+  return Ok{};
 }
 
 Json histogram_json(const CodeCounts& h) {
@@ -402,7 +424,7 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
   audit.views = options.views;
   auto filter = NameFilter::make(options.selection.select, "--select");
   if (!filter) return filter.error();
-  std::vector<std::span<const unsigned char>> data;
+  std::vector<Chunk> chunks;
   for (const CheckpointFile& f : checkpoint.files) {
     audit.files.push_back({f.name, f.map.bytes().size(), f.header.tensors.size()});
     audit.tensors_seen += f.header.tensors.size();
@@ -411,9 +433,12 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
         audit.left_out += looks_like_scales(t) ? 1 : 0;
         continue;
       }
+      for (std::uint64_t off = 0; off < t.bytes(); off += kChunkBytes) {
+        chunks.push_back({audit.tensors.size(), &f, f.tensor_offset(t) + off,
+                          static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, t.bytes() - off))});
+      }
       audit.tensors.push_back({t.name, f.name, t.dtype, options.selection.format_of(t.dtype), t.shape, t.bytes(),
                                layer_of(t.name), {}});
-      data.push_back(f.tensor_bytes(t));
     }
   }
   if (audit.tensors.empty()) {
@@ -422,13 +447,7 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
         audit.tensors_seen, dtype_list(options.selection.dtypes), options.selection.select.empty() ? "" : ", --select")};
   }
   if (auto ok = check_views(audit); !ok) return ok.error();
-  std::vector<Chunk> chunks;
-  for (std::size_t i = 0; i < data.size(); ++i) {
-    for (std::size_t off = 0; off < data[i].size(); off += kChunkBytes) {
-      chunks.push_back({i, data[i].subspan(off, std::min(kChunkBytes, data[i].size() - off))});
-    }
-  }
-  histogram_chunks(chunks, audit.tensors, resolve_threads(options.threads));
+  if (auto ok = histogram_chunks(chunks, audit.tensors, resolve_threads(options.threads)); !ok) return ok.error();
   std::sort(audit.tensors.begin(), audit.tensors.end(),
             [](const TensorAudit& a, const TensorAudit& b) { return a.name < b.name; });
   return audit;

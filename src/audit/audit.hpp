@@ -1,5 +1,5 @@
 // The checkpoint audit: every code of every scale tensor, histogrammed per
-// tensor, per layer and per scale format, read through memory maps on all
+// tensor, per layer and per scale format, read with pread into per-thread L2 buffers on all
 // cores.
 //
 // A tensor is a scale tensor when its dtype holds a scale format

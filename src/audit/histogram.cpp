@@ -396,63 +396,84 @@ unsigned narrow16(const Isa16& isa, const unsigned char* p, std::size_t n, unsig
   return base;
 }
 
-void count_codes16(std::span<const unsigned char> bytes, CodeCounts& out, const Isa16& isa) {
-  thread_local Bins16 bins;
+// This thread's 16-bit bins and what they hold: counted codes lie in
+// seen_lo..seen_hi (no code when seen_lo > seen_hi); `held` codes in all.
+struct State16 {
+  Bins16 bins;
+  unsigned seen_lo = 0xFFFF, seen_hi = 0;
+  std::uint64_t held = 0;
   // As for bytes: the last narrow window of this thread, tried first.
-  thread_local bool have_guess = false;
-  thread_local unsigned guess_lo = 0, guess_hi = 0;
+  bool have_guess = false;
+  unsigned guess_lo = 0, guess_hi = 0;
+};
+
+State16& state16() {
+  thread_local State16 s;
+  return s;
+}
+
+// Reads the counted codes out into `out` and zeroes the bins again.
+void take16(State16& s, CodeCounts& out) {
+  CodeCounts counts;
+  if (s.seen_lo <= s.seen_hi) counts.reserve(std::min<std::size_t>(s.held, s.seen_hi - s.seen_lo + 1));
+  for (std::size_t c = s.seen_lo; s.seen_lo <= s.seen_hi && c <= s.seen_hi; ++c) {
+    const std::uint64_t v = std::uint64_t{s.bins.lane0[c]} + s.bins.lane1[c];
+    if (v != 0) counts.emplace_back(static_cast<std::uint32_t>(c), v);
+    s.bins.lane0[c] = 0;
+    s.bins.lane1[c] = 0;
+  }
+  s.seen_lo = 0xFFFF;
+  s.seen_hi = 0;
+  s.held = 0;
+  merge_counts(out, std::move(counts));
+}
+
+// Counts the 16-bit codes of `bytes` into this thread's bins; before they
+// could pass 2^32 in a bin, they are read out into `spill`.
+void add16(std::span<const unsigned char> bytes, const Isa16& isa, CodeCounts& spill) {
+  State16& s = state16();
   const std::size_t n_all = bytes.size() - bytes.size() % 2;
-  for (std::size_t piece = 0; piece < n_all; piece += kPiece16) {
-    const std::size_t piece_end = std::min(n_all, piece + kPiece16);
-    unsigned seen_lo = isa.range ? 0xFFFF : 0;
-    unsigned seen_hi = isa.range ? 0 : 0xFFFF;
-    for (std::size_t off = piece; off < piece_end; off += kBlock16) {
-      const unsigned char* p = bytes.data() + off;
-      const std::size_t n = std::min(kBlock16, piece_end - off);
-      if (!isa.range) {
-        count16_portable(p, n, bins);
+  for (std::size_t off = 0; off < n_all; off += kBlock16) {
+    const unsigned char* p = bytes.data() + off;
+    const std::size_t n = std::min(kBlock16, n_all - off);
+    if (s.held + n / 2 > kPiece16 / 2) take16(s, spill);
+    s.held += n / 2;
+    if (!isa.range) {
+      count16_portable(p, n, s.bins);
+      s.seen_lo = 0;
+      s.seen_hi = 0xFFFF;
+      continue;
+    }
+    const unsigned char* ahead = off + kBlock16 < n_all ? p + kBlock16 : p;
+    std::uint32_t trial[2 * detail::kNarrowSpan] = {};
+    if (s.have_guess) {
+      const unsigned base = narrow16(isa, p, n, s.guess_lo, s.guess_hi, trial, ahead);
+      std::uint64_t counted = 0;
+      for (std::uint32_t c : trial) counted += c;
+      if (counted == n / 2) {
+        for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) {
+          if (trial[k] == 0) continue;
+          s.bins.lane0[base + k] += trial[k];
+          s.seen_lo = std::min(s.seen_lo, base + k);
+          s.seen_hi = std::max(s.seen_hi, base + k);
+        }
         continue;
       }
-      const unsigned char* ahead = off + kBlock16 < piece_end ? p + kBlock16 : p;
-      std::uint32_t trial[2 * detail::kNarrowSpan] = {};
-      if (have_guess) {
-        const unsigned base = narrow16(isa, p, n, guess_lo, guess_hi, trial, ahead);
-        std::uint64_t counted = 0;
-        for (std::uint32_t c : trial) counted += c;
-        if (counted == n / 2) {
-          for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) {
-            if (trial[k] == 0) continue;
-            bins.lane0[base + k] += trial[k];
-            seen_lo = std::min(seen_lo, base + k);
-            seen_hi = std::max(seen_hi, base + k);
-          }
-          continue;
-        }
-        std::fill(std::begin(trial), std::end(trial), 0u);
-      }
-      unsigned lo = 0, hi = 0;
-      isa.range(p, n, lo, hi);
-      seen_lo = std::min(seen_lo, lo);
-      seen_hi = std::max(seen_hi, hi);
-      have_guess = hi - lo < detail::kNarrowSpan;
-      if (have_guess) {
-        const unsigned base = narrow16(isa, p, n, lo, hi, trial, ahead);
-        for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) bins.lane0[base + k] += trial[k];
-        guess_lo = lo;
-        guess_hi = hi;
-      } else {
-        count16_portable(p, n, bins);
-      }
+      std::fill(std::begin(trial), std::end(trial), 0u);
     }
-    // The counted codes lie in seen_lo..seen_hi: read them out and zero the bins again.
-    CodeCounts piece_counts;
-    for (std::size_t c = seen_lo; c <= seen_hi && seen_lo <= seen_hi; ++c) {
-      const std::uint64_t v = std::uint64_t{bins.lane0[c]} + bins.lane1[c];
-      if (v != 0) piece_counts.emplace_back(static_cast<std::uint32_t>(c), v);
-      bins.lane0[c] = 0;
-      bins.lane1[c] = 0;
+    unsigned lo = 0, hi = 0;
+    isa.range(p, n, lo, hi);
+    s.seen_lo = std::min(s.seen_lo, lo);
+    s.seen_hi = std::max(s.seen_hi, hi);
+    s.have_guess = hi - lo < detail::kNarrowSpan;
+    if (s.have_guess) {
+      const unsigned base = narrow16(isa, p, n, lo, hi, trial, ahead);
+      for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) s.bins.lane0[base + k] += trial[k];
+      s.guess_lo = lo;
+      s.guess_hi = hi;
+    } else {
+      count16_portable(p, n, s.bins);
     }
-    merge_counts(out, piece_counts);
   }
 }
 
@@ -469,9 +490,7 @@ Isa16 isa16(detail::HistogramIsa isa) {
   return {};
 }
 
-void count_codes32(std::span<const unsigned char> bytes, CodeCounts& out) {
-  std::vector<std::uint32_t> codes(bytes.size() / 4);
-  if (!codes.empty()) std::memcpy(codes.data(), bytes.data(), codes.size() * 4);
+void take32(std::vector<std::uint32_t>& codes, CodeCounts& out) {
   std::sort(codes.begin(), codes.end());
   CodeCounts runs;
   for (std::size_t i = 0; i < codes.size();) {
@@ -480,7 +499,8 @@ void count_codes32(std::span<const unsigned char> bytes, CodeCounts& out) {
     runs.emplace_back(codes[i], j - i);
     i = j;
   }
-  merge_counts(out, runs);
+  codes.clear();
+  merge_counts(out, std::move(runs));
 }
 
 }  // namespace
@@ -556,6 +576,14 @@ void merge_counts(CodeCounts& into, const CodeCounts& from) {
   into = std::move(merged);
 }
 
+void merge_counts(CodeCounts& into, CodeCounts&& from) {
+  if (into.empty()) {
+    into = std::move(from);
+    return;
+  }
+  merge_counts(into, static_cast<const CodeCounts&>(from));
+}
+
 CodeCounts counts_of(const Histogram& h) {
   CodeCounts out;
   for (std::uint32_t b = 0; b < 256; ++b) {
@@ -564,22 +592,53 @@ CodeCounts counts_of(const Histogram& h) {
   return out;
 }
 
-void count_codes(std::span<const unsigned char> bytes, int code_bits, CodeCounts& out) {
-  if (code_bits == 8) {
-    Histogram h{};
-    add_histogram(bytes, h);
-    merge_counts(out, counts_of(h));
-  } else if (code_bits == 16) {
-    static const Isa16 isa = isa16(detail::best_isa());
-    count_codes16(bytes, out, isa);
-  } else {
-    count_codes32(bytes, out);
+CodeCounter::CodeCounter(int code_bits) : CodeCounter(code_bits, detail::best_isa()) {}
+
+CodeCounter::CodeCounter(int code_bits, detail::HistogramIsa isa) : bits_(code_bits), isa_(isa) {}
+
+CodeCounter::~CodeCounter() {
+  if (bits_ == 16) {
+    CodeCounts dropped;
+    take16(state16(), dropped);  // leave this thread's bins zero for the next counter
   }
+}
+
+void CodeCounter::add(std::span<const unsigned char> bytes) {
+  if (bits_ == 8) {
+    detail::add_histogram_with(bytes, bytes8_, isa_);
+  } else if (bits_ == 16) {
+    add16(bytes, isa16(isa_), spill_);
+  } else {
+    const std::size_t n = bytes.size() / 4;
+    codes32_.resize(codes32_.size() + n);
+    if (n) std::memcpy(codes32_.data() + codes32_.size() - n, bytes.data(), n * 4);
+  }
+}
+
+void CodeCounter::take(CodeCounts& out) {
+  if (bits_ == 8) {
+    merge_counts(out, counts_of(bytes8_));
+    bytes8_ = {};
+  } else if (bits_ == 16) {
+    take16(state16(), spill_);
+  } else {
+    take32(codes32_, spill_);
+  }
+  merge_counts(out, std::move(spill_));
+  spill_ = {};
+}
+
+void count_codes(std::span<const unsigned char> bytes, int code_bits, CodeCounts& out) {
+  CodeCounter counter(code_bits);
+  counter.add(bytes);
+  counter.take(out);
 }
 
 namespace detail {
 void count_codes16_with(std::span<const unsigned char> bytes, CodeCounts& out, HistogramIsa isa) {
-  count_codes16(bytes, out, isa16(isa));
+  CodeCounter counter(16, isa);
+  counter.add(bytes);
+  counter.take(out);
 }
 }  // namespace detail
 

@@ -42,6 +42,8 @@ using CodeCounts = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
 
 // into += from (both ascending; the result ascending).
 void merge_counts(CodeCounts& into, const CodeCounts& from);
+// The same, taking `from` over when `into` is empty (no copy).
+void merge_counts(CodeCounts& into, CodeCounts&& from);
 // The nonzero bins of a byte histogram.
 [[nodiscard]] CodeCounts counts_of(const Histogram& h);
 
@@ -50,13 +52,40 @@ void merge_counts(CodeCounts& into, const CodeCounts& from);
 void count_codes(std::span<const unsigned char> bytes, int code_bits, CodeCounts& out);
 
 namespace detail {
+enum class HistogramIsa : std::uint8_t;
+}
+
+// Counts little-endian codes of `code_bits` bits (8, 16 or 32) piece by
+// piece, with nothing allocated per piece: 16-bit codes go into 65,536 bins
+// that stay with the calling thread (one 16-bit counter at a time a thread),
+// read out only by take(), which adds every count so far to `out` and starts
+// again. Each piece must be a whole number of codes.
+class CodeCounter {
+ public:
+  explicit CodeCounter(int code_bits);
+  CodeCounter(int code_bits, detail::HistogramIsa isa);
+  CodeCounter(const CodeCounter&) = delete;
+  CodeCounter& operator=(const CodeCounter&) = delete;
+  ~CodeCounter();
+  void add(std::span<const unsigned char> bytes);
+  void take(CodeCounts& out);
+
+ private:
+  int bits_;
+  detail::HistogramIsa isa_;
+  Histogram bytes8_{};
+  std::vector<std::uint32_t> codes32_;
+  CodeCounts spill_;
+};
+
+namespace detail {
 inline constexpr unsigned kNarrowSpan = 32;
 // The portable path alone.
 void add_histogram_portable(std::span<const unsigned char> bytes, Histogram& h);
 // The vector path for narrow blocks: AVX-512BW (16 values a pass) where the
 // CPU has it, else AVX2 (8 values a pass), else none. add_histogram uses the
 // best; the tests run each one this CPU has against a plain count.
-enum class HistogramIsa : std::uint8_t { kPortable, kAvx2, kAvx512 };
+enum class HistogramIsa : std::uint8_t { kPortable, kAvx2, kAvx512 };  // declared above
 [[nodiscard]] bool isa_available(HistogramIsa isa);
 [[nodiscard]] HistogramIsa best_isa();
 void add_histogram_with(std::span<const unsigned char> bytes, Histogram& h, HistogramIsa isa);
