@@ -2,7 +2,7 @@
 # Benchmark: bitproof audit against two peers, in the same run, on synthetic
 # checkpoints written by `bitproof synth-checkpoint`:
 #   cat FILES > /dev/null       the read bandwidth (warm page cache)
-#   bitproof audit DIR          memory maps, vector histograms, all cores
+#   bitproof audit DIR          pread into per-thread buffers, vector histograms, all cores
 #   bench/audit_peer.py DIR     python3 + numpy: parse headers, np.bincount each scale tensor
 # Three checkpoints (shapes as DeepSeek V4-Flash's experts, hidden 4096, expert
 # inter 2048: weight I8 [2048, 2048] + scale F8_E8M0 [2048, 128] = 256 KiB):
