@@ -147,10 +147,10 @@ Expected<Ok> parse_selection(const json& result, const Where& w, AuditReport& a)
   return Ok{};
 }
 
-// The audit's result as run_audit would give it for these tensors, checkpoint,
-// selection and views: every aggregate (formats, layers, views, summary lines)
-// must be what its tensors' histograms give.
-Expected<Ok> check_rederived(const json& result, const AuditReport& a, const Where& w) {
+// The audit the result records, rebuilt from its checkpoint, selection, views
+// and tensors (for `a`, whose selection and tensors parse_selection and
+// parse_audited read).
+Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, const Where& w) {
   AuditResult again;
   const json& ck = result["checkpoint"];
   again.root = ck["path"].get<std::string>();
@@ -190,7 +190,16 @@ Expected<Ok> check_rederived(const json& result, const AuditReport& a, const Whe
     again.tensors.push_back({t.name, t.file, t.dtype, t.format, t.shape, t.bytes, layer_of(t.name), t.histogram});
   }
   if (auto ok = check_views(again); !ok) return w.at("result.views", ok.error().message);
-  const json derived = audit_result_json(again);
+  return again;
+}
+
+// The audit's result as run_audit would give it for these tensors, checkpoint,
+// selection and views: every aggregate (formats, layers, views, summary lines)
+// must be what its tensors' histograms give.
+Expected<Ok> check_rederived(const json& result, const AuditReport& a, const Where& w) {
+  auto again = recorded_audit(result, a, w);
+  if (!again) return again.error();
+  const json derived = audit_result_json(*again);
   if (derived != result) {
     return w.at("result", fmt::format("does not follow from its tensors' histograms: {}", first_difference(result, derived)));
   }
@@ -217,13 +226,14 @@ std::string AuditReport::format_names() const {
   return out;
 }
 
-Expected<AuditReport> load_audit_report(const std::string& path) {
-  auto j = load_ordered(path);
-  if (!j) return j.error();
+namespace {
+
+// load_audit_report on the report text already read as `j`.
+Expected<AuditReport> parse_audit_report(const json& j, const std::string& path) {
   const Where w{path};
-  if (auto ok = check_report_kind(*j, "audit", w, "bitproof audit CHECKPOINT --report"); !ok) return ok.error();
-  if (auto ok = validate_json(*j, report_schema(), path); !ok) return ok.error();
-  const json& result = (*j)["result"];
+  if (auto ok = check_report_kind(j, "audit", w, "bitproof audit CHECKPOINT --report"); !ok) return ok.error();
+  if (auto ok = validate_json(j, report_schema(), path); !ok) return ok.error();
+  const json& result = j["result"];
   AuditReport a;
   a.path = path;
   a.checkpoint = result["checkpoint"]["path"].get<std::string>();
@@ -243,6 +253,29 @@ Expected<AuditReport> load_audit_report(const std::string& path) {
   }
   if (auto ok = check_rederived(result, a, w); !ok) return ok.error();
   return a;
+}
+
+}  // namespace
+
+Expected<AuditReport> load_audit_report(const std::string& path) {
+  auto j = load_ordered(path);
+  if (!j) return j.error();
+  return parse_audit_report(*j, path);
+}
+
+Expected<Json> reaudit_result(const std::string& path, unsigned threads) {
+  auto j = load_ordered(path);
+  if (!j) return j.error();
+  auto a = parse_audit_report(*j, path);
+  if (!a) return a.error();
+  const Where w{path};
+  auto again = recorded_audit((*j)["result"], *a, w);
+  if (!again) return again.error();
+  auto checkpoint = open_checkpoint(a->checkpoint);
+  if (!checkpoint) return w.at("result.checkpoint.path", checkpoint.error().message);
+  auto now = run_audit(*checkpoint, {again->selection, threads, again->views});
+  if (!now) return w.at("result.checkpoint.path", now.error().message);
+  return audit_result_json(*now);
 }
 
 Expected<CodeCounts> observed_codes(const AuditReport& audit, FormatId format) {
@@ -690,6 +723,24 @@ Json admission_report(const AuditReport& audit, const ProvenInterval& proven, co
               {"kind", "admission"},
               {"result", result},
               {"environment", environment_json()}};
+}
+
+Expected<Json> readmit_result(const Json& report, const std::string& path) {
+  const Where w{path};
+  const json& r = report["result"];
+  const json& claims = r["domain"]["claims"];
+  // One claim recorded: --claim chose it, or the domain has only that one (the same admission).
+  const std::optional<std::size_t> claim =
+      claims.size() == 1 ? std::optional<std::size_t>(claims[0]["index"].get<std::size_t>()) : std::nullopt;
+  auto audited = load_audit_report(r["audit"]["file"].get<std::string>());
+  if (!audited) return w.at("result.audit.file", audited.error().message);
+  auto proven = load_domain_report(r["domain"]["file"].get<std::string>(), claim);
+  if (!proven) return w.at("result.domain.file", proven.error().message);
+  const std::string select = r["select"].is_string() ? r["select"].get<std::string>() : "";
+  const bool allow_partial = r["partial_audit"]["left_out"].get<std::uint64_t>() != 0;
+  auto admission = admit(*audited, *proven, select, allow_partial, r["max_outside"].get<std::uint64_t>());
+  if (!admission) return w.at("result", admission.error().message);
+  return admission_report(*audited, *proven, *admission)["result"];
 }
 
 }  // namespace bitproof::audit

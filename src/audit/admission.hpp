@@ -57,6 +57,13 @@ struct AuditReport {
 // tensors give again (formats, layers, views and summary lines re-derived).
 [[nodiscard]] Expected<AuditReport> load_audit_report(const std::string& path);
 
+// report verify of an audit: the report at `path`, checked as load_audit_report
+// checks it, then its checkpoint (result.checkpoint.path) audited again here
+// with the recorded selection and views on `threads` threads (0: every core).
+// Returns the result part this run gives, for the caller to compare with the
+// recorded one; a checkpoint that cannot be read is bad input (exit 2).
+[[nodiscard]] Expected<Json> reaudit_result(const std::string& path, unsigned threads = 0);
+
 // Every code the audit saw in tensors of `format`, with its count; fails
 // (exit 2) when the audit holds no tensor of that format.
 [[nodiscard]] Expected<CodeCounts> observed_codes(const AuditReport& audit, FormatId format);
@@ -136,5 +143,13 @@ struct Admission {
 [[nodiscard]] std::vector<std::string> admission_lines(const AuditReport& audit, const ProvenInterval& proven,
                                                        const Admission& admission, std::size_t max_listed);
 [[nodiscard]] Json admission_report(const AuditReport& audit, const ProvenInterval& proven, const Admission& admission);
+
+// report verify of an admission (`report`, valid against the schema, read from
+// `path`): the admission made again here from the audit and domain reports it
+// names (result.audit.file, result.domain.file: the audit re-derived, the
+// domain swept again), with its recorded --claim, --select, --max-outside and
+// partial-audit consent. Returns the result part this run gives; an input
+// that is missing or fails its checks is bad input (exit 2) naming the field.
+[[nodiscard]] Expected<Json> readmit_result(const Json& report, const std::string& path);
 
 }  // namespace bitproof::audit

@@ -295,12 +295,6 @@ ReportJudgement judge_report(const Json& report) {
   return j;
 }
 
-std::string render_lines_markdown(const std::string& title, const std::vector<std::string>& lines) {
-  std::string md = fmt::format("## bitproof {}\n\n```text\n", title);
-  for (const std::string& line : lines) md += line + "\n";
-  return md + "```\n";
-}
-
 std::string junit_document(const std::string& suite, const std::vector<JUnitCase>& cases) {
   std::size_t failures = 0;
   for (const JUnitCase& c : cases) failures += c.failed ? 1 : 0;
@@ -311,12 +305,17 @@ std::string junit_document(const std::string& suite, const std::vector<JUnitCase
   for (const JUnitCase& c : cases) {
     xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"", xml_escape(c.classname),
                        xml_escape(c.name));
-    if (!c.failed) {
+    if (!c.failed && c.out.empty()) {
       xml += "/>\n";
       continue;
     }
-    xml += fmt::format(">\n      <failure type=\"refuted\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                       xml_escape(c.message), xml_escape(c.body));
+    xml += ">\n";
+    if (c.failed) {
+      xml += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", xml_escape(c.type),
+                         xml_escape(c.message), xml_escape(c.body));
+    }
+    if (!c.out.empty()) xml += fmt::format("      <system-out>{}</system-out>\n", xml_escape(c.out));
+    xml += "    </testcase>\n";
   }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;

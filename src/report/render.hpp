@@ -36,10 +36,6 @@ struct ReportJudgement {
 };
 [[nodiscard]] ReportJudgement judge_report(const Json& report);
 
-// A command's printed lines as a Markdown PR comment: "## bitproof <title>" and
-// the lines in a text block.
-[[nodiscard]] std::string render_lines_markdown(const std::string& title, const std::vector<std::string>& lines);
-
 // One <testcase> per claim and backend (proof), per claim (domain), or per
 // tensor (audit, admission: render_audit_junit).
 [[nodiscard]] std::string render_junit(const Json& report);

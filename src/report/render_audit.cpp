@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "report/ab_report.hpp"
 #include "report/render.hpp"
 
 namespace bitproof {
@@ -145,29 +146,24 @@ std::string admission_markdown(const Json& report) {
   return md;
 }
 
-struct Case {
-  std::string classname;
-  std::string name;
-  std::string failure;  // empty: passes
-  std::string out;      // system-out
-};
-
-std::vector<Case> audit_cases(const Json& r) {
-  std::vector<Case> cases;
+// A tensor's case fails when it holds NaN, Inf or non-codes.
+std::vector<JUnitCase> audit_cases(const Json& r) {
+  std::vector<JUnitCase> cases;
   for (const Json& t : r["tensors"]) {
     const std::uint64_t bad = poisoned(t["specials"]);
-    cases.push_back({"audit." + t["format"].get<std::string>(), t["name"].get<std::string>(),
-                     bad ? fmt::format("{} codes are NaN, Inf or no {} code: {}", bad, t["format"].get<std::string>(),
-                                       specials_cell(t["specials"]))
-                         : std::string(),
+    const std::string failure = bad ? fmt::format("{} codes are NaN, Inf or no {} code: {}", bad,
+                                                  t["format"].get<std::string>(), specials_cell(t["specials"]))
+                                    : std::string();
+    cases.push_back({"audit." + t["format"].get<std::string>(), t["name"].get<std::string>(), bad != 0, failure,
+                     failure, "specials",
                      fmt::format("{} codes {}..{}; specials: {}", t["codes"].get<std::uint64_t>(), code_cell(t["min"]),
                                  code_cell(t["max"]), specials_cell(t["specials"]))});
   }
   return cases;
 }
 
-std::vector<Case> admission_cases(const Json& r) {
-  std::vector<Case> cases;
+std::vector<JUnitCase> admission_cases(const Json& r) {
+  std::vector<JUnitCase> cases;
   const bool admitted = r["verdict"] == "admitted";
   for (const Json& t : r["tensors"]) {
     const std::uint64_t below = t["below"].get<std::uint64_t>(), above = t["above"].get<std::uint64_t>();
@@ -177,8 +173,10 @@ std::vector<Case> admission_cases(const Json& r) {
                            proven_text(r["proven"]), below, above, first_outside_cell(t["first_outside"], below + above));
     }
     // Outside codes fail the case unless --max-outside tolerated them all.
-    cases.push_back({"admit." + r["domain"]["spec"].get<std::string>(), t["name"].get<std::string>(),
-                     admitted ? std::string() : detail, admitted && !detail.empty() ? "tolerated: " + detail : ""});
+    const bool failed = !admitted && !detail.empty();
+    cases.push_back({"admit." + r["domain"]["spec"].get<std::string>(), t["name"].get<std::string>(), failed,
+                     failed ? detail : "", failed ? detail : "", "outside",
+                     admitted && !detail.empty() ? "tolerated: " + detail : ""});
   }
   return cases;
 }
@@ -191,33 +189,8 @@ std::string render_audit_markdown(const Json& report) {
 
 std::string render_audit_junit(const Json& report) {
   const Json& r = report["result"];
-  const bool audit = report["kind"] == "audit";
-  const std::vector<Case> cases = audit ? audit_cases(r) : admission_cases(r);
-  std::size_t failures = 0;
-  for (const Case& c : cases) failures += !c.failure.empty();
-  const std::string suite =
-      audit ? "audit " + r["checkpoint"]["path"].get<std::string>() : "admit " + r["audit"]["checkpoint"].get<std::string>();
-  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += fmt::format("<testsuites name=\"bitproof\" tests=\"{}\" failures=\"{}\">\n", cases.size(), failures);
-  xml += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
-                     xml_escape(suite), cases.size(), failures);
-  for (const Case& c : cases) {
-    xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"", xml_escape(c.classname),
-                       xml_escape(c.name));
-    if (c.failure.empty() && c.out.empty()) {
-      xml += "/>\n";
-      continue;
-    }
-    xml += ">\n";
-    if (!c.failure.empty()) {
-      xml += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", audit ? "specials" : "outside",
-                         xml_escape(c.failure), xml_escape(c.failure));
-    }
-    if (!c.out.empty()) xml += fmt::format("      <system-out>{}</system-out>\n", xml_escape(c.out));
-    xml += "    </testcase>\n";
-  }
-  xml += "  </testsuite>\n</testsuites>\n";
-  return xml;
+  if (report["kind"] == "audit") return junit_document("audit " + r["checkpoint"]["path"].get<std::string>(), audit_cases(r));
+  return junit_document("admit " + r["audit"]["checkpoint"].get<std::string>(), admission_cases(r));
 }
 
 }  // namespace bitproof

@@ -165,6 +165,30 @@ PY
       "$BP" admit --audit "$D/out.json" --domain "$D/domain.json"
     grep -qE "^  outside: layers\.0\.ffn\.experts\.0\.w1\.scales \(model\.safetensors, layer 0\): codes 0\.\.17: [1-9][0-9]* below, [1-9][0-9]* above: 0x0000 \[0\|00000\|0000000000\] 0 ×[0-9]+, .*0x0011 \[0\|00000\|0000010001\] 1\.0132789611816406e-06 ×[0-9]+$" "$OUT" ||
       fail "the codes outside are not listed, decoded" ;;
+  verify_audit)  # report verify re-derives an audit (its checkpoint read again) and an admission (made again)
+    synth "$D/ck" --nan-bytes 1
+    "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
+    "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
+    expect 0 "^verified: audit of .*ck: the result part reproduces byte for byte$" "$BP" report verify "$D/audit.json"
+    expect 1 "^REFUSED" "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --report "$D/m.json"
+    expect 1 "^verified: REFUSED: admission of .*audit\.json against .*domain\.json: the result part reproduces" \
+      "$BP" report verify "$D/m.json"
+    "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --max-outside 1 --report "$D/tol.json" >/dev/null ||
+      fail "admit --max-outside 1"
+    expect 0 "^verified: ADMITTED: " "$BP" report verify "$D/tol.json"
+    # Negative controls: a verdict that does not follow, a checkpoint changed since, inputs gone.
+    sed 's/"verdict": "refused"/"verdict": "admitted"/' "$D/m.json" >"$D/lie.json"
+    cmp -s "$D/m.json" "$D/lie.json" && fail "the verdict was not changed"
+    expect 1 "^NOT VERIFIED: .*lie\.json: this machine's admission differs from the recorded one" \
+      "$BP" report verify "$D/lie.json"
+    rm -rf "$D/ck" && synth "$D/ck" --nan-bytes 1 --seed 7
+    expect 1 "^NOT VERIFIED: .*audit\.json: this machine's audit of the checkpoint differs from the recorded one" \
+      "$BP" report verify "$D/audit.json"
+    rm -rf "$D/ck"
+    expect 2 "audit\.json: result\.checkpoint\.path: .*ck: checkpoint: no such file or directory$" \
+      "$BP" report verify "$D/audit.json"
+    rm "$D/domain.json"
+    expect 2 "m\.json: result\.domain\.file: .*domain\.json" "$BP" report verify "$D/m.json" ;;
   render_audit)  # report render: audit and admission reports to Markdown and JUnit
     synth "$D/ck" --nan-bytes 1
     "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
@@ -331,14 +355,14 @@ PY
     [ -e "$D/m.json" ] && fail "a manifest was written"
     expect 2 "audit\.json: result\.tensors: no ue8m0 scale tensor \(the audit holds fp16\)$" \
       "$BP" prove "$SPEC" --scales-from "$D/audit.json" ;;
-  bad_render_audit)  # an audit has no case map and no spec to verify
+  bad_render_audit)  # an audit has no case map and no spec to compare
     synth "$D/ck"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
     expect 2 "--svg: an audit report has no case map \(give --markdown or --junit\)$" "$BP" report render "$D/audit.json" --svg "$D/a.svg"
     [ -e "$D/a.svg" ] && fail "an SVG was written"
     expect 2 "--svg: an audit report has no case map" "$BP" audit "$D/ck" --svg "$D/b.svg"
     expect 2 "--svg: an admission report has no case map" "$BP" admit --audit "$D/audit.json" --domain "$D/audit.json" --svg "$D/b.svg"
-    expect 2 "audit\.json: kind: an audit report records no spec to verify or compare" "$BP" report verify "$D/audit.json"
+    expect 2 "audit\.json: kind: an audit report records no spec to compare" "$BP" report diff "$D/audit.json" "$D/audit.json"
     sed 's/"codes":144/"codes":"many"/' "$D/audit.json" >"$D/bad.json"
     expect 2 "bad\.json: result\.overall\.codes: " "$BP" report render "$D/bad.json" --markdown "$D/b.md" ;;
   bad_report_path)
