@@ -263,6 +263,12 @@ Expected<AuditReport> load_audit_report(const std::string& path) {
   return parse_audit_report(*j, path);
 }
 
+Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path) {
+  auto j = parse_ordered_json_strict(text, path, "report");
+  if (!j) return j.error();
+  return parse_audit_report(*j, path);
+}
+
 Expected<Json> reaudit_result(const std::string& path, unsigned threads) {
   auto j = load_ordered(path);
   if (!j) return j.error();

@@ -56,6 +56,8 @@ struct AuditReport {
 // specials against its histogram, then the whole result against the one its
 // tensors give again (formats, layers, views and summary lines re-derived).
 [[nodiscard]] Expected<AuditReport> load_audit_report(const std::string& path);
+// The same for report text already in memory; `path` names it in messages.
+[[nodiscard]] Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path);
 
 // report verify of an audit: the report at `path`, checked as load_audit_report
 // checks it, then its checkpoint (result.checkpoint.path) audited again here
