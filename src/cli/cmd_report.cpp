@@ -30,9 +30,10 @@ Expected<Json> load_whole_report(const std::string& path) {
 Expected<Json> load_proof_or_domain(const std::string& path) {
   auto report = load_whole_report(path);
   if (report && is_audit_kind(*report)) {
-    return Error{fmt::format("{}: kind: an {} report records no spec to compare (bitproof report verify re-derives "
-                             "it; report render shows it)",
-                             path, (*report)["kind"].get<std::string>())};
+    return Error{
+        fmt::format("{}: kind: an {} report records no spec to compare (bitproof report verify re-derives "
+                    "it; report render shows it)",
+                    path, (*report)["kind"].get<std::string>())};
   }
   return report;
 }
@@ -63,13 +64,13 @@ int verify_audit_kind(const Json& report, const std::string& path) {
     return kExitHolds;
   }
   const bool admitted = recorded["verdict"] == "admitted";
-  std::printf("%s\n", painted(fmt::format("verified: {}: admission of {} against {}: the result part reproduces byte "
-                                          "for byte",
-                                          admitted ? "ADMITTED" : "REFUSED",
-                                          recorded["audit"]["file"].get<std::string>(),
-                                          recorded["domain"]["file"].get<std::string>()),
-                              admitted)
-                          .c_str());
+  std::printf("%s\n",
+              painted(fmt::format("verified: {}: admission of {} against {}: the result part reproduces byte "
+                                  "for byte",
+                                  admitted ? "ADMITTED" : "REFUSED", recorded["audit"]["file"].get<std::string>(),
+                                  recorded["domain"]["file"].get<std::string>()),
+                      admitted)
+                  .c_str());
   return admitted ? kExitHolds : kExitRefuted;
 }
 
@@ -190,7 +191,8 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   commands.push_back({r, [render] { return run_render(*render); }});
 
   auto verify = std::make_shared<VerifyArgs>();
-  auto* v = report->add_subcommand("verify", "re-run the recorded spec (or audit, or admission) here and confirm the result part");
+  auto* v = report->add_subcommand(
+      "verify", "re-run the recorded spec (or audit, or admission) here and confirm the result part");
   v->add_option("report", verify->report, "a report (JSON)")->required();
   add_path_option(*v, "--spec-dir", verify->spec_dir,
                   "the directory a recorded spec's user-recipe sources are relative to (default: the report's)");

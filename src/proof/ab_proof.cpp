@@ -57,9 +57,10 @@ Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec&
     const std::uint32_t lo = *t->stats.min, hi = *t->stats.max;
     op::ScaleSet stated = range_set(lo, hi, fmt::format("audit {}: {} holds {}..{}", audit, name, lo, hi));
     if (!bytes.within({lo, hi}))
-      return Error{fmt::format("{}: {}: the audit says {}..{}, but the checkpoint's tensor holds byte {}: the audit is "
-                               "not of this checkpoint",
-                               audit, name, lo, hi, bytes.first_outside({lo, hi}))};
+      return Error{
+          fmt::format("{}: {}: the audit says {}..{}, but the checkpoint's tensor holds byte {}: the audit is "
+                      "not of this checkpoint",
+                      audit, name, lo, hi, bytes.first_outside({lo, hi}))};
     sets[in.name] = std::move(stated);
   }
   return sets;

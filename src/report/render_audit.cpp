@@ -189,7 +189,8 @@ std::string render_audit_markdown(const Json& report) {
 
 std::string render_audit_junit(const Json& report) {
   const Json& r = report["result"];
-  if (report["kind"] == "audit") return junit_document("audit " + r["checkpoint"]["path"].get<std::string>(), audit_cases(r));
+  if (report["kind"] == "audit")
+    return junit_document("audit " + r["checkpoint"]["path"].get<std::string>(), audit_cases(r));
   return junit_document("admit " + r["audit"]["checkpoint"].get<std::string>(), admission_cases(r));
 }
 
