@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
 # Benchmark: bitproof audit against two peers, in the same run, on synthetic
-# DeepSeek V4 layout checkpoints written by `bitproof synth-checkpoint`:
+# checkpoints written by `bitproof synth-checkpoint`:
 #   cat FILES > /dev/null       the read bandwidth (warm page cache)
-#   bitproof audit DIR          memory maps, 8-lane byte histograms, all cores
+#   bitproof audit DIR          pread into per-thread buffers, vector histograms, all cores
 #   bench/audit_peer.py DIR     python3 + numpy: parse headers, np.bincount each scale tensor
-# Two checkpoints (shapes as DeepSeek V4-Flash's experts, hidden 4096, expert
+# Three checkpoints (shapes as DeepSeek V4-Flash's experts, hidden 4096, expert
 # inter 2048: weight I8 [2048, 2048] + scale F8_E8M0 [2048, 128] = 256 KiB):
 #   realistic    4 layers x 84 experts x w1,w2,w3, weights included: 4.3 GB, of
 #                which 0.25 GB scale bytes (the layout fixes scales at 1/16 of weights)
-#   scales-only  16 layers x 86 experts, --no-weights: 1.08 GB, all scale bytes
+#   scales-only  16 layers x 86 experts, --no-weights: 1.08 GB, all UE8M0 scale bytes
 #                (cat and audit then read the same bytes)
+#   fp16-scales  the GPTQ layout, 16 layers x 86 experts, rows 4096, --no-weights:
+#                F16 group scales [32, 4096] = 256 KiB a tensor, 1.08 GB of 16-bit codes
+#                uniform in 0x1C00..0x2400 (2,049 codes: the wide, scalar-counted case)
 # Each command (and audit --threads 1) runs REPEAT times, interleaved, after two warming reads; the
 # median wall time is reported, with CPU time (user + sys) / wall time = cores used.
 # Both tools' overall histograms are compared (they must be equal).
 #
 #   bench/audit.sh [WORKDIR]      default out/bench-audit (needs ~6 GB; deleted afterwards unless KEEP=1)
-#   BITPROOF=path REPEAT=5 KEEP=1 bench/audit.sh
+#   BITPROOF=path REPEAT=10 KEEP=1 CONFIGS="scales-only fp16-scales" bench/audit.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${1:-$root/out/bench-audit}
-repeat=${REPEAT:-5}
+repeat=${REPEAT:-10}
+configs=${CONFIGS:-realistic scales-only fp16-scales}
 bp=${BITPROOF:-$root/build-bench/bitproof}
 py=/usr/bin/python3
 
@@ -49,21 +53,25 @@ run_config() {
   local name=$1
   shift
   local ck=$work/$name
-  "$bp" synth-checkpoint "$ck" --rows 2048 --cols 4096 --shards 4 --seed 1 "$@" >/dev/null
+  "$bp" synth-checkpoint "$ck" --cols 4096 --shards 4 --seed 1 "$@" >/dev/null
   local files=("$ck"/*.safetensors)
   local total scale
   total=$(cat "${files[@]}" | wc -c)
   "$bp" audit "$ck" --report "$work/$name.audit.json" >/dev/null
   scale=$("$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['result']['overall']['bytes'])" "$work/$name.audit.json")
-  # Same histogram from both tools.
+  # Same histograms from both tools, per code width.
   "$py" "$root/bench/audit_peer.py" "$ck" --histogram "$work/$name.peer.json" >/dev/null
   "$py" - "$work/$name.audit.json" "$work/$name.peer.json" <<'EOF'
 import json, sys
-a = json.load(open(sys.argv[1]))["result"]["overall"]["histogram"]
-dense = [0] * 256
-for code, count in a:
-    dense[code] = count
-assert dense == json.load(open(sys.argv[2])), "bitproof and numpy histograms differ"
+peer = json.load(open(sys.argv[2]))
+dense = {}
+for f in json.load(open(sys.argv[1]))["result"]["formats"]:
+    if f["code_bits"] == 32:
+        continue
+    d = dense.setdefault(str(f["code_bits"]), [0] * (1 << f["code_bits"]))
+    for code, count in f["histogram"]:
+        d[code] += count
+assert dense == peer, "bitproof and numpy histograms differ"
 EOF
   cat "${files[@]}" >/dev/null
   cat "${files[@]}" >/dev/null
@@ -95,8 +103,14 @@ EOF
   rm -rf "$ck"
 }
 
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -m), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -m), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p'), $(grep -o -w -e avx512f -e avx512bw -e avx512fp16 /proc/cpuinfo | sort -u | tr '\n' ' ')), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# bitproof: $("$bp" --version); numpy $("$py" -c 'import numpy; print(numpy.__version__)'); repeat $repeat, medians"
-run_config realistic --layers 4 --experts 84
-run_config scales-only --layers 16 --experts 86 --no-weights
+for config in $configs; do
+  case $config in
+    realistic) run_config realistic --rows 2048 --layers 4 --experts 84 ;;
+    scales-only) run_config scales-only --rows 2048 --layers 16 --experts 86 --no-weights ;;
+    fp16-scales) run_config fp16-scales --layout gptq --rows 4096 --layers 16 --experts 86 --no-weights ;;
+    *) echo "unknown config $config" >&2; exit 2 ;;
+  esac
+done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

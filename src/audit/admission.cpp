@@ -9,6 +9,7 @@
 #include "report/compare.hpp"
 #include "report/render.hpp"
 #include "report/report.hpp"
+#include "report/schema.hpp"
 #include "strict_json.hpp"
 
 namespace bitproof::audit {
@@ -33,10 +34,12 @@ Expected<const json*> field(const json& j, const std::string& key, json::value_t
   return &v;
 }
 
-// null, or an integer code 0..255.
-Expected<std::optional<std::uint32_t>> byte_or_null(const json& j, const Where& w, const std::string& where) {
+// null, or an integer code below 2^bits.
+Expected<std::optional<std::uint32_t>> code_or_null(const json& j, int bits, const Where& w, const std::string& where) {
   if (j.is_null()) return std::optional<std::uint32_t>{};
-  if (!j.is_number_unsigned() || j.get<std::uint64_t>() > 255) return w.at(where, "must be null or a code 0..255");
+  if (!j.is_number_unsigned() || j.get<std::uint64_t>() >> bits != 0) {
+    return w.at(where, fmt::format("must be null or a code below 2^{}", bits));
+  }
   return std::optional<std::uint32_t>{j.get<std::uint32_t>()};
 }
 
@@ -53,7 +56,25 @@ Expected<Ok> check_report_kind(const json& j, const std::string& kind, const Whe
   return Ok{};
 }
 
-// A tensor entry of an audit report; its min/max/nan must agree with its histogram.
+// The scale format row a tensor names: its dtype and format must be a row of kScaleFormats.
+Expected<Ok> parse_tensor_format(const json& j, const Where& w, const std::string& at, AuditedTensor& t) {
+  auto dtype = field(j, "dtype", json::value_t::string, w, at + ".dtype");
+  if (!dtype) return dtype.error();
+  auto format = field(j, "format", json::value_t::string, w, at + ".format");
+  if (!format) return format.error();
+  for (const ScaleFormat& r : kScaleFormats) {
+    if (dtype_name(r.dtype) == (*dtype)->get<std::string>() && r.name() == (*format)->get<std::string>()) {
+      t.dtype = r.dtype;
+      t.format = r.format;
+      return Ok{};
+    }
+  }
+  return w.at(at + ".format", fmt::format("{} read as {} is not a scale format of the audit",
+                                          printable((*dtype)->get<std::string>()),
+                                          printable((*format)->get<std::string>())));
+}
+
+// A tensor entry of an audit report; its counts, min/max and specials must agree with its histogram.
 Expected<AuditedTensor> parse_audited(const json& j, const Where& w, const std::string& where) {
   AuditedTensor t;
   auto name = field(j, "name", json::value_t::string, w, where + ".name");
@@ -63,35 +84,45 @@ Expected<AuditedTensor> parse_audited(const json& j, const Where& w, const std::
   auto file = field(j, "file", json::value_t::string, w, at + ".file");
   if (!file) return file.error();
   t.file = (*file)->get<std::string>();
+  if (auto ok = parse_tensor_format(j, w, at, t); !ok) return ok.error();
+  const int bits = code_bits(t.dtype);
+  for (const json& d : j["shape"]) t.shape.push_back(d.get<std::uint64_t>());  // the schema checked the type
   if (!j.contains("layer")) return w.at(at + ".layer", "missing");
   if (!j["layer"].is_null() && (!j["layer"].is_number_unsigned() || j["layer"].get<std::uint64_t>() > UINT32_MAX)) {
     return w.at(at + ".layer", "must be null or a layer");
   }
   if (!j["layer"].is_null()) t.layer = j["layer"].get<std::uint32_t>();
-  for (auto [key, out] : {std::pair{"bytes", &t.bytes}, std::pair{"nan_bytes", &t.nan_bytes}}) {
-    auto v = field(j, key, json::value_t::number_unsigned, w, at + "." + key);
-    if (!v) return v.error();
-    *out = (*v)->get<std::uint64_t>();
+  auto bytes = field(j, "bytes", json::value_t::number_unsigned, w, at + ".bytes");
+  if (!bytes) return bytes.error();
+  t.bytes = (*bytes)->get<std::uint64_t>();
+  auto hist = field(j, "histogram", json::value_t::array, w, at + ".histogram");
+  if (!hist) return hist.error();
+  for (const json& pair : **hist) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_unsigned() || !pair[1].is_number_unsigned() ||
+        pair[0].get<std::uint64_t>() >> bits != 0 || pair[1].get<std::uint64_t>() == 0 ||
+        (!t.histogram.empty() && pair[0].get<std::uint32_t>() <= t.histogram.back().first)) {
+      return w.at(at + ".histogram", fmt::format("must hold [code, count] pairs, codes ascending below 2^{}", bits));
+    }
+    t.histogram.emplace_back(pair[0].get<std::uint32_t>(), pair[1].get<std::uint64_t>());
   }
-  for (auto [key, out] : {std::pair{"min", &t.min}, std::pair{"max", &t.max}}) {
+  t.stats = stats_of(t.format, t.histogram);
+  CodeStats recorded;
+  auto codes = field(j, "codes", json::value_t::number_unsigned, w, at + ".codes");
+  if (!codes) return codes.error();
+  recorded.codes = (*codes)->get<std::uint64_t>();
+  for (auto [key, out] : {std::pair{"min", &recorded.min}, std::pair{"max", &recorded.max},
+                          std::pair{"finite_min", &recorded.finite_min}, std::pair{"finite_max", &recorded.finite_max}}) {
     if (!j.contains(key)) return w.at(at + "." + key, "missing");
-    auto v = byte_or_null(j[key], w, at + "." + key);
+    auto v = code_or_null(j[key], bits, w, at + "." + key);
     if (!v) return v.error();
     *out = *v;
   }
-  auto hist = field(j, "histogram", json::value_t::array, w, at + ".histogram");
-  if (!hist) return hist.error();
-  Histogram h{};
-  for (const json& pair : **hist) {
-    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_unsigned() || !pair[1].is_number_unsigned() ||
-        pair[0].get<std::uint64_t>() > 255) {
-      return w.at(at + ".histogram", "must hold [code, count] pairs");
-    }
-    h[pair[0].get<std::uint32_t>()] += pair[1].get<std::uint64_t>();
-  }
-  const ByteStats s = stats_of(h);
-  if (s.bytes != t.bytes || s.min != t.min || s.max != t.max || s.nan_bytes != t.nan_bytes) {
-    return w.at(at, "bytes, min, max or nan_bytes disagree with the histogram");
+  const json expected_specials = specials_json(t.format, t.stats, bits);
+  if (recorded.codes * static_cast<std::uint64_t>(bits) != t.bytes * 8 || !j.contains("specials") ||
+      j["specials"] != expected_specials || recorded.codes != t.stats.codes || recorded.min != t.stats.min ||
+      recorded.max != t.stats.max || recorded.finite_min != t.stats.finite_min ||
+      recorded.finite_max != t.stats.finite_max) {
+    return w.at(at, "bytes, codes, min, max or specials disagree with the histogram");
   }
   return t;
 }
@@ -116,6 +147,65 @@ Expected<Ok> parse_selection(const json& result, const Where& w, AuditReport& a)
   return Ok{};
 }
 
+// The audit the result records, rebuilt from its checkpoint, selection, views
+// and tensors (for `a`, whose selection and tensors parse_selection and
+// parse_audited read).
+Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, const Where& w) {
+  AuditResult again;
+  const json& ck = result["checkpoint"];
+  again.root = ck["path"].get<std::string>();
+  if (ck["index"].is_string()) again.index = ck["index"].get<std::string>();
+  for (const json& f : ck["files"]) {
+    if (!f.is_object() || !f.contains("file") || !f["file"].is_string() || !f.contains("bytes") ||
+        !f["bytes"].is_number_unsigned() || !f.contains("tensors") || !f["tensors"].is_number_unsigned()) {
+      return w.at("result.checkpoint.files", "must hold {file, bytes, tensors} entries");
+    }
+    again.files.push_back({f["file"].get<std::string>(), f["bytes"].get<std::uint64_t>(), f["tensors"].get<std::size_t>()});
+  }
+  again.tensors_seen = ck["tensors"].get<std::size_t>();
+  const json& sel = result["selection"];
+  again.selection.dtypes.clear();
+  for (const json& d : sel["dtypes"]) {
+    const auto dtype = dtype_from_name(d.get<std::string>());
+    if (!dtype || !is_scale_dtype(*dtype)) return w.at("result.selection.dtypes", "must hold scale dtypes");
+    again.selection.dtypes.push_back(*dtype);
+  }
+  for (const json& f : sel["formats"]) {
+    if (!f.is_object() || !f.contains("dtype") || !f.contains("format")) {
+      return w.at("result.selection.formats", "must hold {dtype, format} entries");
+    }
+    for (const ScaleFormat& r : kScaleFormats) {
+      if (!r.is_default && dtype_name(r.dtype) == f["dtype"] && r.name() == f["format"]) again.selection.formats.push_back(r);
+    }
+  }
+  again.selection.select = a.select;
+  again.left_out = a.left_out;
+  for (const json& v : result["views"]) {
+    const ScaleView* view = v.contains("view") && v["view"].is_string() ? scale_view_by_name(v["view"].get<std::string>())
+                                                                          : nullptr;
+    if (!view) return w.at("result.views", "must name views bitproof has");
+    again.views.push_back(view);
+  }
+  for (const AuditedTensor& t : a.tensors) {
+    again.tensors.push_back({t.name, t.file, t.dtype, t.format, t.shape, t.bytes, layer_of(t.name), t.histogram});
+  }
+  if (auto ok = check_views(again); !ok) return w.at("result.views", ok.error().message);
+  return again;
+}
+
+// The audit's result as run_audit would give it for these tensors, checkpoint,
+// selection and views: every aggregate (formats, layers, views, summary lines)
+// must be what its tensors' histograms give.
+Expected<Ok> check_rederived(const json& result, const AuditReport& a, const Where& w) {
+  auto again = recorded_audit(result, a, w);
+  if (!again) return again.error();
+  const json derived = audit_result_json(*again);
+  if (derived != result) {
+    return w.at("result", fmt::format("does not follow from its tensors' histograms: {}", first_difference(result, derived)));
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Expected<Ok> AuditReport::check_whole(bool allow_partial) const {
@@ -125,84 +215,134 @@ Expected<Ok> AuditReport::check_whole(bool allow_partial) const {
                            path, left_out, select.empty() ? "" : fmt::format(" by --select {}", printable(select)))};
 }
 
-Expected<AuditReport> load_audit_report(const std::string& path) {
-  auto j = load_ordered(path);
-  if (!j) return j.error();
-  const Where w{path};
-  if (auto ok = check_report_kind(*j, "audit", w, "bitproof audit CHECKPOINT --report"); !ok) return ok.error();
-  const json& result = (*j)["result"];
-  AuditReport a;
-  a.path = path;
-  auto ck = field(result, "checkpoint", json::value_t::object, w, "result.checkpoint");
-  if (!ck) return ck.error();
-  auto ck_path = field(**ck, "path", json::value_t::string, w, "result.checkpoint.path");
-  if (!ck_path) return ck_path.error();
-  a.checkpoint = (*ck_path)->get<std::string>();
-  auto all = field(result, "overall", json::value_t::object, w, "result.overall");
-  if (!all) return all.error();
-  auto summary = field(**all, "summary", json::value_t::string, w, "result.overall.summary");
-  if (!summary) return summary.error();
-  a.summary = (*summary)->get<std::string>();
-  if (auto ok = parse_selection(result, w, a); !ok) return ok.error();
-  auto tensors = field(result, "tensors", json::value_t::array, w, "result.tensors");
-  if (!tensors) return tensors.error();
-  for (std::size_t i = 0; i < (*tensors)->size(); ++i) {
-    auto t = parse_audited((**tensors)[i], w, fmt::format("result.tensors[{}]", i));
-    if (!t) return t.error();
-    if (t->min) a.min = a.min ? std::min(*a.min, *t->min) : *t->min;
-    if (t->max) a.max = a.max ? std::max(*a.max, *t->max) : *t->max;
-    a.tensors.push_back(std::move(*t));
+std::string AuditReport::format_names() const {
+  std::vector<FormatId> formats;
+  for (const AuditedTensor& t : tensors) {
+    if (std::find(formats.begin(), formats.end(), t.format) == formats.end()) formats.push_back(t.format);
   }
-  if (a.tensors.empty()) return w.at("result.tensors", "no scale tensor: nothing to admit");
-  for (const char* key : {"min", "max"}) {
-    if (!(*all)->contains(key)) return w.at(fmt::format("result.overall.{}", key), "missing");
-    auto v = byte_or_null((**all)[key], w, fmt::format("result.overall.{}", key));
-    if (!v) return v.error();
-    if (*v != (key == std::string("min") ? a.min : a.max)) {
-      return w.at(fmt::format("result.overall.{}", key), "disagrees with the tensors");
-    }
-  }
-  return a;
-}
-
-Expected<CodeRange> observed_interval(const AuditReport& audit) {
-  if (!audit.min || !audit.max)
-    return Error{fmt::format("{}: result.overall: the audit saw no scale byte", audit.path)};
-  return CodeRange{*audit.min, *audit.max};
-}
-
-Expected<Ok> apply_scales_from(Spec& spec, const std::string& audit_path, bool allow_partial) {
-  auto audit = load_audit_report(audit_path);
-  if (!audit) return audit.error();
-  if (auto ok = audit->check_whole(allow_partial); !ok) return ok.error();
-  auto range = observed_interval(*audit);
-  if (!range) return range.error();
-  const auto index = spec.input_index("scale");
-  if (index && spec.inputs[*index].format != FormatId::ue8m0) {
-    return Error{fmt::format("{}: scale: the spec's input scale is {}, but audited bytes are ue8m0 codes", spec.path,
-                             spec_of(spec.inputs[*index].format).name)};
-  }
-  return override_range(spec, "scale", *range, audit_path);
+  std::sort(formats.begin(), formats.end());
+  std::string out;
+  for (FormatId f : formats) out += (out.empty() ? "" : ", ") + std::string(spec_of(f).name);
+  return out;
 }
 
 namespace {
 
-Expected<std::optional<CodeRange>> parse_maximal(const json& claim, const Where& w, const std::string& at) {
+// load_audit_report on the report text already read as `j`.
+Expected<AuditReport> parse_audit_report(const json& j, const std::string& path) {
+  const Where w{path};
+  if (auto ok = check_report_kind(j, "audit", w, "bitproof audit CHECKPOINT --report"); !ok) return ok.error();
+  if (auto ok = validate_json(j, report_schema(), path); !ok) return ok.error();
+  const json& result = j["result"];
+  AuditReport a;
+  a.path = path;
+  a.checkpoint = result["checkpoint"]["path"].get<std::string>();
+  for (const json& line : result["overall"]["summary"]) a.summary.push_back(line.get<std::string>());
+  if (auto ok = parse_selection(result, w, a); !ok) return ok.error();
+  const json& tensors = result["tensors"];
+  std::uint64_t codes = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    auto t = parse_audited(tensors[i], w, fmt::format("result.tensors[{}]", i));
+    if (!t) return t.error();
+    codes += t->stats.codes;
+    a.tensors.push_back(std::move(*t));
+  }
+  if (a.tensors.empty()) return w.at("result.tensors", "no scale tensor: nothing to admit");
+  if (result["overall"]["tensors"] != a.tensors.size() || result["overall"]["codes"] != codes) {
+    return w.at("result.overall", "tensors or codes disagree with the tensors");
+  }
+  if (auto ok = check_rederived(result, a, w); !ok) return ok.error();
+  return a;
+}
+
+}  // namespace
+
+Expected<AuditReport> load_audit_report(const std::string& path) {
+  auto j = load_ordered(path);
+  if (!j) return j.error();
+  return parse_audit_report(*j, path);
+}
+
+Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path) {
+  auto j = parse_ordered_json_strict(text, path, "report");
+  if (!j) return j.error();
+  return parse_audit_report(*j, path);
+}
+
+Expected<Json> reaudit_result(const std::string& path, unsigned threads) {
+  auto j = load_ordered(path);
+  if (!j) return j.error();
+  auto a = parse_audit_report(*j, path);
+  if (!a) return a.error();
+  const Where w{path};
+  auto again = recorded_audit((*j)["result"], *a, w);
+  if (!again) return again.error();
+  auto checkpoint = open_checkpoint(a->checkpoint);
+  if (!checkpoint) return w.at("result.checkpoint.path", checkpoint.error().message);
+  auto now = run_audit(*checkpoint, {again->selection, threads, again->views});
+  if (!now) return w.at("result.checkpoint.path", now.error().message);
+  return audit_result_json(*now);
+}
+
+Expected<CodeCounts> observed_codes(const AuditReport& audit, FormatId format) {
+  CodeCounts codes;
+  bool any = false;
+  for (const AuditedTensor& t : audit.tensors) {
+    if (t.format != format) continue;
+    any = true;
+    merge_counts(codes, t.histogram);
+  }
+  if (!any) {
+    return Error{fmt::format("{}: result.tensors: no {} scale tensor (the audit holds {})", audit.path,
+                             spec_of(format).name, audit.format_names())};
+  }
+  if (codes.empty()) return Error{fmt::format("{}: result.tensors: the audit saw no {} code", audit.path, spec_of(format).name)};
+  return codes;
+}
+
+Expected<Ok> apply_scales_from(Spec& spec, const std::string& audit_path, bool allow_partial, ScalesFrom mode) {
+  auto audit = load_audit_report(audit_path);
+  if (!audit) return audit.error();
+  if (auto ok = audit->check_whole(allow_partial); !ok) return ok.error();
+  const auto index = spec.input_index("scale");
+  if (!index) return Error{fmt::format("{}: scale: the spec has no input named \"scale\"", spec.path)};
+  const FormatId format = spec.inputs[*index].format;
+  auto codes = observed_codes(*audit, format);
+  if (!codes) return codes.error();
+  const std::uint64_t count = spec_of(format).code_count();
+  std::uint64_t not_codes = 0;
+  std::vector<std::uint32_t> list;
+  for (const auto& [code, n] : *codes) {
+    if (code >= count) not_codes += n;
+    list.push_back(code);
+  }
+  if (not_codes) {
+    return Error{fmt::format("{}: result.tensors: {} codes are no {} code (0x{:X} and up): they cannot be swept",
+                             audit_path, not_codes, spec_of(format).name, count)};
+  }
+  if (mode == ScalesFrom::kRange) return override_range(spec, "scale", {list.front(), list.back()}, audit_path);
+  return override_codes(spec, "scale", std::move(list), audit_path);
+}
+
+namespace {
+
+Expected<std::optional<CodeRange>> parse_maximal(const json& claim, std::uint64_t code_count, const Where& w,
+                                                 const std::string& at) {
   if (!claim.contains("maximal")) return w.at(at + ".maximal", "missing");
   const json& m = claim["maximal"];
   if (m.is_null()) return std::optional<CodeRange>{};
   if (!m.is_array() || m.size() != 2 || !m[0].is_number_unsigned() || !m[1].is_number_unsigned() ||
-      m[0].get<std::uint64_t>() > m[1].get<std::uint64_t>() || m[1].get<std::uint64_t>() > 255) {
-    return w.at(at + ".maximal", "must be null or [lo, hi] with 0 <= lo <= hi <= 255");
+      m[0].get<std::uint64_t>() > m[1].get<std::uint64_t>() || m[1].get<std::uint64_t>() >= code_count) {
+    return w.at(at + ".maximal", fmt::format("must be null or [lo, hi] with 0 <= lo <= hi <= {}", code_count - 1));
   }
   return std::optional<CodeRange>{CodeRange{m[0].get<std::uint32_t>(), m[1].get<std::uint32_t>()}};
 }
 
-// A claim's per-code runs must tile the swept format's codes 0..255 in order,
-// each code with the domain's cases per code, and every code of `maximal`
-// must hold by them.
+// A claim's per-code runs must tile the swept format's codes 0..count-1 in
+// order, each code with the domain's cases per code, and every code of
+// `maximal` must hold by them.
 Expected<Ok> check_code_runs(const json& claim, const std::optional<CodeRange>& maximal, std::uint64_t cases_per_code,
-                             const Where& w, const std::string& at) {
+                             std::uint64_t code_count, const Where& w, const std::string& at) {
   if (!claim.contains("codes") || !claim["codes"].is_array()) return w.at(at + ".codes", "missing");
   std::vector<bool> holds;
   for (std::size_t k = 0; k < claim["codes"].size(); ++k) {
@@ -213,9 +353,9 @@ Expected<Ok> check_code_runs(const json& claim, const std::optional<CodeRange>& 
       return w.at(here, "must be a {from, to, cases, holding} run");
     }
     const std::uint64_t from = run["from"], to = run["to"], cases = run["cases"], holding = run["holding"];
-    if (from != holds.size() || to < from || to > 255) {
-      return w.at(here, fmt::format("codes {}..{}, but the runs must tile 0..255 in order and this one starts at {}",
-                                    from, to, holds.size()));
+    if (from != holds.size() || to < from || to >= code_count) {
+      return w.at(here, fmt::format("codes {}..{}, but the runs must tile 0..{} in order and this one starts at {}",
+                                    from, to, code_count - 1, holds.size()));
     }
     if (cases != cases_per_code || holding > cases) {
       return w.at(here, fmt::format("{} of {} cases hold per code, but the domain has {} cases per code", holding,
@@ -223,7 +363,10 @@ Expected<Ok> check_code_runs(const json& claim, const std::optional<CodeRange>& 
     }
     holds.resize(to + 1, cases == holding);
   }
-  if (holds.size() != 256) return w.at(at + ".codes", fmt::format("the runs end at {}, not at 255", holds.size() - 1));
+  if (holds.size() != code_count) {
+    return w.at(at + ".codes", fmt::format("the runs end at {}, not at {}", static_cast<std::int64_t>(holds.size()) - 1,
+                                           code_count - 1));
+  }
   for (std::uint32_t code = maximal ? maximal->lo : 1; maximal && code <= maximal->hi; ++code) {
     if (!holds[code]) {
       return w.at(at + ".maximal",
@@ -256,7 +399,7 @@ Expected<Ok> check_other_inputs_all(const json& result, const std::string& over,
 }
 
 Expected<DomainClaim> parse_domain_claim(const json& claims, std::size_t i, std::uint64_t cases_per_code,
-                                         const Where& w) {
+                                         std::uint64_t code_count, const Where& w) {
   const std::string at = fmt::format("result.claims[{}]", i);
   const json& c = claims[i];
   DomainClaim d;
@@ -270,15 +413,15 @@ Expected<DomainClaim> parse_domain_claim(const json& claims, std::size_t i, std:
     if (!r.is_string()) return w.at(at + ".recipes", "must hold recipe names");
     d.recipes.push_back(r.get<std::string>());
   }
-  auto maximal = parse_maximal(c, w, at);
+  auto maximal = parse_maximal(c, code_count, w, at);
   if (!maximal) return maximal.error();
   d.maximal = *maximal;
-  if (auto ok = check_code_runs(c, d.maximal, cases_per_code, w, at); !ok) return ok.error();
+  if (auto ok = check_code_runs(c, d.maximal, cases_per_code, code_count, w, at); !ok) return ok.error();
   return d;
 }
 
-std::optional<CodeRange> intersect(const std::vector<DomainClaim>& claims) {
-  std::optional<CodeRange> range = CodeRange{0, 255};
+std::optional<CodeRange> intersect(const std::vector<DomainClaim>& claims, std::uint64_t code_count) {
+  std::optional<CodeRange> range = CodeRange{0, static_cast<std::uint32_t>(code_count - 1)};
   for (const DomainClaim& c : claims) {
     if (!c.maximal || !range) return std::nullopt;
     range->lo = std::max(range->lo, c.maximal->lo);
@@ -288,18 +431,21 @@ std::optional<CodeRange> intersect(const std::vector<DomainClaim>& claims) {
   return range;
 }
 
-Expected<Ok> check_domain_over(const json& result, const Where& w, std::string& over) {
+Expected<Ok> check_domain_over(const json& result, const Where& w, std::string& over, FormatId& swept) {
   auto over_obj = field(result, "over", json::value_t::object, w, "result.over");
   if (!over_obj) return over_obj.error();
   auto input = field(**over_obj, "input", json::value_t::string, w, "result.over.input");
   if (!input) return input.error();
   auto format = field(**over_obj, "format", json::value_t::string, w, "result.over.format");
   if (!format) return format.error();
-  if (**format != "ue8m0") {
-    return w.at("result.over.format",
-                fmt::format("the swept input {} is {}, but audited bytes are ue8m0 codes",
-                            printable((*input)->get<std::string>()), printable((*format)->get<std::string>())));
+  const std::string name = (*format)->get<std::string>();
+  const auto row = std::find_if(kScaleFormats.begin(), kScaleFormats.end(),
+                                [&](const ScaleFormat& r) { return r.name() == name; });
+  if (row == kScaleFormats.end()) {
+    return w.at("result.over.format", fmt::format("the swept input {} is {}, which is no scale format the audit reads",
+                                                  printable((*input)->get<std::string>()), printable(name)));
   }
+  swept = row->format;
   over = (*input)->get<std::string>();
   return check_other_inputs_all(result, over, w);
 }
@@ -327,9 +473,9 @@ Expected<ProvenInterval> load_domain_report(const std::string& path, std::option
   if (auto ok = validate_report(*j, path); !ok) return ok.error();  // the schema, the recorded spec and its digest
   const json& result = (*j)["result"];
   std::string over;
-  if (auto ok = check_domain_over(result, w, over); !ok) return ok.error();
-  if (auto ok = check_witness(result, w); !ok) return ok.error();
   ProvenInterval p;
+  if (auto ok = check_domain_over(result, w, over, p.format); !ok) return ok.error();
+  if (auto ok = check_witness(result, w); !ok) return ok.error();
   p.path = path;
   auto name = field(result["spec"], "name", json::value_t::string, w, "result.spec.name");
   if (!name) return name.error();
@@ -343,10 +489,11 @@ Expected<ProvenInterval> load_domain_report(const std::string& path, std::option
   if (claim && *claim >= (*claims)->size()) {
     return w.at("result.claims", fmt::format("--claim {}: the report has {} claims", *claim, (*claims)->size()));
   }
-  const std::uint64_t cases_per_code = result["cases"].get<std::uint64_t>() / 256;
+  const std::uint64_t code_count = spec_of(p.format).code_count();
+  const std::uint64_t cases_per_code = result["cases"].get<std::uint64_t>() / code_count;
   for (std::size_t i = 0; i < (*claims)->size(); ++i) {
     if (claim && *claim != i) continue;
-    auto d = parse_domain_claim(**claims, i, cases_per_code, w);
+    auto d = parse_domain_claim(**claims, i, cases_per_code, code_count, w);
     if (!d) return d.error();
     p.claims.push_back(std::move(*d));
   }
@@ -358,35 +505,90 @@ Expected<ProvenInterval> load_domain_report(const std::string& path, std::option
     return w.at("result", fmt::format("does not reproduce here (the recorded spec swept again): {}",
                                       first_difference(result, *again)));
   }
-  p.range = intersect(p.claims);
+  p.range = intersect(p.claims, code_count);
   return p;
 }
 
+std::string describe_scale_code(FormatId format, std::uint32_t code) {
+  if (classify_code(format, code).kind == CodeClass::kNotACode) {
+    return fmt::format("0x{:02X} (no {} code)", code, spec_of(format).name);
+  }
+  return describe_code(format, code);
+}
+
+namespace {
+
+// The selected tensors must all be in the format the domain report sweeps.
+Expected<Ok> check_formats(const AuditReport& audit, const ProvenInterval& proven, const NameFilter& filter) {
+  bool any = false;
+  const AuditedTensor* other = nullptr;
+  for (const AuditedTensor& t : audit.tensors) {
+    if (!filter.selects(t.name)) continue;
+    if (t.format == proven.format) {
+      any = true;
+    } else if (!other) {
+      other = &t;
+    }
+  }
+  if (!any && other) {
+    return Error{fmt::format("{}: result.over.format: the domain report sweeps {} codes, but the audit {} holds {} "
+                             "scales: a domain report of another format",
+                             proven.path, spec_of(proven.format).name, audit.path, audit.format_names())};
+  }
+  if (other) {
+    return Error{fmt::format("{}: tensor {}: {} scales, but the domain report {} sweeps {} codes: select the {} "
+                             "tensors with --select",
+                             audit.path, other->name, spec_of(other->format).name, proven.path,
+                             spec_of(proven.format).name, spec_of(proven.format).name)};
+  }
+  return Ok{};
+}
+
+TensorAdmission admit_tensor(const AuditedTensor& t, const std::optional<CodeRange>& range) {
+  TensorAdmission a{&t, 0, 0, {}};
+  for (const auto& [code, count] : t.histogram) {
+    const bool below = !range || code < range->lo;
+    const bool above = range && code > range->hi;
+    if (!below && !above) continue;
+    (below ? a.below : a.above) += count;
+    if (a.first_outside.size() < kFirstOutside) a.first_outside.emplace_back(code, count);
+  }
+  return a;
+}
+
+}  // namespace
+
 Expected<Admission> admit(const AuditReport& audit, const ProvenInterval& proven, const std::string& select,
-                          bool allow_partial) {
+                          bool allow_partial, std::uint64_t max_outside) {
   if (auto ok = audit.check_whole(allow_partial); !ok) return ok.error();
   auto filter = NameFilter::make(select, "--select");
   if (!filter) return filter.error();
   Admission a;
   a.select = select;
+  a.max_outside = max_outside;
   a.partial_audit = audit.left_out;
   std::map<std::optional<std::uint32_t>, LayerAdmission> layers;
   for (const AuditedTensor& t : audit.tensors) {
     if (!filter->selects(t.name)) continue;
-    const bool inside = !t.min || (proven.range && proven.range->lo <= *t.min && *t.max <= proven.range->hi);
-    a.tensors.push_back({&t, inside});
-    a.outside += !inside;
+    const TensorAdmission ta = admit_tensor(t, proven.range);
+    a.tensors.push_back(ta);
+    a.outside += !ta.inside();
+    a.below += ta.below;
+    a.above += ta.above;
     LayerAdmission& l = layers[t.layer];
     l.layer = t.layer;
     ++l.tensors;
-    l.outside += !inside;
-    if (t.min) l.min = l.min ? std::min(*l.min, *t.min) : *t.min;
-    if (t.max) l.max = l.max ? std::max(*l.max, *t.max) : *t.max;
+    l.outside += !ta.inside();
+    l.below += ta.below;
+    l.above += ta.above;
+    if (t.stats.min) l.min = l.min ? std::min(*l.min, *t.stats.min) : *t.stats.min;
+    if (t.stats.max) l.max = l.max ? std::max(*l.max, *t.stats.max) : *t.stats.max;
   }
   if (a.tensors.empty()) {
     return Error{fmt::format("--select: {}: selects none of the {} tensors of {}", printable(select),
                              audit.tensors.size(), audit.path)};
   }
+  if (auto ok = check_formats(audit, proven, *filter); !ok) return ok.error();
   for (auto& [key, l] : layers) a.layers.push_back(l);
   return a;
 }
@@ -397,8 +599,8 @@ std::string interval_text(const std::optional<CodeRange>& r) {
   return r ? fmt::format("{}..{}", r->lo, r->hi) : std::string("none");
 }
 
-std::string bytes_text(const std::optional<std::uint32_t>& lo, const std::optional<std::uint32_t>& hi) {
-  return lo ? fmt::format("{}..{}", *lo, *hi) : std::string("no bytes");
+std::string codes_text(const std::optional<std::uint32_t>& lo, const std::optional<std::uint32_t>& hi) {
+  return lo ? fmt::format("{}..{}", *lo, *hi) : std::string("no codes");
 }
 
 std::string layer_text(const std::optional<std::uint32_t>& layer) {
@@ -415,6 +617,16 @@ std::string claims_text(const ProvenInterval& p) {
   return out;
 }
 
+std::string first_outside_text(FormatId format, const CodeCounts& first, std::uint64_t outside) {
+  std::string out;
+  std::uint64_t listed = 0;
+  for (const auto& [code, count] : first) {
+    out += fmt::format("{}{} ×{}", out.empty() ? "" : ", ", describe_scale_code(format, code), count);
+    listed += count;
+  }
+  return listed < outside ? out + ", …" : out;
+}
+
 }  // namespace
 
 std::vector<std::string> admission_lines(const AuditReport& audit, const ProvenInterval& proven, const Admission& a,
@@ -422,11 +634,15 @@ std::vector<std::string> admission_lines(const AuditReport& audit, const ProvenI
   std::size_t layers_out = 0;
   for (const LayerAdmission& l : a.layers) layers_out += l.outside != 0;
   std::vector<std::string> lines;
-  lines.push_back(
-      fmt::format("proven interval {} of {} ({})", interval_text(proven.range), proven.spec_name, claims_text(proven)));
-  lines.push_back(fmt::format("{}: {}/{} selected tensors inside, {} outside; {}/{} layers inside",
+  lines.push_back(fmt::format("proven interval {} of {} ({} codes; {})", interval_text(proven.range), proven.spec_name,
+                              spec_of(proven.format).name, claims_text(proven)));
+  const std::string tolerance =
+      a.max_outside ? fmt::format(", at most {} tolerated (--max-outside)", a.max_outside) : std::string();
+  lines.push_back(fmt::format("{}: {}/{} selected tensors inside, {} outside ({} codes outside: {} below, {} above{}); "
+                              "{}/{} layers inside",
                               a.admitted() ? "ADMITTED" : "REFUSED", a.tensors.size() - a.outside, a.tensors.size(),
-                              a.outside, a.layers.size() - layers_out, a.layers.size()));
+                              a.outside, a.codes_outside(), a.below, a.above, tolerance,
+                              a.layers.size() - layers_out, a.layers.size()));
   if (a.partial_audit > 0) {
     lines.push_back(fmt::format("  PARTIAL AUDIT: {} scale tensors of the checkpoint were not read (--allow-partial): "
                                 "this admission says nothing of them",
@@ -434,14 +650,15 @@ std::vector<std::string> admission_lines(const AuditReport& audit, const ProvenI
   }
   std::size_t listed = 0;
   for (const TensorAdmission& t : a.tensors) {
-    if (t.inside) continue;
+    if (t.inside()) continue;
     if (listed++ == max_listed) {
       lines.push_back(fmt::format("  ... and {} more outside (see --report)", a.outside - max_listed));
       break;
     }
-    lines.push_back(fmt::format("  outside: {} ({}, {}): bytes {}{}", t.tensor->name, t.tensor->file,
-                                layer_text(t.tensor->layer), bytes_text(t.tensor->min, t.tensor->max),
-                                t.tensor->nan_bytes ? fmt::format(", {} NaN bytes", t.tensor->nan_bytes) : ""));
+    lines.push_back(fmt::format("  outside: {} ({}, {}): codes {}: {} below, {} above: {}", t.tensor->name,
+                                t.tensor->file, layer_text(t.tensor->layer),
+                                codes_text(t.tensor->stats.min, t.tensor->stats.max), t.below, t.above,
+                                first_outside_text(t.tensor->format, t.first_outside, t.below + t.above)));
   }
   (void)audit;
   return lines;
@@ -457,13 +674,22 @@ Json admission_report(const AuditReport& audit, const ProvenInterval& proven, co
   }
   Json tensors = Json::array();
   for (const TensorAdmission& t : a.tensors) {
+    Json first = Json::array();
+    for (const auto& [code, count] : t.first_outside) {
+      first.push_back({{"code", code}, {"count", count}, {"described", describe_scale_code(t.tensor->format, code)}});
+    }
     tensors.push_back({{"name", t.tensor->name},
                        {"file", t.tensor->file},
                        {"layer", optional_json(t.tensor->layer)},
-                       {"min", optional_json(t.tensor->min)},
-                       {"max", optional_json(t.tensor->max)},
-                       {"nan_bytes", t.tensor->nan_bytes},
-                       {"inside", t.inside}});
+                       {"format", spec_of(t.tensor->format).name},
+                       {"codes", t.tensor->stats.codes},
+                       {"min", optional_json(t.tensor->stats.min)},
+                       {"max", optional_json(t.tensor->stats.max)},
+                       {"nan", t.tensor->stats.nan},
+                       {"below", t.below},
+                       {"above", t.above},
+                       {"first_outside", first},
+                       {"inside", t.inside()}});
   }
   Json layers = Json::array();
   std::size_t layers_out = 0;
@@ -472,6 +698,8 @@ Json admission_report(const AuditReport& audit, const ProvenInterval& proven, co
     layers.push_back({{"layer", optional_json(l.layer)},
                       {"tensors", l.tensors},
                       {"outside", l.outside},
+                      {"below", l.below},
+                      {"above", l.above},
                       {"min", optional_json(l.min)},
                       {"max", optional_json(l.max)},
                       {"inside", l.outside == 0}});
@@ -480,14 +708,19 @@ Json admission_report(const AuditReport& audit, const ProvenInterval& proven, co
       {"audit", {{"file", audit.path}, {"checkpoint", audit.checkpoint}, {"summary", audit.summary}}},
       {"domain",
        {{"file", proven.path}, {"spec", proven.spec_name}, {"spec_sha256", proven.spec_sha256}, {"claims", claims}}},
+      {"format", spec_of(proven.format).name},
       {"proven", proven.range ? Json::array({proven.range->lo, proven.range->hi}) : Json(nullptr)},
       {"select", a.select.empty() ? Json(nullptr) : Json(a.select)},
-      {"partial_audit", {{"left_out", a.partial_audit}, {"audit_select", audit.select.empty() ? Json(nullptr) : Json(audit.select)}}},
+      {"partial_audit",
+       {{"left_out", a.partial_audit}, {"audit_select", audit.select.empty() ? Json(nullptr) : Json(audit.select)}}},
+      {"max_outside", a.max_outside},
       {"verdict", a.admitted() ? "admitted" : "refused"},
       {"counts",
        {{"tensors", a.tensors.size()},
         {"inside", a.tensors.size() - a.outside},
         {"outside", a.outside},
+        {"codes_below", a.below},
+        {"codes_above", a.above},
         {"layers", a.layers.size()},
         {"layers_outside", layers_out}}},
       {"layers", layers},
@@ -496,6 +729,24 @@ Json admission_report(const AuditReport& audit, const ProvenInterval& proven, co
               {"kind", "admission"},
               {"result", result},
               {"environment", environment_json()}};
+}
+
+Expected<Json> readmit_result(const Json& report, const std::string& path) {
+  const Where w{path};
+  const json& r = report["result"];
+  const json& claims = r["domain"]["claims"];
+  // One claim recorded: --claim chose it, or the domain has only that one (the same admission).
+  const std::optional<std::size_t> claim =
+      claims.size() == 1 ? std::optional<std::size_t>(claims[0]["index"].get<std::size_t>()) : std::nullopt;
+  auto audited = load_audit_report(r["audit"]["file"].get<std::string>());
+  if (!audited) return w.at("result.audit.file", audited.error().message);
+  auto proven = load_domain_report(r["domain"]["file"].get<std::string>(), claim);
+  if (!proven) return w.at("result.domain.file", proven.error().message);
+  const std::string select = r["select"].is_string() ? r["select"].get<std::string>() : "";
+  const bool allow_partial = r["partial_audit"]["left_out"].get<std::uint64_t>() != 0;
+  auto admission = admit(*audited, *proven, select, allow_partial, r["max_outside"].get<std::uint64_t>());
+  if (!admission) return w.at("result", admission.error().message);
+  return admission_report(*audited, *proven, *admission)["result"];
 }
 
 }  // namespace bitproof::audit

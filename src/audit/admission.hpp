@@ -1,8 +1,10 @@
 // Admission: joins a checkpoint audit (bitproof audit --report) with a domain
-// discovery (bitproof domain SPEC --report) and says, for every scale tensor
-// and layer, whether all its bytes lie inside the proven interval: the maximal
-// interval of the chosen claim (by default the intersection over all claims).
-// Also the observed interval of an audit, for `prove --scales-from`.
+// discovery (bitproof domain SPEC --report) over a scale input of the same
+// format, and says, for every scale tensor and layer, how many of its codes
+// lie outside the proven interval (the maximal interval of the chosen claim,
+// by default the intersection over all claims), below and above, with the
+// first few offending codes decoded. Also the observed codes of an audit, for
+// `prove --scales-from`.
 //
 // Both inputs are untrusted files and are checked: their kind, every field
 // used, and their internal consistency (an audit's min/max must match its
@@ -29,32 +31,55 @@ struct AuditedTensor {
   std::string name;
   std::string file;
   std::optional<std::uint32_t> layer;
+  DType dtype = DType::kF8E8M0;
+  FormatId format = FormatId::ue8m0;
+  std::vector<std::uint64_t> shape;
   std::uint64_t bytes = 0;
-  std::uint64_t nan_bytes = 0;
-  std::optional<std::uint32_t> min, max;  // NaN bytes included
+  CodeStats stats;
+  CodeCounts histogram;
 };
 
 struct AuditReport {
   std::string path;
   std::string checkpoint;
-  std::string summary;
-  std::optional<std::uint32_t> min, max;
+  std::vector<std::string> summary;
   std::vector<AuditedTensor> tensors;
   std::uint64_t left_out = 0;  // scale tensors the audit did not read
   std::string select;          // the audit's --select, if any
   // Fails (exit 2) on a partial audit unless `allow_partial`.
   [[nodiscard]] Expected<Ok> check_whole(bool allow_partial) const;
+  // The formats of its tensors, ascending, as "ue8m0, fp16".
+  [[nodiscard]] std::string format_names() const;
 };
 
+// Reads an audit report: the schema, then every tensor's counts, ranges and
+// specials against its histogram, then the whole result against the one its
+// tensors give again (formats, layers, views and summary lines re-derived).
 [[nodiscard]] Expected<AuditReport> load_audit_report(const std::string& path);
+// The same for report text already in memory; `path` names it in messages.
+[[nodiscard]] Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path);
 
-// The audit's observed interval, [overall min, overall max], NaN bytes included.
-[[nodiscard]] Expected<CodeRange> observed_interval(const AuditReport& audit);
+// report verify of an audit: the report at `path`, checked as load_audit_report
+// checks it, then its checkpoint (result.checkpoint.path) audited again here
+// with the recorded selection and views on `threads` threads (0: every core).
+// Returns the result part this run gives, for the caller to compare with the
+// recorded one; a checkpoint that cannot be read is bad input (exit 2).
+[[nodiscard]] Expected<Json> reaudit_result(const std::string& path, unsigned threads = 0);
 
-// `prove --scales-from AUDIT.json`: replaces the codes of the spec's input
-// "scale" (which must be ue8m0) by the audit's observed interval; a partial
-// audit only with `allow_partial` (--allow-partial).
-[[nodiscard]] Expected<Ok> apply_scales_from(Spec& spec, const std::string& audit_path, bool allow_partial);
+// Every code the audit saw in tensors of `format`, with its count; fails
+// (exit 2) when the audit holds no tensor of that format.
+[[nodiscard]] Expected<CodeCounts> observed_codes(const AuditReport& audit, FormatId format);
+
+// `prove --scales-from A.json` sweeps the set of codes the audit observed in
+// tensors of the format of the spec's input "scale" (a list: codes no tensor
+// holds are not swept); `--scales-from-range A.json` the interval from their
+// least to their greatest. The proven spec records which (codes "list" or
+// "range"). A partial audit only with `allow_partial` (--allow-partial);
+// codes that are no code of the format (a UE4M3 byte with the sign bit set)
+// cannot be swept and are bad input.
+enum class ScalesFrom : std::uint8_t { kSet, kRange };
+[[nodiscard]] Expected<Ok> apply_scales_from(Spec& spec, const std::string& audit_path, bool allow_partial,
+                                             ScalesFrom mode = ScalesFrom::kSet);
 
 struct DomainClaim {
   std::size_t index = 0;
@@ -65,6 +90,7 @@ struct DomainClaim {
 
 struct ProvenInterval {
   std::string path;
+  FormatId format = FormatId::ue8m0;  // the swept input's format
   std::string spec_name;
   std::string spec_sha256;
   std::vector<DomainClaim> claims;  // the claims used
@@ -74,35 +100,58 @@ struct ProvenInterval {
 // `claim`: one claim's index, or every claim when absent.
 [[nodiscard]] Expected<ProvenInterval> load_domain_report(const std::string& path, std::optional<std::size_t> claim);
 
+// The first codes outside the proven set each tensor lists (with counts and decoded values).
+inline constexpr std::size_t kFirstOutside = 4;
+
 struct TensorAdmission {
   const AuditedTensor* tensor;
-  bool inside;
+  std::uint64_t below = 0;  // codes below the proven interval
+  std::uint64_t above = 0;  // codes above it (NaN codes of UE8M0 and FP16 among them)
+  CodeCounts first_outside;  // the first kFirstOutside codes outside, ascending
+  [[nodiscard]] bool inside() const { return below == 0 && above == 0; }
 };
 
 struct LayerAdmission {
   std::optional<std::uint32_t> layer;
   std::size_t tensors = 0;
-  std::size_t outside = 0;
+  std::size_t outside = 0;  // tensors with a code outside
+  std::uint64_t below = 0, above = 0;
   std::optional<std::uint32_t> min, max;
 };
 
 struct Admission {
   std::string select;
+  std::uint64_t max_outside = 0;         // --max-outside: codes outside tolerated in all
   std::vector<TensorAdmission> tensors;  // the selected ones, in audit order
   std::vector<LayerAdmission> layers;    // ascending, tensors outside any layer first
-  std::size_t outside = 0;
+  std::size_t outside = 0;               // tensors with a code outside
+  std::uint64_t below = 0, above = 0;    // codes outside, over the selected tensors
   std::uint64_t partial_audit = 0;  // scale tensors of the checkpoint the audit left out (--allow-partial)
-  [[nodiscard]] bool admitted() const { return outside == 0; }
+  [[nodiscard]] std::uint64_t codes_outside() const { return below + above; }
+  [[nodiscard]] bool admitted() const { return codes_outside() <= max_outside; }
 };
 
 // `select`: a regular expression (RE2, name_filter.hpp) searched in tensor
-// names; empty selects all. Fails (exit 2) when it selects nothing, and on a
-// partial audit unless `allow_partial`.
+// names; empty selects all. Fails (exit 2) when it selects nothing, when a
+// selected tensor is in another format than the domain report sweeps, and on
+// a partial audit unless `allow_partial`. Admitted when at most `max_outside`
+// codes of the selected tensors lie outside the proven interval.
 [[nodiscard]] Expected<Admission> admit(const AuditReport& audit, const ProvenInterval& proven,
-                                        const std::string& select, bool allow_partial);
+                                        const std::string& select, bool allow_partial, std::uint64_t max_outside = 0);
+
+// "0xFF [11111111] nan", or "0x80 (no ue4m3 code)" for a code past the format's.
+[[nodiscard]] std::string describe_scale_code(FormatId format, std::uint32_t code);
 
 [[nodiscard]] std::vector<std::string> admission_lines(const AuditReport& audit, const ProvenInterval& proven,
                                                        const Admission& admission, std::size_t max_listed);
 [[nodiscard]] Json admission_report(const AuditReport& audit, const ProvenInterval& proven, const Admission& admission);
+
+// report verify of an admission (`report`, valid against the schema, read from
+// `path`): the admission made again here from the audit and domain reports it
+// names (result.audit.file, result.domain.file: the audit re-derived, the
+// domain swept again), with its recorded --claim, --select, --max-outside and
+// partial-audit consent. Returns the result part this run gives; an input
+// that is missing or fails its checks is bad input (exit 2) naming the field.
+[[nodiscard]] Expected<Json> readmit_result(const Json& report, const std::string& path);
 
 }  // namespace bitproof::audit

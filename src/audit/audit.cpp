@@ -7,7 +7,6 @@
 #include <mutex>
 #include <sstream>
 
-#include "audit/scale_transform.hpp"
 #include "name_filter.hpp"
 #include "parallel.hpp"
 #include "report/report.hpp"
@@ -16,18 +15,14 @@
 namespace bitproof::audit {
 namespace {
 
-// Work is handed out in pieces of this many bytes (large tensors are split).
+// Work is handed out in pieces of this many bytes (large tensors are split);
+// a multiple of every code width.
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 constexpr std::size_t kLockStripes = 64;
 
-bool ends_with_scale(std::string_view name) { return name.ends_with("scale"); }
-
 bool is_listed(const Selection& s, DType d) { return std::find(s.dtypes.begin(), s.dtypes.end(), d) != s.dtypes.end(); }
 
-// A scale tensor by its dtype and name: F8_E8M0, or a one-byte dtype named *scale.
-bool looks_like_scales(const TensorInfo& t) {
-  return t.dtype == DType::kF8E8M0 || (dtype_bits(t.dtype) == 8 && ends_with_scale(t.name));
-}
+bool looks_like_scales(const TensorInfo& t) { return is_scale_dtype(t.dtype) && named_like_scales(t.dtype, t.name); }
 
 bool is_scale_tensor(const TensorInfo& t, const Selection& s, const NameFilter& filter) {
   return is_listed(s, t.dtype) && looks_like_scales(t) && filter.selects(t.name);
@@ -43,38 +38,61 @@ std::string with_commas(std::uint64_t v) {
   return out;
 }
 
+// Pieces of a tensor's data: read into a per-thread buffer of kReadBytes (it
+// stays in L2 while counted) and counted there.
+constexpr std::size_t kReadBytes = std::size_t{1} << 18;
+static_assert(kChunkBytes % kReadBytes == 0 && kReadBytes % 4 == 0);
+
 struct Chunk {
   std::size_t tensor;
-  std::span<const unsigned char> bytes;
+  const CheckpointFile* file;
+  std::uint64_t offset;  // in the file
+  std::size_t bytes;
 };
 
-void histogram_chunks(const std::vector<Chunk>& chunks, std::vector<TensorAudit>& tensors, unsigned threads) {
+Expected<Ok> histogram_chunks(const std::vector<Chunk>& chunks, std::vector<TensorAudit>& tensors, unsigned threads) {
   std::vector<std::mutex> stripes(kLockStripes);
+  std::mutex failed_lock;
+  std::optional<Error> failed;
   parallel_for(chunks.size(), threads, [&](std::size_t i) {
-    Histogram local{};
-    prefault(chunks[i].bytes);
-    add_histogram(chunks[i].bytes, local);
-    const std::lock_guard lock(stripes[chunks[i].tensor % kLockStripes]);
-    merge_histogram(tensors[chunks[i].tensor].histogram, local);
+    thread_local std::vector<unsigned char> buffer(kReadBytes);
+    const Chunk& c = chunks[i];
+    TensorAudit& t = tensors[c.tensor];
+    CodeCounter counter(code_bits(t.dtype));
+    for (std::size_t done = 0; done < c.bytes; done += kReadBytes) {
+      const std::span<unsigned char> piece(buffer.data(), std::min(kReadBytes, c.bytes - done));
+      if (auto ok = c.file->map.read_at(c.offset + done, piece); !ok) {
+        const std::lock_guard lock(failed_lock);
+        if (!failed) failed = Error{fmt::format("{}: {}: cannot read: {}", c.file->path, t.name, ok.error().message)};
+        return;
+      }
+      counter.add(piece);
+    }
+    CodeCounts local;
+    counter.take(local);
+    const std::lock_guard lock(stripes[c.tensor % kLockStripes]);
+    merge_counts(t.histogram, std::move(local));
   });
+  if (failed) return *failed;
+  return Ok{};
 }
 
-Json histogram_json(const Histogram& h) {
+Json histogram_json(const CodeCounts& h) {
   Json pairs = Json::array();
-  for (std::uint32_t b = 0; b < 256; ++b) {
-    if (h[b] != 0) pairs.push_back(Json::array({b, h[b]}));
-  }
+  for (const auto& [code, count] : h) pairs.push_back(Json::array({code, count}));
   return pairs;
 }
 
 Json optional_json(const std::optional<std::uint32_t>& v) { return v ? Json(*v) : Json(nullptr); }
 
-Json stats_json(const Histogram& h) {
-  const ByteStats s = stats_of(h);
-  return Json{{"bytes", s.bytes},
+Json stats_json(FormatId format, int bits, const CodeCounts& h) {
+  const CodeStats s = stats_of(format, h);
+  return Json{{"codes", s.codes},
               {"min", optional_json(s.min)},
               {"max", optional_json(s.max)},
-              {"nan_bytes", s.nan_bytes},
+              {"finite_min", optional_json(s.finite_min)},
+              {"finite_max", optional_json(s.finite_max)},
+              {"specials", specials_json(format, s, bits)},
               {"histogram", histogram_json(h)}};
 }
 
@@ -82,62 +100,156 @@ Json tensor_json(const TensorAudit& t) {
   Json j{{"name", t.name},
          {"file", t.file},
          {"dtype", dtype_name(t.dtype)},
+         {"format", spec_of(t.format).name},
          {"shape", t.shape},
-         {"layer", optional_json(t.layer)}};
-  j.update(stats_json(t.histogram));
+         {"layer", optional_json(t.layer)},
+         {"bytes", t.bytes}};
+  j.update(stats_json(t.format, code_bits(t.dtype), t.histogram));
   return j;
 }
 
 struct Group {
   std::size_t tensors = 0;
   std::size_t nan_tensors = 0;
-  Histogram histogram{};
+  std::uint64_t bytes = 0;
+  int bits = 8;
+  std::vector<DType> dtypes;
+  CodeCounts histogram;
 };
 
-// Layers in ascending order, tensors outside any layer (key nullopt) first.
-std::map<std::optional<std::uint32_t>, Group> by_layer(const AuditResult& audit) {
-  std::map<std::optional<std::uint32_t>, Group> layers;
-  for (const TensorAudit& t : audit.tensors) {
-    Group& g = layers[t.layer];
-    ++g.tensors;
-    g.nan_tensors += t.histogram[kE8m0Nan] != 0;
-    merge_histogram(g.histogram, t.histogram);
-  }
+void add_to(Group& g, const TensorAudit& t) {
+  ++g.tensors;
+  g.bytes += t.bytes;
+  g.bits = code_bits(t.dtype);
+  if (std::find(g.dtypes.begin(), g.dtypes.end(), t.dtype) == g.dtypes.end()) g.dtypes.push_back(t.dtype);
+  g.nan_tensors += stats_of(t.format, t.histogram).nan != 0;
+  merge_counts(g.histogram, t.histogram);
+}
+
+// Per format, in kFormats order.
+std::map<FormatId, Group> by_format(const AuditResult& audit) {
+  std::map<FormatId, Group> groups;
+  for (const TensorAudit& t : audit.tensors) add_to(groups[t.format], t);
+  return groups;
+}
+
+// Layers in ascending order (tensors outside any layer, key nullopt, first), then formats.
+std::map<std::pair<std::optional<std::uint32_t>, FormatId>, Group> by_layer(const AuditResult& audit) {
+  std::map<std::pair<std::optional<std::uint32_t>, FormatId>, Group> layers;
+  for (const TensorAudit& t : audit.tensors) add_to(layers[{t.layer, t.format}], t);
   return layers;
 }
 
-Group overall(const AuditResult& audit) {
-  Group g;
-  for (const TensorAudit& t : audit.tensors) {
-    ++g.tensors;
-    g.nan_tensors += t.histogram[kE8m0Nan] != 0;
-    merge_histogram(g.histogram, t.histogram);
-  }
-  return g;
+std::string dtype_list(const std::vector<DType>& dtypes) {
+  std::string out;
+  for (DType d : dtypes) out += (out.empty() ? "" : ", ") + std::string(dtype_name(d));
+  return out;
 }
 
-// [f(lo), f(hi)] over the finite bytes present, f applied to each byte.
-template <class F>
-Json transformed_range(const Histogram& h, F f) {
+// "0.0001220703125": the value part of describe_code.
+std::string value_text(FormatId format, std::uint32_t code) {
+  const std::string described = describe_code(format, code);
+  return described.substr(described.rfind(' ') + 1);
+}
+
+std::string specials_text(FormatId format, const CodeStats& s, int bits, std::size_t nan_tensors) {
+  const FormatSpec& f = spec_of(format);
+  std::string out;
+  const auto add = [&](std::string text) { out += (out.empty() ? "" : ", ") + std::move(text); };
+  if (f.has_nan()) {
+    const bool one_nan = format == FormatId::ue8m0;  // UE8M0 has one NaN code
+    add(fmt::format("{} NaN{}{}", with_commas(s.nan), one_nan ? " (0xFF)" : "",
+                    s.nan ? fmt::format(" in {} tensors", with_commas(nan_tensors)) : ""));
+  }
+  if (f.has_inf()) add(fmt::format("{} Inf", with_commas(s.inf)));
+  if (f.has_zero()) add(fmt::format("{} zero", with_commas(s.zero)));
+  if (f.has_subnormals()) add(fmt::format("{} subnormal", with_commas(s.subnormal)));
+  if (f.is_signed) add(fmt::format("{} negative", with_commas(s.negative)));
+  if (f.bits < bits) add(fmt::format("{} not {} codes", with_commas(s.not_a_code), f.name));
+  return out;
+}
+
+std::string format_line(FormatId format, const Group& g) {
+  const CodeStats s = stats_of(format, g.histogram);
+  const std::string range =
+      s.finite_min ? fmt::format("{}–{} ({} … {})", code_text(*s.finite_min, g.bits), code_text(*s.finite_max, g.bits),
+                                 value_text(format, *s.finite_min), value_text(format, *s.finite_max))
+                   : std::string("no finite code");
+  return fmt::format("{} {} scale tensors ({}), {} codes: {}; {}", with_commas(g.tensors), spec_of(format).name,
+                     dtype_list(g.dtypes), with_commas(s.codes), range,
+                     specials_text(format, s, g.bits, g.nan_tensors));
+}
+
+struct ViewStepResult {
   std::optional<std::uint32_t> lo, hi;
-  for (std::uint32_t b = 0; b < 256; ++b) {
-    if (h[b] == 0 || b == kE8m0Nan) continue;
-    const std::uint32_t v = f(b);
-    lo = lo ? std::min(*lo, v) : v;
-    hi = hi ? std::max(*hi, v) : v;
+  std::uint64_t flagged = 0;
+  std::vector<std::uint32_t> flagged_codes;
+};
+
+// Each step over the codes present (NaN and non-codes are counted apart, not transformed).
+std::vector<ViewStepResult> view_results(const ScaleView& v, const CodeCounts& h) {
+  std::vector<ViewStepResult> out(v.steps.size());
+  for (const auto& [code, count] : h) {
+    const CodeClass kind = classify_code(v.format, code).kind;
+    if (kind == CodeClass::kNaN || kind == CodeClass::kNotACode) continue;
+    for (std::size_t i = 0; i < v.steps.size(); ++i) {
+      const std::uint32_t r = v.steps[i].transform(code);
+      out[i].lo = out[i].lo ? std::min(*out[i].lo, r) : r;
+      out[i].hi = out[i].hi ? std::max(*out[i].hi, r) : r;
+      if (v.steps[i].flagged(code)) {
+        out[i].flagged += count;
+        out[i].flagged_codes.push_back(code);
+      }
+    }
   }
-  return lo ? Json::array({*lo, *hi}) : Json(nullptr);
+  return out;
 }
 
-std::string range_text(const Json& range) {
-  return range.is_null() ? "none" : fmt::format("{}–{}", range[0].get<std::uint32_t>(), range[1].get<std::uint32_t>());
+std::string range_text(const std::optional<std::uint32_t>& lo, const std::optional<std::uint32_t>& hi) {
+  return lo ? fmt::format("{}–{}", *lo, *hi) : std::string("none");
+}
+
+std::string view_line(const ScaleView& v, const CodeCounts& h) {
+  const std::vector<ViewStepResult> r = view_results(v, h);
+  std::string ranges, flags;
+  for (std::size_t i = 0; i < v.steps.size(); ++i) {
+    ranges += fmt::format("{}{} {}", i ? ", " : "", v.steps[i].words, range_text(r[i].lo, r[i].hi));
+    if (r[i].flagged) {
+      std::string codes;
+      for (std::size_t k = 0; k < r[i].flagged_codes.size() && k < 4; ++k)
+        codes += (k ? ", " : "") + std::to_string(r[i].flagged_codes[k]);
+      if (r[i].flagged_codes.size() > 4) codes += ", …";
+      flags += fmt::format("; FLAGGED: {} codes {} (bytes {})", with_commas(r[i].flagged), v.steps[i].flag, codes);
+    }
+  }
+  return fmt::format("{} view ({}): {}{}", v.name, spec_of(v.format).name, ranges, flags.empty() ? "; none flagged" : flags);
+}
+
+Json view_json(const ScaleView& v, const CodeCounts& h) {
+  const std::vector<ViewStepResult> r = view_results(v, h);
+  Json steps = Json::array();
+  for (std::size_t i = 0; i < v.steps.size(); ++i) {
+    steps.push_back({{"step", v.steps[i].words},
+                     {"range", r[i].lo ? Json::array({*r[i].lo, *r[i].hi}) : Json(nullptr)},
+                     {"flag", v.steps[i].flag},
+                     {"flagged", r[i].flagged},
+                     {"flagged_codes", r[i].flagged_codes}});
+  }
+  return Json{{"view", v.name}, {"recipes", v.recipes}, {"format", spec_of(v.format).name},
+              {"summary", view_line(v, h)}, {"steps", steps}};
 }
 
 Json selection_json(const Selection& s, std::size_t left_out) {
   Json dtypes = Json::array();
-  for (DType d : s.dtypes) dtypes.push_back(dtype_name(d));
+  Json formats = Json::array();
+  for (DType d : s.dtypes) {
+    dtypes.push_back(dtype_name(d));
+    formats.push_back({{"dtype", dtype_name(d)}, {"format", spec_of(s.format_of(d)).name}});
+  }
   return Json{{"dtypes", dtypes},
-              {"rule", "dtype listed, and dtype F8_E8M0 or name ending in \"scale\""},
+              {"formats", formats},
+              {"rule", "dtype listed and holding a scale format, and dtype F8_E8M0 or the name's last component "
+                       "containing \"scale\""},
               {"select", s.select.empty() ? Json(nullptr) : Json(s.select)},
               {"left_out", left_out}};
 }
@@ -152,33 +264,92 @@ Json checkpoint_json(const AuditResult& audit) {
               {"tensors", audit.tensors_seen}};
 }
 
-Json interpretation_json() {
-  return Json{{"codes", "ue8m0"},
-              {"nan_code", kE8m0Nan},
-              {"adjusted", "turbomind::adjust_scale(byte) = clamp(byte - 112, 0, 30), the FP16 exponent field"},
-              {"folded", fmt::format("adjusted + {} (log2 of turbomind::kTwoPow14)", kFoldShift)},
-              {"min_max", "over every byte, NaN (0xFF) included"}};
+std::string partial_line(std::size_t left_out) {
+  return fmt::format("PARTIAL: {} scale tensors left out by --select, --dtype or --format", left_out);
 }
 
 }  // namespace
 
-Expected<Selection> make_selection(const std::string& dtype_list, const std::string& select) {
+std::vector<DType> Selection::all_scale_dtypes() {
+  std::vector<DType> out;
+  for (const ScaleFormat& r : kScaleFormats) {
+    if (r.is_default) out.push_back(r.dtype);
+  }
+  return out;
+}
+
+FormatId Selection::format_of(DType dtype) const {
+  for (const ScaleFormat& r : formats) {
+    if (r.dtype == dtype) return r.format;
+  }
+  return default_scale_format(dtype).value_or(ScaleFormat{FormatId::ue8m0, dtype, true, ""}).format;
+}
+
+bool named_like_scales(DType dtype, std::string_view name) {
+  if (dtype == DType::kF8E8M0) return true;
+  const std::size_t dot = name.rfind('.');
+  return name.substr(dot == std::string_view::npos ? 0 : dot + 1).find("scale") != std::string_view::npos;
+}
+
+Expected<Selection> make_selection(const std::string& dtype_list_text, const std::string& select,
+                                   const std::string& format_list) {
   Selection s;
   s.select = select;
-  if (!dtype_list.empty()) {
+  std::string known;
+  for (DType d : Selection::all_scale_dtypes()) known += (known.empty() ? "" : ", ") + std::string(dtype_name(d));
+  if (!dtype_list_text.empty()) {
     s.dtypes.clear();
-    std::stringstream in(dtype_list);
+    std::stringstream in(dtype_list_text);
     std::string name;
     while (std::getline(in, name, ',')) {
       const auto d = dtype_from_name(name);
       if (!d) return Error{fmt::format("--dtype: {}: unknown dtype", printable(name))};
-      if (dtype_bits(*d) != 8) return Error{fmt::format("--dtype: {}: not a one-byte dtype", name)};
+      if (!is_scale_dtype(*d)) {
+        return Error{fmt::format("--dtype: {}: not a scale format dtype (scale dtypes: {})", name, known)};
+      }
       if (!is_listed(s, *d)) s.dtypes.push_back(*d);
     }
     if (s.dtypes.empty()) return Error{"--dtype: no dtype given"};
   }
+  std::stringstream formats(format_list);
+  std::string name;
+  while (!format_list.empty() && std::getline(formats, name, ',')) {
+    bool found = false;
+    for (const ScaleFormat& r : kScaleFormats) {
+      if (r.name() != name) continue;
+      found = true;
+      for (const ScaleFormat& other : s.formats) {
+        if (other.dtype == r.dtype && other.format != r.format) {
+          return Error{fmt::format("--format: {} and {} both read {}: give one", other.name(), r.name(),
+                                   dtype_name(r.dtype))};
+        }
+      }
+      s.formats.push_back(r);
+    }
+    if (!found) {
+      std::string names;
+      for (const ScaleFormat& r : kScaleFormats) {
+        if (names.find(r.name()) == std::string::npos) names += (names.empty() ? "" : ", ") + std::string(r.name());
+      }
+      return Error{fmt::format("--format: {}: not a scale format (scale formats: {})", printable(name), names)};
+    }
+  }
   if (auto filter = NameFilter::make(select, "--select"); !filter) return filter.error();
   return s;
+}
+
+Expected<std::vector<const ScaleView*>> make_views(const std::vector<std::string>& names) {
+  std::vector<const ScaleView*> views;
+  for (const std::string& name : names) {
+    const ScaleView* v = scale_view_by_name(name);
+    if (!v) {
+      std::string known;
+      for (const ScaleView& k : kScaleViews) known += (known.empty() ? "" : ", ") + std::string(k.name);
+      return Error{fmt::format("--view: {}: no such view (views: {})", printable(name), known)};
+    }
+    if (std::find(views.begin(), views.end(), v) == views.end()) views.push_back(v);
+  }
+  return views;
 }
 
 std::optional<std::uint32_t> layer_of(std::string_view name) {
@@ -197,19 +368,52 @@ std::optional<std::uint32_t> layer_of(std::string_view name) {
   return std::nullopt;
 }
 
-ByteStats stats_of(const Histogram& h) {
-  ByteStats s;
-  for (std::uint32_t b = 0; b < 256; ++b) {
-    if (h[b] == 0) continue;
-    s.bytes += h[b];
-    if (!s.min) s.min = b;
-    s.max = b;
-    if (b == kE8m0Nan) continue;
-    if (!s.finite_min) s.finite_min = b;
-    s.finite_max = b;
+CodeStats stats_of(FormatId format, const CodeCounts& h) {
+  CodeStats s;
+  for (const auto& [code, count] : h) {
+    s.codes += count;
+    if (!s.min) s.min = code;
+    s.max = code;
+    const ClassifiedCode c = classify_code(format, code);
+    s.negative += c.negative ? count : 0;
+    switch (c.kind) {
+      case CodeClass::kNaN: s.nan += count; continue;
+      case CodeClass::kInf: s.inf += count; continue;
+      case CodeClass::kNotACode: s.not_a_code += count; continue;
+      case CodeClass::kZero: s.zero += count; break;
+      case CodeClass::kSubnormal: s.subnormal += count; break;
+      case CodeClass::kNormal: break;
+    }
+    if (!s.finite_min) s.finite_min = code;
+    s.finite_max = code;
   }
-  s.nan_bytes = h[kE8m0Nan];
   return s;
+}
+
+Json specials_json(FormatId format, const CodeStats& s, int bits) {
+  const FormatSpec& f = spec_of(format);
+  Json j = Json::object();
+  if (f.has_nan()) j["nan"] = s.nan;
+  if (f.has_inf()) j["inf"] = s.inf;
+  if (f.has_zero()) j["zero"] = s.zero;
+  if (f.has_subnormals()) j["subnormal"] = s.subnormal;
+  if (f.is_signed) j["negative"] = s.negative;
+  if (f.bits < bits) j["not_a_code"] = s.not_a_code;
+  return j;
+}
+
+std::string code_text(std::uint32_t code, int code_bits) {
+  if (code_bits <= 8) return std::to_string(code);
+  return code_bits == 16 ? fmt::format("0x{:04X}", code) : fmt::format("0x{:08X}", code);
+}
+
+std::vector<FormatId> AuditResult::formats() const {
+  std::vector<FormatId> out;
+  for (const TensorAudit& t : tensors) {
+    if (std::find(out.begin(), out.end(), t.format) == out.end()) out.push_back(t.format);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions& options) {
@@ -217,9 +421,10 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
   audit.root = checkpoint.root;
   audit.index = checkpoint.index;
   audit.selection = options.selection;
+  audit.views = options.views;
   auto filter = NameFilter::make(options.selection.select, "--select");
   if (!filter) return filter.error();
-  std::vector<std::span<const unsigned char>> data;
+  std::vector<Chunk> chunks;
   for (const CheckpointFile& f : checkpoint.files) {
     audit.files.push_back({f.name, f.map.bytes().size(), f.header.tensors.size()});
     audit.tensors_seen += f.header.tensors.size();
@@ -228,62 +433,87 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
         audit.left_out += looks_like_scales(t) ? 1 : 0;
         continue;
       }
-      audit.tensors.push_back({t.name, f.name, t.dtype, t.shape, t.bytes(), layer_of(t.name), {}});
-      data.push_back(f.tensor_bytes(t));
+      for (std::uint64_t off = 0; off < t.bytes(); off += kChunkBytes) {
+        chunks.push_back({audit.tensors.size(), &f, f.tensor_offset(t) + off,
+                          static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, t.bytes() - off))});
+      }
+      audit.tensors.push_back({t.name, f.name, t.dtype, options.selection.format_of(t.dtype), t.shape, t.bytes(),
+                               layer_of(t.name), {}});
     }
   }
   if (audit.tensors.empty()) {
-    return Error{
-        fmt::format("{}: selection: no scale tensor among {} tensors (dtypes listed, F8_E8M0 or named *scale{})",
-                    checkpoint.root, audit.tensors_seen, options.selection.select.empty() ? "" : ", --select")};
+    return Error{fmt::format(
+        "{}: selection: no scale tensor among {} tensors (dtypes {}; F8_E8M0 or named *scale*{})", checkpoint.root,
+        audit.tensors_seen, dtype_list(options.selection.dtypes), options.selection.select.empty() ? "" : ", --select")};
   }
-  std::vector<Chunk> chunks;
-  for (std::size_t i = 0; i < data.size(); ++i) {
-    for (std::size_t off = 0; off < data[i].size(); off += kChunkBytes) {
-      chunks.push_back({i, data[i].subspan(off, std::min(kChunkBytes, data[i].size() - off))});
-    }
-  }
-  histogram_chunks(chunks, audit.tensors, resolve_threads(options.threads));
+  if (auto ok = check_views(audit); !ok) return ok.error();
+  if (auto ok = histogram_chunks(chunks, audit.tensors, resolve_threads(options.threads)); !ok) return ok.error();
   std::sort(audit.tensors.begin(), audit.tensors.end(),
             [](const TensorAudit& a, const TensorAudit& b) { return a.name < b.name; });
   return audit;
 }
 
-std::string summary_line(const AuditResult& audit) {
-  const Group all = overall(audit);
-  const ByteStats s = stats_of(all.histogram);
-  const Json raw = transformed_range(all.histogram, [](std::uint32_t b) { return b; });
-  const Json adjusted = transformed_range(all.histogram, adjusted_exponent);
-  const Json folded = transformed_range(all.histogram, folded_exponent);
-  return fmt::format(
-      "{} scale tensors, {} bytes; raw E8M0 {}, adjusted half exponents {}, folded exponents {}; {} NaN bytes (0xFF){}{}",
-      with_commas(all.tensors), with_commas(s.bytes), range_text(raw), range_text(adjusted), range_text(folded),
-      with_commas(s.nan_bytes), s.nan_bytes ? fmt::format(" in {} tensors", with_commas(all.nan_tensors)) : "",
-      audit.left_out ? fmt::format("; PARTIAL: {} scale tensors left out by --select or --dtype", audit.left_out) : "");
+Expected<Ok> check_views(const AuditResult& audit) {
+  const std::vector<FormatId> present = audit.formats();
+  for (const ScaleView* v : audit.views) {
+    if (std::find(present.begin(), present.end(), v->format) != present.end()) continue;
+    std::string names;
+    for (FormatId f : present) names += (names.empty() ? "" : ", ") + std::string(spec_of(f).name);
+    return Error{fmt::format("--view: {} reads {} scales, but the selected tensors are {}", v->name,
+                             spec_of(v->format).name, names)};
+  }
+  return Ok{};
+}
+
+std::vector<std::string> summary_lines(const AuditResult& audit) {
+  std::vector<std::string> lines;
+  const auto groups = by_format(audit);
+  for (const auto& [format, g] : groups) lines.push_back(format_line(format, g));
+  for (const ScaleView* v : audit.views) {
+    if (const auto it = groups.find(v->format); it != groups.end()) lines.push_back(view_line(*v, it->second.histogram));
+  }
+  if (audit.left_out) lines.push_back(partial_line(audit.left_out));
+  return lines;
 }
 
 Json audit_result_json(const AuditResult& audit) {
-  const Group all = overall(audit);
-  const ByteStats s = stats_of(all.histogram);
-  Json summary{{"summary", summary_line(audit)}, {"tensors", all.tensors}, {"nan_tensors", all.nan_tensors}};
-  summary.update(stats_json(all.histogram));
-  summary["finite_min"] = optional_json(s.finite_min);
-  summary["finite_max"] = optional_json(s.finite_max);
-  summary["raw"] = transformed_range(all.histogram, [](std::uint32_t b) { return b; });
-  summary["adjusted"] = transformed_range(all.histogram, adjusted_exponent);
-  summary["folded"] = transformed_range(all.histogram, folded_exponent);
+  const auto groups = by_format(audit);
+  Json formats = Json::array();
+  std::uint64_t codes = 0, bytes = 0;
+  for (const auto& [format, g] : groups) {
+    Json dtypes = Json::array();
+    for (DType d : g.dtypes) dtypes.push_back(dtype_name(d));
+    Json f{{"format", spec_of(format).name},
+           {"dtypes", dtypes},
+           {"code_bits", g.bits},
+           {"summary", format_line(format, g)},
+           {"tensors", g.tensors},
+           {"nan_tensors", g.nan_tensors},
+           {"bytes", g.bytes}};
+    f.update(stats_json(format, g.bits, g.histogram));
+    codes += f["codes"].get<std::uint64_t>();
+    bytes += g.bytes;
+    formats.push_back(f);
+  }
+  Json views = Json::array();
+  for (const ScaleView* v : audit.views) views.push_back(view_json(*v, groups.at(v->format).histogram));
   Json layers = Json::array();
-  for (const auto& [layer, g] : by_layer(audit)) {
-    Json l{{"layer", optional_json(layer)}, {"tensors", g.tensors}, {"nan_tensors", g.nan_tensors}};
-    l.update(stats_json(g.histogram));
+  for (const auto& [key, g] : by_layer(audit)) {
+    Json l{{"layer", optional_json(key.first)},
+           {"format", spec_of(key.second).name},
+           {"tensors", g.tensors},
+           {"nan_tensors", g.nan_tensors}};
+    l.update(stats_json(key.second, g.bits, g.histogram));
     layers.push_back(l);
   }
   Json tensors = Json::array();
   for (const TensorAudit& t : audit.tensors) tensors.push_back(tensor_json(t));
   return Json{{"checkpoint", checkpoint_json(audit)},
               {"selection", selection_json(audit.selection, audit.left_out)},
-              {"interpretation", interpretation_json()},
-              {"overall", summary},
+              {"overall", {{"summary", summary_lines(audit)}, {"tensors", audit.tensors.size()}, {"codes", codes},
+                           {"bytes", bytes}}},
+              {"formats", formats},
+              {"views", views},
               {"layers", layers},
               {"tensors", tensors}};
 }

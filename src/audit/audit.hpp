@@ -1,11 +1,17 @@
-// The checkpoint audit: every byte of every scale tensor, histogrammed per
-// tensor, per layer and overall, read through memory maps on all cores.
+// The checkpoint audit: every code of every scale tensor, histogrammed per
+// tensor, per layer and per scale format, read with pread into per-thread L2 buffers on all
+// cores.
 //
-// A tensor is a scale tensor when its dtype is in the selection's list and it
-// is F8_E8M0 or its name ends in "scale" (by default: F8_E8M0 tensors, and U8
-// tensors named *scale), and, when --select is given, the regular expression
-// (ECMAScript, searched anywhere in the name) matches its name. Bytes are read
-// as UE8M0 codes: 0xFF is NaN and is counted apart.
+// A tensor is a scale tensor when its dtype holds a scale format
+// (audit/scale_format.hpp: F8_E8M0, U8, F8_E4M3, F16, BF16, F32) and it is
+// F8_E8M0 or the last component of its name contains "scale" (weight_scale,
+// weight_scale_2, scales, scale). The selection narrows them: --dtype (a list
+// of those dtypes; default all), --format (a dtype read in another row's
+// format, e.g. F8_E4M3 as ue4m3) and --select (a regular expression searched
+// in the name). Codes are the dtype's little-endian words, read in the
+// format's terms: NaN, Inf, zero, subnormal, negative and codes that are no
+// code of the format (a UE4M3 byte with the sign bit set) are counted apart
+// and named. Recipe views (audit/scale_transform.hpp) only when asked for.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,6 +21,8 @@
 
 #include "audit/histogram.hpp"
 #include "audit/safetensors.hpp"
+#include "audit/scale_format.hpp"
+#include "audit/scale_transform.hpp"
 #include "error.hpp"
 
 namespace bitproof::audit {
@@ -22,21 +30,31 @@ namespace bitproof::audit {
 using Json = nlohmann::ordered_json;
 
 struct Selection {
-  std::vector<DType> dtypes{DType::kF8E8M0, DType::kU8};
-  std::string select;  // regular expression over names; empty selects all
+  std::vector<DType> dtypes = all_scale_dtypes();
+  std::vector<ScaleFormat> formats;  // --format: rows that replace their dtype's default reading
+  std::string select;                // regular expression over names; empty selects all
+  [[nodiscard]] static std::vector<DType> all_scale_dtypes();
+  // The format a tensor of this (scale) dtype is read in.
+  [[nodiscard]] FormatId format_of(DType dtype) const;
 };
 
-// "F8_E8M0,U8" -> dtypes (each must be a known 8-bit dtype); checks the regex.
-[[nodiscard]] Expected<Selection> make_selection(const std::string& dtype_list, const std::string& select);
+// "F8_E8M0,F16" -> dtypes (each must hold a scale format; empty: all);
+// "ue4m3" -> the rows of --format; checks the regex. Errors name the flag.
+[[nodiscard]] Expected<Selection> make_selection(const std::string& dtype_list, const std::string& select,
+                                                 const std::string& format_list = "");
+
+// F8_E8M0, or the last component of the name contains "scale".
+[[nodiscard]] bool named_like_scales(DType dtype, std::string_view name);
 
 struct TensorAudit {
   std::string name;
   std::string file;
   DType dtype = DType::kF8E8M0;
+  FormatId format = FormatId::ue8m0;
   std::vector<std::uint64_t> shape;
   std::uint64_t bytes = 0;
   std::optional<std::uint32_t> layer;
-  Histogram histogram{};
+  CodeCounts histogram;
 };
 
 struct FileSummary {
@@ -55,12 +73,19 @@ struct AuditResult {
   // --select left unread: an audit with any is partial.
   std::size_t left_out = 0;
   std::vector<TensorAudit> tensors;  // the scale tensors, sorted by name
+  std::vector<const ScaleView*> views;
+  // The formats of the tensors, in kFormats order.
+  [[nodiscard]] std::vector<FormatId> formats() const;
 };
 
 struct AuditOptions {
   Selection selection;
   unsigned threads = 0;  // 0: one per hardware thread
+  std::vector<const ScaleView*> views = {};  // --view: recipe views printed and reported
 };
+
+// "turbomind" -> the views (each must be in kScaleViews).
+[[nodiscard]] Expected<std::vector<const ScaleView*>> make_views(const std::vector<std::string>& names);
 
 // Fails (exit 2) when no tensor is selected: an empty audit would admit anything.
 [[nodiscard]] Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions& options);
@@ -68,17 +93,30 @@ struct AuditOptions {
 // The layer L of a name containing "layers.L." (at the start or after a dot).
 [[nodiscard]] std::optional<std::uint32_t> layer_of(std::string_view name);
 
-struct ByteStats {
-  std::uint64_t bytes = 0;
-  std::uint64_t nan_bytes = 0;
-  std::optional<std::uint32_t> min, max;                // over every byte, NaN included
-  std::optional<std::uint32_t> finite_min, finite_max;  // over every byte but 0xFF
+// What the codes of one format's histogram are.
+struct CodeStats {
+  std::uint64_t codes = 0;
+  std::optional<std::uint32_t> min, max;                // over every code, specials included
+  std::optional<std::uint32_t> finite_min, finite_max;  // over the normal, subnormal and zero codes
+  std::uint64_t nan = 0, inf = 0, zero = 0, subnormal = 0, negative = 0, not_a_code = 0;
+  friend bool operator==(const CodeStats&, const CodeStats&) = default;
 };
-[[nodiscard]] ByteStats stats_of(const Histogram& h);
+[[nodiscard]] CodeStats stats_of(FormatId format, const CodeCounts& h);
 
-// "N scale tensors, B bytes; raw E8M0 LO–HI, adjusted half exponents a–b,
-//  folded exponents f–g; K NaN bytes (0xFF) in T tensors"
-[[nodiscard]] std::string summary_line(const AuditResult& audit);
+// {"nan": K, ...}: the specials this format has, by name (nan, inf, zero,
+// subnormal, negative, not_a_code), each counted.
+[[nodiscard]] Json specials_json(FormatId format, const CodeStats& s, int code_bits);
+
+// A code as the audit prints it: decimal for 8-bit codes, 0x%04X / 0x%08X for 16 and 32 bits.
+[[nodiscard]] std::string code_text(std::uint32_t code, int code_bits);
+
+// One line a format, in its own words:
+//   "18 ue8m0 scale tensors (F8_E8M0), 144 codes: 114–126 (2^-13 … 2^-1); 0 NaN (0xFF)"
+// then one line a requested view, then "PARTIAL: ..." when scale tensors were left out.
+[[nodiscard]] std::vector<std::string> summary_lines(const AuditResult& audit);
+
+// Fails (exit 2) when a view reads a format none of the tensors is in.
+[[nodiscard]] Expected<Ok> check_views(const AuditResult& audit);
 
 // The deterministic part of the report.
 [[nodiscard]] Json audit_result_json(const AuditResult& audit);

@@ -1,7 +1,9 @@
 #include "audit/histogram.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "backend/cpu_features.hpp"
 
@@ -46,7 +48,7 @@ void portable_block(const unsigned char* p, std::size_t n, Histogram& h) {
 
 constexpr std::size_t kVector = 32;
 constexpr std::size_t kMaxRounds = 255;  // a byte counter holds 255 increments
-constexpr int kPassValues = 8;
+constexpr unsigned kPassValues = 8;
 
 __attribute__((target("avx2"))) void byte_range(const unsigned char* p, std::size_t n, unsigned& lo, unsigned& hi) {
   __m256i mn = _mm256_set1_epi8(static_cast<char>(0xFF));
@@ -81,51 +83,53 @@ __attribute__((target("avx2"))) std::uint64_t sum_bytes(__m256i counts) {
          static_cast<std::uint64_t>(_mm256_extract_epi64(s, 3));
 }
 
-// Counts the values first .. first+7 over the n (a multiple of 32) bytes at p,
-// prefetching the bytes at `ahead` (the next block) into L2 as it goes: the
-// next block's memory traffic then overlaps this block's compares.
+// Counts the values first .. first+kN-1 (kN <= 8) over the n (a multiple of
+// 32) bytes at p, prefetching the bytes at `ahead` (the next block) into L2 as
+// it goes: the next block's memory traffic then overlaps this block's compares.
+template <int kN>
 __attribute__((target("avx2"))) void count_eight(const unsigned char* p, std::size_t n, unsigned first, Histogram& h,
                                                  const unsigned char* ahead) {
-  __m256i value[kPassValues];
-  for (int j = 0; j < kPassValues; ++j) value[j] = _mm256_set1_epi8(static_cast<char>(first + j));
+  __m256i value[kN];
+  for (int j = 0; j < kN; ++j) value[j] = _mm256_set1_epi8(static_cast<char>(first + j));
   for (std::size_t i = 0; i < n;) {
-    __m256i acc[kPassValues];
-    for (int j = 0; j < kPassValues; ++j) acc[j] = _mm256_setzero_si256();
+    __m256i acc[kN];
+    for (int j = 0; j < kN; ++j) acc[j] = _mm256_setzero_si256();
     const std::size_t end = std::min(n, i + kMaxRounds * kVector);
     for (; i < end; i += kVector) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
       if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 8
-      for (int j = 0; j < kPassValues; ++j) acc[j] = _mm256_sub_epi8(acc[j], _mm256_cmpeq_epi8(x, value[j]));
+      for (int j = 0; j < kN; ++j) acc[j] = _mm256_sub_epi8(acc[j], _mm256_cmpeq_epi8(x, value[j]));
     }
-    for (int j = 0; j < kPassValues; ++j) h[first + j] += sum_bytes(acc[j]);
+    for (int j = 0; j < kN; ++j) h[first + j] += sum_bytes(acc[j]);
   }
 }
 
-// AVX-512BW: 64 bytes a step and 32 registers, so 16 values a pass (a scale
-// tensor's dozen exponents in one pass); a compare gives a mask, a masked add
-// counts it.
+// AVX-512BW: 64 bytes a step and 32 registers, so up to 16 values a pass (a
+// scale tensor's dozen exponents in one pass); a compare gives a mask, a
+// masked add counts it.
 constexpr std::size_t kVector512 = 64;
-constexpr int kPassValues512 = 16;
+constexpr unsigned kPassValues512 = 16;
 
+template <int kN>
 __attribute__((target("avx512f,avx512bw"))) void count_sixteen(const unsigned char* p, std::size_t n, unsigned first,
                                                                 Histogram& h, const unsigned char* ahead) {
-  __m512i value[kPassValues512];
-  for (int j = 0; j < kPassValues512; ++j) value[j] = _mm512_set1_epi8(static_cast<char>(first + j));
+  __m512i value[kN];
+  for (int j = 0; j < kN; ++j) value[j] = _mm512_set1_epi8(static_cast<char>(first + j));
   const __m512i one = _mm512_set1_epi8(1);
   for (std::size_t i = 0; i < n;) {
-    __m512i acc[kPassValues512];
-    for (int j = 0; j < kPassValues512; ++j) acc[j] = _mm512_setzero_si512();
+    __m512i acc[kN];
+    for (int j = 0; j < kN; ++j) acc[j] = _mm512_setzero_si512();
     const std::size_t end = std::min(n, i + kMaxRounds * kVector512);
     for (; i < end; i += kVector512) {
       const __m512i x = _mm512_loadu_si512(p + i);
       _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 16
-      for (int j = 0; j < kPassValues512; ++j) {
+      for (int j = 0; j < kN; ++j) {
         acc[j] = _mm512_mask_add_epi8(acc[j], _mm512_cmpeq_epi8_mask(x, value[j]), acc[j], one);
       }
     }
-    for (int j = 0; j < kPassValues512; ++j) {
+    for (int j = 0; j < kN; ++j) {
       alignas(64) std::uint64_t sums[8];
       _mm512_store_si512(sums, _mm512_sad_epu8(acc[j], _mm512_setzero_si512()));
       for (std::uint64_t v : sums) h[first + j] += v;
@@ -135,22 +139,40 @@ __attribute__((target("avx512f,avx512bw"))) void count_sixteen(const unsigned ch
 
 using CountPass = void (*)(const unsigned char*, std::size_t, unsigned, Histogram&, const unsigned char*);
 
-// Counts every value of the kValues-wide windows covering lo..hi (hi - lo <
-// kNarrowSpan) in the block, with `count` taking kStep bytes a step, and every
-// byte of its tail; prefetches `ahead` during the first pass.
-template <std::size_t kStep, unsigned kValues, CountPass count>
+// The counters for 1..kMax values a pass: table[k - 1] counts k values.
+template <template <int> class Pass, int... kN>
+constexpr std::array<CountPass, sizeof...(kN)> pass_table(std::integer_sequence<int, kN...>) {
+  return {Pass<kN + 1>::fn...};
+}
+template <int kN>
+struct Eight {
+  static constexpr CountPass fn = count_eight<kN>;
+};
+template <int kN>
+struct Sixteen {
+  static constexpr CountPass fn = count_sixteen<kN>;
+};
+constexpr auto kEightPasses = pass_table<Eight>(std::make_integer_sequence<int, kPassValues>{});
+constexpr auto kSixteenPasses = pass_table<Sixteen>(std::make_integer_sequence<int, kPassValues512>{});
+
+// Counts every value of lo..hi (hi - lo < kNarrowSpan) in the block, in
+// passes of at most kValues values (the last pass only those left, so a span
+// of 13 costs 13 compares a step, not 16), with kStep bytes a step, and every
+// byte of its tail; prefetches `ahead` during the first pass. A byte outside
+// lo..hi is not counted (add_blocks relies on it).
+template <std::size_t kStep, unsigned kValues, const std::array<CountPass, kValues>& kPasses>
 void narrow_windows(const unsigned char* p, std::size_t n, unsigned lo, unsigned hi, Histogram& h,
                     const unsigned char* ahead) {
   const std::size_t whole = n - n % kStep;
-  // Disjoint windows covering lo..hi, moved down as a whole to end by 255.
-  const unsigned passes = (hi - lo) / kValues + 1;
-  const unsigned base = std::min(lo, 256u - passes * kValues);
-  for (unsigned w = 0; w < passes; ++w) count(p, whole, base + w * kValues, h, w == 0 ? ahead : p);
+  for (unsigned first = lo; first <= hi; first += kValues) {
+    const unsigned values = std::min(kValues, hi - first + 1);
+    kPasses[values - 1](p, whole, first, h, first == lo ? ahead : p);
+  }
   for (std::size_t i = whole; i < n; ++i) ++h[p[i]];
 }
 
-constexpr auto narrow_block = narrow_windows<kVector, kPassValues, count_eight>;
-constexpr auto narrow_block_512 = narrow_windows<kVector512, kPassValues512, count_sixteen>;
+constexpr auto narrow_block = narrow_windows<kVector, kPassValues, kEightPasses>;
+constexpr auto narrow_block_512 = narrow_windows<kVector512, kPassValues512, kSixteenPasses>;
 
 using NarrowBlock = void (*)(const unsigned char*, std::size_t, unsigned, unsigned, Histogram&, const unsigned char*);
 
@@ -163,9 +185,12 @@ void add_blocks(std::span<const unsigned char> bytes, Histogram& h, NarrowBlock 
   // The windows are disjoint and the tail is counted whole, so the block's
   // counts sum to its length exactly when every byte fell inside them; if
   // not, the trial is dropped and the block is counted from its own range.
-  bool have_guess = false;
-  unsigned guess_lo = 0;
-  unsigned guess_hi = 0;
+  // The guess lives on this thread, so it carries from tensor to tensor (a
+  // scale tensor's first block needs no range pass either); a wrong guess
+  // costs one trial and never a wrong count.
+  thread_local bool have_guess = false;
+  thread_local unsigned guess_lo = 0;
+  thread_local unsigned guess_hi = 0;
   for (std::size_t off = 0; off < bytes.size(); off += kNarrowBlock) {
     const unsigned char* p = bytes.data() + off;
     const std::size_t n = std::min(kNarrowBlock, bytes.size() - off);
@@ -195,7 +220,288 @@ void add_blocks(std::span<const unsigned char> bytes, Histogram& h, NarrowBlock 
   }
 }
 
+// ---- 16-bit codes ----
+
+constexpr std::size_t kMaxRounds16 = 32767;  // a 16-bit lane summed as signed by madd
+
+__attribute__((target("avx2"))) void code_range16_avx2(const unsigned char* p, std::size_t n, unsigned& lo,
+                                                       unsigned& hi) {
+  __m256i mn = _mm256_set1_epi16(-1);
+  __m256i mx = _mm256_setzero_si256();
+  std::size_t i = 0;
+  for (; i + kVector <= n; i += kVector) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    mn = _mm256_min_epu16(mn, x);
+    mx = _mm256_max_epu16(mx, x);
+  }
+  alignas(32) std::uint16_t lows[16];
+  alignas(32) std::uint16_t highs[16];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lows), mn);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(highs), mx);
+  lo = 0xFFFF;
+  hi = 0;
+  for (int k = 0; k < 16; ++k) {
+    lo = std::min<unsigned>(lo, lows[k]);
+    hi = std::max<unsigned>(hi, highs[k]);
+  }
+  for (; i + 2 <= n; i += 2) {
+    std::uint16_t c;
+    std::memcpy(&c, p + i, 2);
+    lo = std::min<unsigned>(lo, c);
+    hi = std::max<unsigned>(hi, c);
+  }
+}
+
+__attribute__((target("avx512f,avx512bw"))) void code_range16_avx512(const unsigned char* p, std::size_t n,
+                                                                     unsigned& lo, unsigned& hi) {
+  __m512i mn = _mm512_set1_epi16(-1);
+  __m512i mx = _mm512_setzero_si512();
+  std::size_t i = 0;
+  for (; i + kVector512 <= n; i += kVector512) {
+    const __m512i x = _mm512_loadu_si512(p + i);
+    mn = _mm512_min_epu16(mn, x);
+    mx = _mm512_max_epu16(mx, x);
+  }
+  alignas(64) std::uint16_t lows[32];
+  alignas(64) std::uint16_t highs[32];
+  _mm512_store_si512(lows, mn);
+  _mm512_store_si512(highs, mx);
+  lo = 0xFFFF;
+  hi = 0;
+  for (int k = 0; k < 32; ++k) {
+    lo = std::min<unsigned>(lo, lows[k]);
+    hi = std::max<unsigned>(hi, highs[k]);
+  }
+  for (; i + 2 <= n; i += 2) {
+    std::uint16_t c;
+    std::memcpy(&c, p + i, 2);
+    lo = std::min<unsigned>(lo, c);
+    hi = std::max<unsigned>(hi, c);
+  }
+}
+
+// Counts the codes first .. first+7 over the n (a multiple of 32) bytes at p into bins[0..7].
+__attribute__((target("avx2"))) void count16_eight(const unsigned char* p, std::size_t n, unsigned first,
+                                                   std::uint32_t* bins, const unsigned char* ahead) {
+  __m256i value[kPassValues];
+  for (unsigned j = 0; j < kPassValues; ++j) value[j] = _mm256_set1_epi16(static_cast<short>(first + j));
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (std::size_t i = 0; i < n;) {
+    __m256i acc[kPassValues];
+    for (unsigned j = 0; j < kPassValues; ++j) acc[j] = _mm256_setzero_si256();
+    const std::size_t end = std::min(n, i + kMaxRounds16 * kVector);
+    for (; i < end; i += kVector) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+      if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
+#pragma GCC unroll 8
+      for (unsigned j = 0; j < kPassValues; ++j) acc[j] = _mm256_sub_epi16(acc[j], _mm256_cmpeq_epi16(x, value[j]));
+    }
+    for (unsigned j = 0; j < kPassValues; ++j) {
+      alignas(32) std::int32_t sums[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_madd_epi16(acc[j], ones));
+      for (std::int32_t v : sums) bins[j] += static_cast<std::uint32_t>(v);
+    }
+  }
+}
+
+// AVX-512BW: 32 codes a step, 16 values a pass, a compare mask and a masked add.
+__attribute__((target("avx512f,avx512bw"))) void count16_sixteen(const unsigned char* p, std::size_t n,
+                                                                  unsigned first, std::uint32_t* bins,
+                                                                  const unsigned char* ahead) {
+  __m512i value[kPassValues512];
+  for (unsigned j = 0; j < kPassValues512; ++j) value[j] = _mm512_set1_epi16(static_cast<short>(first + j));
+  const __m512i one = _mm512_set1_epi16(1);
+  for (std::size_t i = 0; i < n;) {
+    __m512i acc[kPassValues512];
+    for (unsigned j = 0; j < kPassValues512; ++j) acc[j] = _mm512_setzero_si512();
+    const std::size_t end = std::min(n, i + kMaxRounds16 * kVector512);
+    for (; i < end; i += kVector512) {
+      const __m512i x = _mm512_loadu_si512(p + i);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
+#pragma GCC unroll 16
+      for (unsigned j = 0; j < kPassValues512; ++j) {
+        acc[j] = _mm512_mask_add_epi16(acc[j], _mm512_cmpeq_epi16_mask(x, value[j]), acc[j], one);
+      }
+    }
+    for (unsigned j = 0; j < kPassValues512; ++j) {
+      alignas(64) std::int32_t sums[16];
+      _mm512_store_si512(sums, _mm512_madd_epi16(acc[j], one));
+      for (std::int32_t v : sums) bins[j] += static_cast<std::uint32_t>(v);
+    }
+  }
+}
+
 #endif
+
+// ---- 16-bit codes: the driver ----
+
+constexpr std::size_t kCodes16 = std::size_t{1} << 16;
+// Blocks of this many bytes: re-read from L2 by the counting pass.
+constexpr std::size_t kBlock16 = std::size_t{1} << 16;
+// One call counts at most this many bytes in 32-bit bins (2^30 codes).
+constexpr std::size_t kPiece16 = std::size_t{1} << 31;
+
+using Range16 = void (*)(const unsigned char*, std::size_t, unsigned&, unsigned&);
+using Count16 = void (*)(const unsigned char*, std::size_t, unsigned, std::uint32_t*, const unsigned char*);
+
+struct Isa16 {
+  Range16 range = nullptr;  // null: the portable loop only
+  Count16 count = nullptr;
+  std::size_t step = 2;     // bytes a vector step
+  unsigned values = 1;      // values a pass
+};
+
+// The 65,536 bins of this thread, in two lanes (a run of equal codes then
+// alternates between two counters), zero between calls.
+struct Bins16 {
+  std::vector<std::uint32_t> lane0 = std::vector<std::uint32_t>(kCodes16);
+  std::vector<std::uint32_t> lane1 = std::vector<std::uint32_t>(kCodes16);
+};
+
+void count16_portable(const unsigned char* p, std::size_t n, Bins16& b) {
+  std::uint32_t* l0 = b.lane0.data();
+  std::uint32_t* l1 = b.lane1.data();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    ++l0[w & 0xFFFF];
+    ++l1[(w >> 16) & 0xFFFF];
+    ++l0[(w >> 32) & 0xFFFF];
+    ++l1[w >> 48];
+  }
+  for (; i + 2 <= n; i += 2) {
+    std::uint16_t c;
+    std::memcpy(&c, p + i, 2);
+    ++l0[c];
+  }
+}
+
+// Counts the windows of `isa.values` codes covering lo..hi over the whole
+// steps of the n bytes at p into bins (bins[k] counts code base + k, k < 2 *
+// kNarrowSpan), the tail code by code; returns base.
+unsigned narrow16(const Isa16& isa, const unsigned char* p, std::size_t n, unsigned lo, unsigned hi,
+                  std::uint32_t* bins, const unsigned char* ahead) {
+  const std::size_t whole = n - n % isa.step;
+  const unsigned passes = (hi - lo) / isa.values + 1;
+  const unsigned base = std::min<unsigned>(lo, kCodes16 - passes * isa.values);
+  for (unsigned w = 0; w < passes; ++w) {
+    isa.count(p, whole, base + w * isa.values, bins + w * isa.values, w == 0 ? ahead : p);
+  }
+  for (std::size_t i = whole; i + 2 <= n; i += 2) {
+    std::uint16_t c;
+    std::memcpy(&c, p + i, 2);
+    if (c >= base && c < base + passes * isa.values) ++bins[c - base];
+  }
+  return base;
+}
+
+// This thread's 16-bit bins and what they hold: counted codes lie in
+// seen_lo..seen_hi (no code when seen_lo > seen_hi); `held` codes in all.
+struct State16 {
+  Bins16 bins;
+  unsigned seen_lo = 0xFFFF, seen_hi = 0;
+  std::uint64_t held = 0;
+  // As for bytes: the last narrow window of this thread, tried first.
+  bool have_guess = false;
+  unsigned guess_lo = 0, guess_hi = 0;
+};
+
+State16& state16() {
+  thread_local State16 s;
+  return s;
+}
+
+// Reads the counted codes out into `out` and zeroes the bins again.
+void take16(State16& s, CodeCounts& out) {
+  CodeCounts counts;
+  if (s.seen_lo <= s.seen_hi) counts.reserve(std::min<std::size_t>(s.held, s.seen_hi - s.seen_lo + 1));
+  for (std::size_t c = s.seen_lo; s.seen_lo <= s.seen_hi && c <= s.seen_hi; ++c) {
+    const std::uint64_t v = std::uint64_t{s.bins.lane0[c]} + s.bins.lane1[c];
+    if (v != 0) counts.emplace_back(static_cast<std::uint32_t>(c), v);
+    s.bins.lane0[c] = 0;
+    s.bins.lane1[c] = 0;
+  }
+  s.seen_lo = 0xFFFF;
+  s.seen_hi = 0;
+  s.held = 0;
+  merge_counts(out, std::move(counts));
+}
+
+// Counts the 16-bit codes of `bytes` into this thread's bins; before they
+// could pass 2^32 in a bin, they are read out into `spill`.
+void add16(std::span<const unsigned char> bytes, const Isa16& isa, CodeCounts& spill) {
+  State16& s = state16();
+  const std::size_t n_all = bytes.size() - bytes.size() % 2;
+  for (std::size_t off = 0; off < n_all; off += kBlock16) {
+    const unsigned char* p = bytes.data() + off;
+    const std::size_t n = std::min(kBlock16, n_all - off);
+    if (s.held + n / 2 > kPiece16 / 2) take16(s, spill);
+    s.held += n / 2;
+    if (!isa.range) {
+      count16_portable(p, n, s.bins);
+      s.seen_lo = 0;
+      s.seen_hi = 0xFFFF;
+      continue;
+    }
+    const unsigned char* ahead = off + kBlock16 < n_all ? p + kBlock16 : p;
+    std::uint32_t trial[2 * detail::kNarrowSpan] = {};
+    if (s.have_guess) {
+      const unsigned base = narrow16(isa, p, n, s.guess_lo, s.guess_hi, trial, ahead);
+      std::uint64_t counted = 0;
+      for (std::uint32_t c : trial) counted += c;
+      if (counted == n / 2) {
+        for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) {
+          if (trial[k] == 0) continue;
+          s.bins.lane0[base + k] += trial[k];
+          s.seen_lo = std::min(s.seen_lo, base + k);
+          s.seen_hi = std::max(s.seen_hi, base + k);
+        }
+        continue;
+      }
+      std::fill(std::begin(trial), std::end(trial), 0u);
+    }
+    unsigned lo = 0, hi = 0;
+    isa.range(p, n, lo, hi);
+    s.seen_lo = std::min(s.seen_lo, lo);
+    s.seen_hi = std::max(s.seen_hi, hi);
+    s.have_guess = hi - lo < detail::kNarrowSpan;
+    if (s.have_guess) {
+      const unsigned base = narrow16(isa, p, n, lo, hi, trial, ahead);
+      for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) s.bins.lane0[base + k] += trial[k];
+      s.guess_lo = lo;
+      s.guess_hi = hi;
+    } else {
+      count16_portable(p, n, s.bins);
+    }
+  }
+}
+
+Isa16 isa16(detail::HistogramIsa isa) {
+#ifdef BITPROOF_HISTOGRAM_AVX2
+  if (isa == detail::HistogramIsa::kAvx512 && detail::isa_available(isa)) {
+    return {code_range16_avx512, count16_sixteen, kVector512, kPassValues512};
+  }
+  if (isa == detail::HistogramIsa::kAvx2 && detail::isa_available(isa)) {
+    return {code_range16_avx2, count16_eight, kVector, kPassValues};
+  }
+#endif
+  (void)isa;
+  return {};
+}
+
+void take32(std::vector<std::uint32_t>& codes, CodeCounts& out) {
+  std::sort(codes.begin(), codes.end());
+  CodeCounts runs;
+  for (std::size_t i = 0; i < codes.size();) {
+    std::size_t j = i;
+    while (j < codes.size() && codes[j] == codes[i]) ++j;
+    runs.emplace_back(codes[i], j - i);
+    i = j;
+  }
+  codes.clear();
+  merge_counts(out, std::move(runs));
+}
 
 }  // namespace
 
@@ -247,5 +553,93 @@ void add_histogram(std::span<const unsigned char> bytes, Histogram& h) {
 void merge_histogram(Histogram& h, const Histogram& other) {
   for (int b = 0; b < 256; ++b) h[b] += other[b];
 }
+
+void merge_counts(CodeCounts& into, const CodeCounts& from) {
+  if (from.empty()) return;
+  if (into.empty()) {
+    into = from;
+    return;
+  }
+  CodeCounts merged;
+  merged.reserve(into.size() + from.size());
+  std::size_t i = 0, j = 0;
+  while (i < into.size() || j < from.size()) {
+    if (j == from.size() || (i < into.size() && into[i].first < from[j].first)) {
+      merged.push_back(into[i++]);
+    } else if (i == into.size() || from[j].first < into[i].first) {
+      merged.push_back(from[j++]);
+    } else {
+      merged.emplace_back(into[i].first, into[i].second + from[j].second);
+      ++i, ++j;
+    }
+  }
+  into = std::move(merged);
+}
+
+void merge_counts(CodeCounts& into, CodeCounts&& from) {
+  if (into.empty()) {
+    into = std::move(from);
+    return;
+  }
+  merge_counts(into, static_cast<const CodeCounts&>(from));
+}
+
+CodeCounts counts_of(const Histogram& h) {
+  CodeCounts out;
+  for (std::uint32_t b = 0; b < 256; ++b) {
+    if (h[b] != 0) out.emplace_back(b, h[b]);
+  }
+  return out;
+}
+
+CodeCounter::CodeCounter(int code_bits) : CodeCounter(code_bits, detail::best_isa()) {}
+
+CodeCounter::CodeCounter(int code_bits, detail::HistogramIsa isa) : bits_(code_bits), isa_(isa) {}
+
+CodeCounter::~CodeCounter() {
+  if (bits_ == 16) {
+    CodeCounts dropped;
+    take16(state16(), dropped);  // leave this thread's bins zero for the next counter
+  }
+}
+
+void CodeCounter::add(std::span<const unsigned char> bytes) {
+  if (bits_ == 8) {
+    detail::add_histogram_with(bytes, bytes8_, isa_);
+  } else if (bits_ == 16) {
+    add16(bytes, isa16(isa_), spill_);
+  } else {
+    const std::size_t n = bytes.size() / 4;
+    codes32_.resize(codes32_.size() + n);
+    if (n) std::memcpy(codes32_.data() + codes32_.size() - n, bytes.data(), n * 4);
+  }
+}
+
+void CodeCounter::take(CodeCounts& out) {
+  if (bits_ == 8) {
+    merge_counts(out, counts_of(bytes8_));
+    bytes8_ = {};
+  } else if (bits_ == 16) {
+    take16(state16(), spill_);
+  } else {
+    take32(codes32_, spill_);
+  }
+  merge_counts(out, std::move(spill_));
+  spill_ = {};
+}
+
+void count_codes(std::span<const unsigned char> bytes, int code_bits, CodeCounts& out) {
+  CodeCounter counter(code_bits);
+  counter.add(bytes);
+  counter.take(out);
+}
+
+namespace detail {
+void count_codes16_with(std::span<const unsigned char> bytes, CodeCounts& out, HistogramIsa isa) {
+  CodeCounter counter(16, isa);
+  counter.add(bytes);
+  counter.take(out);
+}
+}  // namespace detail
 
 }  // namespace bitproof::audit

@@ -255,45 +255,50 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
   }
   MappedFile m;
   m.size_ = static_cast<std::size_t>(st.st_size);
+  m.fd_ = fd;
   if (m.size_ > 0) {
     void* p = mmap(nullptr, m.size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      return Error{fmt::format("{}: file: cannot map: {}", path, std::strerror(err))};
-    }
+    if (p == MAP_FAILED) return Error{fmt::format("{}: file: cannot map: {}", path, std::strerror(errno))};
     m.data_ = static_cast<const unsigned char*>(p);
   }
-  ::close(fd);
   return m;
 }
 
-void prefault(std::span<const unsigned char> bytes) {
-#ifndef MADV_POPULATE_READ
-  constexpr int MADV_POPULATE_READ = 22;  // linux/mman.h, Linux 5.14
-#endif
-  if (bytes.empty()) return;
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data()) / page * page;
-  const auto end = reinterpret_cast<std::uintptr_t>(bytes.data() + bytes.size());
-  (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+Expected<Ok> MappedFile::read_at(std::uint64_t offset, std::span<unsigned char> out) const {
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error{n < 0 ? std::strerror(errno) : "the file ended early (it changed while read)"};
+    done += static_cast<std::size_t>(n);
+  }
+  return Ok{};
+}
+
+void MappedFile::release() {
+  if (data_) munmap(const_cast<unsigned char*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+  data_ = nullptr;
+  size_ = 0;
+  fd_ = -1;
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      fd_(std::exchange(other.fd_, -1)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
-    if (data_) munmap(const_cast<unsigned char*>(data_), size_);
+    release();
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    fd_ = std::exchange(other.fd_, -1);
   }
   return *this;
 }
 
-MappedFile::~MappedFile() {
-  if (data_) munmap(const_cast<unsigned char*>(data_), size_);
-}
+MappedFile::~MappedFile() { release(); }
 
 // ---- checkpoints ----
 

@@ -19,6 +19,10 @@ namespace {
 // discovery over the proof's own domain (the spec's interval of the map's input).
 Expected<Json> map_source(const Json& report) {
   if (report["kind"] == "domain" || report["kind"] == "time") return report;
+  if (is_audit_kind(report)) {
+    return Error{fmt::format("--svg: an {} report has no case map (give --markdown or --junit)",
+                             report["kind"].get<std::string>())};
+  }
   auto spec = parse_spec(report["result"]["spec"].dump(), "result.spec");
   if (!spec) return spec.error();
   if (auto e = check_proof_map(*spec)) return *e;

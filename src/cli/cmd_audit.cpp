@@ -1,4 +1,4 @@
-// bitproof audit PATH: scale-byte histograms of a safetensors checkpoint.
+// bitproof audit PATH: scale-code histograms of a safetensors checkpoint, every scale format.
 // bitproof admit --audit A.json --domain D.json: which tensors a proven interval admits.
 // bitproof synth-checkpoint OUT_DIR ...: DeepSeek V4 layout test checkpoints.
 #include <fmt/format.h>
@@ -18,86 +18,94 @@ namespace {
 
 constexpr std::size_t kListedOutside = 20;
 
-// -o/--report and --markdown, where given, reserved before any work.
-Expected<Ok> add_outputs(OutputFiles& files, const std::string& report, const std::string& markdown) {
-  for (const auto& [flag, path] : {std::pair{"--report", &report}, std::pair{"--markdown", &markdown}}) {
-    if (path->empty()) continue;
-    if (auto ok = files.add(flag, *path); !ok) return ok.error();
-  }
-  return Ok{};
-}
-
 struct AuditArgs {
   std::string path;
-  std::string report;
-  std::string markdown;
   std::string select;
   std::string dtypes;
+  std::string formats;
+  std::vector<std::string> views;
   unsigned threads = 0;
+  Outputs out;
 };
 
+// Writes the report (compact: histograms of 16-bit codes are long) and any
+// Markdown or JUnit rendering of it, all or none.
+int write_outputs(const Outputs& out, OutputFiles& files, const Json& report, const std::string& report_text) {
+  if (!out.any()) return kExitHolds;
+  Outputs renderings = out;
+  renderings.report.clear();
+  if (!out.report.empty()) files.set(out.report, report_text);
+  if (auto e = renderings.write(files, report)) return fail(*e);
+  return kExitHolds;
+}
+
+// An audit or admission has no case map: --svg is refused before any work.
+std::optional<Error> svg_refused(const Outputs& out, const char* kind) {
+  if (out.svg.empty()) return std::nullopt;
+  return Error{fmt::format("--svg: an {} report has no case map (give --markdown or --junit)", kind)};
+}
+
 int run_audit_command(const AuditArgs& a) {
-  auto selection = audit::make_selection(a.dtypes, a.select);
+  if (auto e = svg_refused(a.out, "audit")) return fail(*e);
+  auto selection = audit::make_selection(a.dtypes, a.select, a.formats);
   if (!selection) return fail(selection.error());
-  OutputFiles files;
-  files.add_input(a.path);
-  if (auto ok = add_outputs(files, a.report, a.markdown); !ok) return fail(ok.error());
+  auto views = audit::make_views(a.views);
+  if (!views) return fail(views.error());
+  auto files = a.out.open({a.path});
+  if (!files) return fail(files.error());
   const auto start = std::chrono::steady_clock::now();
   auto checkpoint = audit::open_checkpoint(a.path);
   if (!checkpoint) return fail(checkpoint.error());
   const unsigned threads = resolve_threads(a.threads);
-  auto result = audit::run_audit(*checkpoint, {*selection, threads});
+  auto result = audit::run_audit(*checkpoint, {*selection, threads, *views});
   if (!result) return fail(result.error());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%s\n", audit::summary_line(*result).c_str());
-  if (!a.report.empty()) {
-    const audit::Json run{{"threads", threads}, {"seconds", seconds}};
-    files.set(a.report, audit::audit_report(*result, run).dump() + "\n");
-  }
-  if (!a.markdown.empty()) files.set(a.markdown, render_lines_markdown("audit: " + a.path, {audit::summary_line(*result)}));
-  if (auto ok = files.commit(); !ok) return fail(ok.error());
-  return kExitHolds;
+  print_lines(audit::summary_lines(*result));
+  const audit::Json run{{"threads", threads}, {"seconds", seconds}};
+  const Json report = a.out.any() ? audit::audit_report(*result, run) : Json();
+  return write_outputs(a.out, *files, report, a.out.report.empty() ? "" : report.dump() + "\n");
 }
 
 struct AdmitArgs {
   std::string audit;
   std::string domain;
   std::optional<std::size_t> claim;
-  std::string report;
-  std::string markdown;
   std::string select;
+  std::uint64_t max_outside = 0;
   bool allow_partial = false;
+  Outputs out;
 };
 
 int run_admit(const AdmitArgs& a) {
-  OutputFiles files;
-  files.add_input(a.audit);
-  files.add_input(a.domain);
-  if (auto ok = add_outputs(files, a.report, a.markdown); !ok) return fail(ok.error());
+  if (auto e = svg_refused(a.out, "admission")) return fail(*e);
+  auto files = a.out.open({a.audit, a.domain});
+  if (!files) return fail(files.error());
   auto audited = audit::load_audit_report(a.audit);
   if (!audited) return fail(audited.error());
   auto proven = audit::load_domain_report(a.domain, a.claim);
   if (!proven) return fail(proven.error());
-  auto admission = audit::admit(*audited, *proven, a.select, a.allow_partial);
+  auto admission = audit::admit(*audited, *proven, a.select, a.allow_partial, a.max_outside);
   if (!admission) return fail(admission.error());
-  const std::vector<std::string> lines = audit::admission_lines(*audited, *proven, *admission, kListedOutside);
-  print_lines(lines);
-  if (!a.report.empty()) {
-    const std::string text = audit::admission_report(*audited, *proven, *admission).dump(1) + "\n";
-    files.set(a.report, text);
-  }
-  if (!a.markdown.empty()) files.set(a.markdown, render_lines_markdown("admit: " + a.audit + " against " + a.domain, lines));
-  if (auto ok = files.commit(); !ok) return fail(ok.error());
+  print_lines(audit::admission_lines(*audited, *proven, *admission, kListedOutside));
+  const Json report = a.out.any() ? audit::admission_report(*audited, *proven, *admission) : Json();
+  if (const int rc = write_outputs(a.out, *files, report, a.out.report.empty() ? "" : report.dump(1) + "\n"); rc != 0)
+    return rc;
   return admission->admitted() ? kExitHolds : kExitRefuted;
 }
 
 struct SynthArgs {
   audit::SynthOptions options;
+  std::string layout = "dsv4";
   std::string scale_range;
   bool no_weights = false;
 };
 
 int run_synth(SynthArgs a) {
+  const audit::SynthLayoutInfo* layout = audit::synth_layout(a.layout);
+  if (!layout) return fail({fmt::format("synth-checkpoint: --layout: {}: not a layout (dsv4, nvfp4, gptq)", a.layout)});
+  a.options.layout = layout->id;
+  a.options.scale_lo = layout->scale_lo;
+  a.options.scale_hi = layout->scale_hi;
   if (!a.scale_range.empty()) {
     auto range = parse_range_flag(a.scale_range, "--scale-range");
     if (!range) return fail(range.error());
@@ -115,13 +123,16 @@ int run_synth(SynthArgs a) {
 
 void add_audit(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<AuditArgs>();
-  auto* c = app.add_subcommand("audit", "histogram every scale byte of a safetensors checkpoint");
+  auto* c = app.add_subcommand("audit", "histogram every scale code of a safetensors checkpoint, in its scale format");
   c->add_option("path", args->path, "a .safetensors file, an index .json, or a checkpoint directory")->required();
-  add_report_option(*c, args->report, "write the JSON audit report here");
-  add_path_option(*c, "--markdown", args->markdown, "write the summary as Markdown here (for a PR comment)");
+  args->out.add_flags(*c);
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
   c->add_option("--dtype", args->dtypes,
-                "comma-separated one-byte dtypes (default F8_E8M0,U8; non-E8M0 need *scale names)");
+                "comma-separated scale dtypes (default all: F8_E8M0,U8,F8_E4M3,F16,BF16,F32; "
+                "all but F8_E8M0 need a name whose last component contains \"scale\")");
+  c->add_option("--format", args->formats,
+                "read a dtype in another scale format: ue4m3 (F8_E4M3 as NVFP4's UE4M3 block scales)");
+  c->add_option("--view", args->views, "a recipe's view of the codes, e.g. turbomind (adjusted and folded exponents)");
   add_threads_option(*c, args->threads);
   commands.push_back({c, [args] { return run_audit_command(*args); }});
 }
@@ -134,9 +145,11 @@ void add_admit(CLI::App& app, Commands& commands) {
   c->add_option("--domain", args->domain, "domain report (bitproof domain SPEC --report)")->required();
   c->add_option("--claim", args->claim, "use this claim's maximal interval (default: all claims' intersection)")
       ->check(whole_number(0, 1000000));
-  add_report_option(*c, args->report, "write the JSON admission manifest here");
-  add_path_option(*c, "--markdown", args->markdown, "write the admission as Markdown here (for a PR comment)");
+  args->out.add_flags(*c);
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
+  c->add_option("--max-outside", args->max_outside,
+                "admit when at most N codes of the selected tensors lie outside the proven interval (default 0)")
+      ->check(whole_number(0, UINT64_MAX));
   c->add_flag("--allow-partial", args->allow_partial,
               "accept an audit that left scale tensors unread (--select, --dtype); the admission says so");
   commands.push_back({c, [args] { return run_admit(*args); }});
@@ -145,17 +158,22 @@ void add_admit(CLI::App& app, Commands& commands) {
 void add_synth(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<SynthArgs>();
   auto& o = args->options;
-  auto* c = app.add_subcommand("synth-checkpoint", "write a synthetic DeepSeek V4 layout checkpoint (I8 + F8_E8M0)");
+  auto* c = app.add_subcommand("synth-checkpoint",
+                               "write a synthetic checkpoint: DeepSeek V4 MXFP4 (I8 + F8_E8M0), NVFP4 (U8 + F8_E4M3 + "
+                               "F32 global) or GPTQ INT4 (I32 + F16 group scales)");
+  c->add_option("--layout", args->layout, "dsv4 (default), nvfp4 or gptq");
   c->add_option("out_dir", o.out_dir, "new or empty output directory")->required();
   c->add_option("--layers", o.layers, "layers")->required();
   c->add_option("--experts", o.experts, "routed experts per layer")->required();
   c->add_option("--rows", o.rows, "rows of each expert matrix")->required();
-  c->add_option("--cols", o.cols, "columns of each expert matrix (a multiple of 32)")->required();
-  c->add_option("--scale-range", args->scale_range, "scale bytes uniform in LO:HI (default 114:126)");
+  c->add_option("--cols", o.cols, "columns of each expert matrix (a multiple of 32; gptq: of 128)")->required();
+  c->add_option("--scale-range", args->scale_range,
+                "scale codes uniform in LO:HI (defaults: dsv4 114:126, nvfp4 32:120, gptq 0x1C00:0x2400)");
   c->add_option("--shards", o.shards, "files, with model.safetensors.index.json when more than one");
   c->add_option("--seed", o.seed, "random seed (output is a pure function of the options)");
-  c->add_option("--nan-bytes", o.nan_bytes, "scale bytes set to 0xFF (NaN)");
-  c->add_flag("--no-weights", args->no_weights, "leave the I8 expert weights out (scale-only benchmarks)");
+  c->add_option("--nan-bytes", o.nan_bytes, "scale codes set to the format's NaN (0xFF, 0x7F, 0x7E00)");
+  c->add_flag("--no-weights", args->no_weights,
+              "leave the expert weights (and GPTQ qzeros) out (scale-only benchmarks)");
   commands.push_back({c, [args] { return run_synth(*args); }});
 }
 

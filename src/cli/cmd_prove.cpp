@@ -22,7 +22,8 @@ struct ProveArgs {
   std::string spec;
   std::string backend = "all";
   std::string scales;
-  std::string scales_from;  // an audit report: its observed interval becomes the scale codes
+  std::string scales_from;        // an audit report: its observed set of codes becomes the scale codes
+  std::string scales_from_range;  // an audit report: its observed interval becomes the scale codes
   bool allow_partial = false;  // --scales-from may be a partial audit
   bool no_cache = false;       // user recipes: compile even when the cache has them
   std::size_t keep = kDefaultKeep;
@@ -32,14 +33,18 @@ struct ProveArgs {
   Gate gate;
 };
 
-Expected<Spec> load_with_override(const std::string& path, const std::string& scales, const std::string& scales_from,
-                                  bool allow_partial) {
-  auto spec = load_spec(path);
-  if (spec && !scales_from.empty()) {
-    if (auto ok = audit::apply_scales_from(*spec, scales_from, allow_partial); !ok) return ok.error();
+Expected<Spec> load_with_override(const ProveArgs& a) {
+  auto spec = load_spec(a.spec);
+  if (spec && !a.scales_from.empty()) {
+    if (auto ok = audit::apply_scales_from(*spec, a.scales_from, a.allow_partial, audit::ScalesFrom::kSet); !ok)
+      return ok.error();
   }
-  if (!spec || scales.empty()) return spec;
-  auto range = parse_range_flag(scales, "--scales");
+  if (spec && !a.scales_from_range.empty()) {
+    if (auto ok = audit::apply_scales_from(*spec, a.scales_from_range, a.allow_partial, audit::ScalesFrom::kRange); !ok)
+      return ok.error();
+  }
+  if (!spec || a.scales.empty()) return spec;
+  auto range = parse_range_flag(a.scales, "--scales");
   if (!range) return range.error();
   if (auto ok = override_range(*spec, "scale", *range, "--scales"); !ok) return ok.error();
   return spec;
@@ -144,7 +149,7 @@ void print_hardware(const Spec& spec, const BackendRun& run, bool quiet) {
 // backend sweeps the slice; their parts must agree (as whole proofs must).
 // What the command reads: the spec, an audit, the spec's sources and tables (never written over).
 std::vector<std::string> read_files(const ProveArgs& a, const Spec& spec) {
-  std::vector<std::string> files = {a.spec, a.scales_from};
+  std::vector<std::string> files = {a.spec, a.scales_from, a.scales_from_range};
   if (spec.user) {
     for (const std::string& p : spec.user->input_paths()) files.push_back(p);
   }
@@ -221,7 +226,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
 
 int run_prove(const ProveArgs& a) {
   if (auto e = hand_off_for_cuda(a.backend)) return fail(*e);
-  auto spec = load_with_override(a.spec, a.scales, a.scales_from, a.allow_partial);
+  auto spec = load_with_override(a);
   if (!spec) return fail(spec.error());
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   if (spec->user) spec->user->no_cache = a.no_cache;
@@ -279,13 +284,18 @@ void add_prove_command(CLI::App& app, Commands& commands) {
       ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   args->out.add_flags(*p);
   auto* scales = p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
-  add_path_option(*p, "--scales-from", args->scales_from, "replace them by the observed interval of an audit report")
-      ->excludes(scales);
+  auto* from = add_path_option(*p, "--scales-from", args->scales_from,
+                               "replace them by the set of codes an audit report observed (a list)");
+  from->excludes(scales);
+  add_path_option(*p, "--scales-from-range", args->scales_from_range,
+                  "replace them by the interval from the least to the greatest code an audit observed")
+      ->excludes(scales)
+      ->excludes(from);
   add_keep_option(*p, args->keep);
   add_threads_option(*p, args->threads);
   p->add_flag("--no-cache", args->no_cache, "user recipes: compile their sources even when the cache has them");
   p->add_flag("--allow-partial", args->allow_partial,
-              "with --scales-from: accept an audit that left scale tensors unread (the report says so)");
+              "with --scales-from(-range): accept an audit that left scale tensors unread");
   p->add_option("--shard", args->shard, "sweep only slice I of N (1-based) and write a shard report; see report merge");
   args->gate.add_flags(*p);
   commands.push_back({p, [args] { return run_prove(*args); }});

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "audit/admission.hpp"
 #include "cli/cli.hpp"
 #include "report/ab_report.hpp"
 #include "report/time_report.hpp"
@@ -24,6 +25,54 @@ Expected<Json> load_whole_report(const std::string& path) {
     return Error{fmt::format("{}: kind: a shard: merge the shards first (bitproof report merge)", path)};
   }
   return report;
+}
+
+// diff compares a spec's result: an audit or admission has none.
+Expected<Json> load_proof_or_domain(const std::string& path) {
+  auto report = load_whole_report(path);
+  if (report && is_audit_kind(*report)) {
+    return Error{
+        fmt::format("{}: kind: an {} report records no spec to compare (bitproof report verify re-derives "
+                    "it; report render shows it)",
+                    path, (*report)["kind"].get<std::string>())};
+  }
+  return report;
+}
+
+// verify of an audit (the checkpoint read again) or an admission (made again
+// from the audit and domain reports it names): exit 0 when the result part
+// reproduces (and an admission admits), 1 when it differs or refuses.
+int verify_audit_kind(const Json& report, const std::string& path) {
+  const bool audit = report["kind"] == "audit";
+  auto now = audit ? audit::reaudit_result(path) : audit::readmit_result(report, path);
+  if (!now) return fail(now.error());
+  const Json& recorded = report["result"];
+  if (*now != recorded) {
+    std::printf("%s\n  %s\n",
+                painted(fmt::format("NOT VERIFIED: {}: this machine's {} differs from the recorded one", path,
+                                    audit ? "audit of the checkpoint" : "admission"),
+                        false)
+                    .c_str(),
+                first_difference(recorded, *now).c_str());
+    return kExitRefuted;
+  }
+  if (audit) {
+    std::printf("%s\n", painted(fmt::format("verified: audit of {}: the result part reproduces byte for byte",
+                                            recorded["checkpoint"]["path"].get<std::string>()),
+                                true)
+                            .c_str());
+    for (const Json& line : recorded["overall"]["summary"]) std::printf("  %s\n", line.get<std::string>().c_str());
+    return kExitHolds;
+  }
+  const bool admitted = recorded["verdict"] == "admitted";
+  std::printf("%s\n",
+              painted(fmt::format("verified: {}: admission of {} against {}: the result part reproduces byte "
+                                  "for byte",
+                                  admitted ? "ADMITTED" : "REFUSED", recorded["audit"]["file"].get<std::string>(),
+                                  recorded["domain"]["file"].get<std::string>()),
+                      admitted)
+                  .c_str());
+  return admitted ? kExitHolds : kExitRefuted;
 }
 
 int run_render(const RenderArgs& a) {
@@ -52,6 +101,7 @@ int run_verify(const VerifyArgs& a) {
   const std::string& path = a.report;
   auto report = load_whole_report(path);
   if (!report) return fail(report.error());
+  if (is_audit_kind(*report)) return verify_audit_kind(*report, path);
   auto now = rerun_result(*report, path, a.spec_dir);
   if (!now) return fail(now.error());
   const Json& recorded = (*report)["result"];
@@ -97,9 +147,9 @@ int run_verify(const VerifyArgs& a) {
 }
 
 int run_diff(const std::string& a_path, const std::string& b_path) {
-  auto a = load_whole_report(a_path);
+  auto a = load_proof_or_domain(a_path);
   if (!a) return fail(a.error());
-  auto b = load_whole_report(b_path);
+  auto b = load_proof_or_domain(b_path);
   if (!b) return fail(b.error());
   if ((*a)["kind"] != (*b)["kind"]) {
     return fail({fmt::format("{}: kind: a {} report cannot be compared with the {} report {}", b_path,
@@ -153,7 +203,8 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   commands.push_back({r, [render] { return run_render(*render); }});
 
   auto verify = std::make_shared<VerifyArgs>();
-  auto* v = report->add_subcommand("verify", "re-run the recorded spec here and confirm the result part");
+  auto* v = report->add_subcommand(
+      "verify", "re-run the recorded spec (or audit, or admission) here and confirm the result part");
   v->add_option("report", verify->report, "a report (JSON)")->required();
   add_path_option(*v, "--spec-dir", verify->spec_dir,
                   "the directory a recorded spec's user-recipe sources are relative to (default: the report's)");

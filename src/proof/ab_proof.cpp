@@ -51,14 +51,16 @@ Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec&
     const std::string name = in.tensor + ".scale";
     const auto t = std::find_if(report->tensors.begin(), report->tensors.end(),
                                 [&](const audit::AuditedTensor& a) { return a.name == name; });
-    if (t == report->tensors.end() || !t->min || !t->max)
+    if (t == report->tensors.end() || !t->stats.min || !t->stats.max)
       return Error{fmt::format("{}: result.tensors: the audit has no tensor \"{}\" (inputs \"{}\" of {})", audit, name,
                                in.name, spec.path)};
-    op::ScaleSet stated = range_set(*t->min, *t->max, fmt::format("audit {}: {} holds {}..{}", audit, name, *t->min, *t->max));
-    if (!bytes.within({*t->min, *t->max}))
-      return Error{fmt::format("{}: {}: the audit says {}..{}, but the checkpoint's tensor holds byte {}: the audit is "
-                               "not of this checkpoint",
-                               audit, name, *t->min, *t->max, bytes.first_outside({*t->min, *t->max}))};
+    const std::uint32_t lo = *t->stats.min, hi = *t->stats.max;
+    op::ScaleSet stated = range_set(lo, hi, fmt::format("audit {}: {} holds {}..{}", audit, name, lo, hi));
+    if (!bytes.within({lo, hi}))
+      return Error{
+          fmt::format("{}: {}: the audit says {}..{}, but the checkpoint's tensor holds byte {}: the audit is "
+                      "not of this checkpoint",
+                      audit, name, lo, hi, bytes.first_outside({lo, hi}))};
     sets[in.name] = std::move(stated);
   }
   return sets;

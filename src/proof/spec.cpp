@@ -399,8 +399,10 @@ Expected<Spec> load_spec(const std::string& path) {
   return parse_spec(*text, path);
 }
 
-Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange range, const std::string& origin) {
-  const Where w{origin};
+namespace {
+
+// The input an override replaces: it must exist, and the spec must read no output tables.
+Expected<InputDomain*> overridable_input(Spec& spec, const std::string& input_name, const Where& w) {
   const auto index = spec.input_index(input_name);
   if (!index) return w.at(input_name, fmt::format("the spec {} has no input named \"{}\"", spec.path, input_name));
   if (spec.user && spec.user->has_tables()) {
@@ -411,20 +413,49 @@ Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange
                                           spec.path, i, spec.user->recipes[i].table));
     }
   }
-  InputDomain& in = spec.inputs[*index];
-  for (std::uint32_t code : {range.lo, range.hi}) {
-    if (auto ok = check_code(w, in, code, input_name); !ok) return ok.error();
-  }
-  if (range.lo > range.hi) return w.at(input_name, fmt::format("reversed interval {}:{}", range.lo, range.hi));
-  in.all = range.lo == 0 && range.hi + std::uint64_t{1} == spec_of(in.format).code_count();
-  fill_range(in, range);
+  return &spec.inputs[*index];
+}
+
+// The expected counts were written for the spec's own domain, which the user has just replaced.
+Expected<Ok> finish_override(Spec& spec, const std::string& input_name, const Where& w) {
   if (auto ok = check_case_count(w, spec, input_name); !ok) return ok.error();
-  // The expected counts were written for the spec's own domain, which the user has just replaced.
   for (Claim& c : spec.claims) {
     c.expected_cases.reset();
     c.expect.reset();
   }
   return Ok{};
+}
+
+}  // namespace
+
+Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange range, const std::string& origin) {
+  const Where w{origin};
+  auto in = overridable_input(spec, input_name, w);
+  if (!in) return in.error();
+  for (std::uint32_t code : {range.lo, range.hi}) {
+    if (auto ok = check_code(w, **in, code, input_name); !ok) return ok.error();
+  }
+  if (range.lo > range.hi) return w.at(input_name, fmt::format("reversed interval {}:{}", range.lo, range.hi));
+  (*in)->all = range.lo == 0 && range.hi + std::uint64_t{1} == spec_of((*in)->format).code_count();
+  fill_range(**in, range);
+  return finish_override(spec, input_name, w);
+}
+
+Expected<Ok> override_codes(Spec& spec, const std::string& input_name, std::vector<std::uint32_t> codes,
+                            const std::string& origin) {
+  const Where w{origin};
+  auto in = overridable_input(spec, input_name, w);
+  if (!in) return in.error();
+  std::sort(codes.begin(), codes.end());
+  codes.erase(std::unique(codes.begin(), codes.end()), codes.end());
+  if (codes.empty()) return w.at(input_name, "empty domain: no codes");
+  for (std::uint32_t code : codes) {
+    if (auto ok = check_code(w, **in, code, input_name); !ok) return ok.error();
+  }
+  (*in)->all = false;
+  (*in)->range.reset();
+  (*in)->codes = std::move(codes);
+  return finish_override(spec, input_name, w);
 }
 
 Expected<CodeRange> parse_range_flag(const std::string& text, const std::string& flag) {

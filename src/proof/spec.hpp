@@ -113,6 +113,9 @@ struct Spec {
 // spec's own domain, and the report records the spec as proven.
 [[nodiscard]] Expected<Ok> override_range(Spec& spec, const std::string& input_name, CodeRange range,
                                           const std::string& origin);
+// Replaces the codes of input `input_name` by the list (sorted, each once), as override_range does.
+[[nodiscard]] Expected<Ok> override_codes(Spec& spec, const std::string& input_name, std::vector<std::uint32_t> codes,
+                                          const std::string& origin);
 // Parses "LO:HI" (decimal or 0x hex).
 [[nodiscard]] Expected<CodeRange> parse_range_flag(const std::string& text, const std::string& flag);
 

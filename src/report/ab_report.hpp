@@ -29,12 +29,16 @@ struct AbBackendInfo {
 [[nodiscard]] bool ab_report_passes(const Json& report);
 [[nodiscard]] std::string render_ab_markdown(const Json& report);
 
+// One <testcase>: a <failure> of `type` with `message` and `body` when it
+// failed; `out`, when not empty, as its <system-out>.
 struct JUnitCase {
   std::string classname;
   std::string name;
   bool failed = false;
   std::string message;
   std::string body;
+  std::string type = "refuted";
+  std::string out;
 };
 [[nodiscard]] std::vector<JUnitCase> ab_junit_cases(const Json& report);
 // One <testsuites> document with one suite of `cases`.

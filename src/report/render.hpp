@@ -36,12 +36,22 @@ struct ReportJudgement {
 };
 [[nodiscard]] ReportJudgement judge_report(const Json& report);
 
-// A command's printed lines as a Markdown PR comment: "## bitproof <title>" and
-// the lines in a text block (audit and admit --markdown).
-[[nodiscard]] std::string render_lines_markdown(const std::string& title, const std::vector<std::string>& lines);
-
-// One <testcase> per claim and backend (proof), or per claim (domain).
+// One <testcase> per claim and backend (proof), per claim (domain), or per
+// tensor (audit, admission: render_audit_junit).
 [[nodiscard]] std::string render_junit(const Json& report);
+
+// Audit and admission reports (kind "audit" or "admission") record no spec.
+[[nodiscard]] bool is_audit_kind(const Json& report);
+// Markdown of an audit (summary lines, tensors holding NaN, Inf or non-codes,
+// a per-layer table) or an admission (verdict, the tensors outside first with
+// their codes below and above, a per-layer table, layers outside first).
+[[nodiscard]] std::string render_audit_markdown(const Json& report);
+// One <testcase> per tensor: an audit's fails when the tensor holds NaN, Inf
+// or codes that are no code of its format; an admission's when it holds codes
+// outside the proven interval and the verdict is refused.
+[[nodiscard]] std::string render_audit_junit(const Json& report);
+// Text for XML attributes and elements: &, <, >, " escaped; other C0 controls as '?'.
+[[nodiscard]] std::string xml_escape(const std::string& s);
 
 // The case map: rows are the cases of the other inputs (element codes), columns
 // the swept input's codes (scale bytes); each cell equal / mismatch, inside or

@@ -781,6 +781,7 @@ void markdown_reproduce(std::string& md, const Json& report) {
 std::string render_markdown(const Json& report) {
   if (report["kind"] == "ab") return render_ab_markdown(report);
   if (report["kind"] == "time") return render_time_markdown(report);
+  if (is_audit_kind(report)) return render_audit_markdown(report);
   const Json& result = report["result"];
   const Json& spec = result["spec"];
   std::string md = fmt::format("## bitproof: {}\n\n", spec["name"].get<std::string>());

@@ -60,7 +60,7 @@ synth() {  # synth DIR [options]: a small DeepSeek V4 layout checkpoint
 
 strip_env() { sed 's/,"environment":.*$//' "$1"; }
 
-SUMMARY='^18 scale tensors, 144 bytes; raw E8M0 114–126, adjusted half exponents 2–14, folded exponents 16–28; 0 NaN bytes \(0xFF\)$'
+SUMMARY='^18 ue8m0 scale tensors \(F8_E8M0\), 144 codes: 114–126 \(0\.0001220703125 … 0\.5\); 0 NaN \(0xFF\)$'
 
 case $CASE in
   # ---- good input ----
@@ -69,8 +69,38 @@ case $CASE in
     expect 0 "$SUMMARY" "$BP" audit "$D/ck" ;;
   audit_nan_visible)
     synth "$D/ck" --nan-bytes 2 --scale-range 120:121
-    expect 0 "raw E8M0 120–121, adjusted half exponents 8–9, folded exponents 22–23; 2 NaN bytes \(0xFF\) in 2 tensors$" \
-      "$BP" audit "$D/ck" ;;
+    expect 0 "codes: 120–121 \(0\.0078125 … 0\.015625\); 2 NaN \(0xFF\) in 2 tensors$" "$BP" audit "$D/ck"
+    # The recipe's words only when asked for.
+    grep -q "adjusted" "$OUT" && fail "a recipe view without --view"
+    expect 0 "^turbomind view \(ue8m0\): adjusted half exponents 8–9, folded exponents 22–23; none flagged$" \
+      "$BP" audit "$D/ck" --view turbomind ;;
+  audit_view_flags_folded_32)  # a folded exponent of 32 (byte 130) is past FP16's range: flagged
+    synth "$D/ck" --scale-range 114:130
+    expect 0 "folded exponents 16–32; FLAGGED: [0-9]+ codes folded exponent past FP16's 30 \(31: Inf/NaN, 32\+: into the sign bit\) \(bytes 129, 130\)$" \
+      "$BP" audit "$D/ck" --view turbomind
+    synth "$D/ok" --scale-range 114:128  # negative control: 128 folds to 30, inside
+    expect 0 "folded exponents 16–30; none flagged$" "$BP" audit "$D/ok" --view turbomind ;;
+  audit_fp8_e4m3)  # an NVFP4 checkpoint: E4M3 block scales read as E4M3 (NaN 0x7F counted), or as UE4M3
+    synth "$D/ck" --layout nvfp4 --nan-bytes 2 --scale-range 56:126
+    expect 0 "^18 e4m3 scale tensors \(F8_E4M3\), 288 codes: 56–126 \(1 … 448\); 2 NaN in 2 tensors, 0 zero, 0 subnormal, 0 negative$" \
+      "$BP" audit "$D/ck"
+    grep -qE "^18 fp32 scale tensors \(F32\), 18 codes: 0x3A000000–0x3A000000 \(0\.00048828125 … 0\.00048828125\); 0 NaN, 0 Inf, 0 zero, 0 subnormal, 0 negative$" "$OUT" ||
+      fail "no FP32 global-scale line"
+    expect 0 "^18 ue4m3 scale tensors \(F8_E4M3\), 288 codes: 56–126 .*; 2 NaN in 2 tensors, 0 zero, 0 subnormal, 0 not ue4m3 codes$" \
+      "$BP" audit "$D/ck" --format ue4m3 --dtype F8_E4M3 ;;
+  audit_gptq_f16)  # GPTQ INT4 with FP16 group scales: 16-bit codes
+    "$BP" synth-checkpoint "$D/ck" --layout gptq --layers 2 --experts 3 --rows 8 --cols 256 --nan-bytes 1 >/dev/null || fail synth
+    expect 0 "^18 fp16 scale tensors \(F16\), 288 codes: 0x1C00–0x2400 \(0\.00390625 … 0\.015625\); 1 NaN in 1 tensors, 0 Inf, 0 zero, 0 subnormal, 0 negative$" \
+      "$BP" audit "$D/ck" --report "$D/a.json"
+    python3 - "$D/a.json" <<'PY' || fail "the report's FP16 histogram"
+import json, sys
+r = json.load(open(sys.argv[1]))["result"]
+f = r["formats"][0]
+assert f["format"] == "fp16" and f["code_bits"] == 16 and f["specials"]["nan"] == 1, f
+assert sum(c for _, c in f["histogram"]) == 288 and [0x7E00, 1] in f["histogram"]
+assert all(t["format"] == "fp16" and t["dtype"] == "F16" for t in r["tensors"])
+PY
+    ;;
   audit_report_deterministic)
     synth "$D/ck" --shards 2
     expect 0 "$SUMMARY" "$BP" audit "$D/ck" --report "$D/a.json" --threads 1
@@ -94,28 +124,103 @@ case $CASE in
   audit_paths)
     synth "$D/ck" --shards 2
     expect 0 "$SUMMARY" "$BP" audit "$D/ck/model.safetensors.index.json"
-    expect 0 "^9 scale tensors" "$BP" audit "$D/ck/model-00001-of-00002.safetensors"
-    expect 0 "^8 scale tensors" "$BP" audit "$D/ck" --select 'experts\.[01]\.w[12]'
-    expect 0 "^18 scale tensors" "$BP" audit "$D/ck" --dtype F8_E8M0 ;;
+    expect 0 "^9 ue8m0 scale tensors" "$BP" audit "$D/ck/model-00001-of-00002.safetensors"
+    expect 0 "^8 ue8m0 scale tensors" "$BP" audit "$D/ck" --select 'experts\.[01]\.w[12]'
+    expect 0 "^18 ue8m0 scale tensors" "$BP" audit "$D/ck" --dtype F8_E8M0 ;;
   admit_inside)
     synth "$D/ck" --scale-range 113:128
     "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
-    expect 0 "^ADMITTED: 18/18 selected tensors inside, 0 outside; 2/2 layers inside$" \
+    expect 0 "^ADMITTED: 18/18 selected tensors inside, 0 outside \(0 codes outside: 0 below, 0 above\); 2/2 layers inside$" \
       "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" ;;
   admit_outside_refused)  # the negative control: one byte value past the proven 113..128
     synth "$D/ck" --scale-range 114:129
     "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
-    expect 1 "^REFUSED: 0/18 selected tensors inside, 18 outside; 0/2 layers inside$" \
+    expect 1 "^REFUSED: 0/18 selected tensors inside, 18 outside \([0-9]+ codes outside: 0 below, [0-9]+ above\); 0/2 layers inside$" \
       "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json"
-    expect 1 "outside: layers\.0\.ffn\.experts\.0\.w1\.scale \(model\.safetensors, layer 0\): bytes 114\.\.129" \
+    expect 1 "outside: layers\.0\.ffn\.experts\.0\.w1\.scale \(model\.safetensors, layer 0\): codes 114\.\.129: 0 below, [0-9]+ above: 0x81 \[10000001\] 4 ×[0-9]+$" \
       "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --claim 1 ;;
+  admit_max_outside)  # a tolerant gate: exactly the count outside passes; one less refuses (negative control)
+    synth "$D/ck" --nan-bytes 3
+    "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
+    "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
+    expect 0 "^ADMITTED: 15/18 selected tensors inside, 3 outside \(3 codes outside: 0 below, 3 above, at most 3 tolerated \(--max-outside\)\)" \
+      "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --max-outside 3
+    grep -qE "outside: .*0xFF \[11111111\] nan ×1$" "$OUT" || fail "the NaN code is not listed, decoded"
+    expect 1 "^REFUSED: 15/18" "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --max-outside 2
+    expect 2 "--max-outside" "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --max-outside -1 ;;
+  admit_fp16)  # GPTQ FP16 group scales against a domain report over the fp16 scale (held on the subnormals 1..16)
+    data=$(dirname "$0")/data
+    "$BP" domain "$data/gptq-fp16-subnormal-scales.json" --report "$D/domain.json" >/dev/null || fail "domain"
+    "$BP" synth-checkpoint "$D/in" --layout gptq --layers 2 --experts 2 --rows 8 --cols 128 --scale-range 1:16 >/dev/null || fail synth
+    "$BP" audit "$D/in" --report "$D/in.json" >/dev/null || fail "audit"
+    expect 0 "^proven interval 1\.\.16 of gptq-fp16-subnormal-scales \(fp16 codes; claims\[0\] equal 1\.\.16\)$" \
+      "$BP" admit --audit "$D/in.json" --domain "$D/domain.json"
+    grep -q "^ADMITTED: 12/12 selected tensors inside, 0 outside (0 codes outside: 0 below, 0 above)" "$OUT" || fail "not admitted"
+    # Negative control: codes 0 and 17 (every tensor starts with them) lie below and above.
+    "$BP" synth-checkpoint "$D/out" --layout gptq --layers 2 --experts 2 --rows 8 --cols 128 --scale-range 0:17 >/dev/null || fail synth
+    "$BP" audit "$D/out" --report "$D/out.json" >/dev/null || fail "audit"
+    expect 1 "^REFUSED: 0/12 selected tensors inside, 12 outside \([0-9]+ codes outside: [0-9]+ below, [0-9]+ above\)" \
+      "$BP" admit --audit "$D/out.json" --domain "$D/domain.json"
+    grep -qE "^  outside: layers\.0\.ffn\.experts\.0\.w1\.scales \(model\.safetensors, layer 0\): codes 0\.\.17: [1-9][0-9]* below, [1-9][0-9]* above: 0x0000 \[0\|00000\|0000000000\] 0 ×[0-9]+, .*0x0011 \[0\|00000\|0000010001\] 1\.0132789611816406e-06 ×[0-9]+$" "$OUT" ||
+      fail "the codes outside are not listed, decoded" ;;
+  verify_audit)  # report verify re-derives an audit (its checkpoint read again) and an admission (made again)
+    synth "$D/ck" --nan-bytes 1
+    "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
+    "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
+    expect 0 "^verified: audit of .*ck: the result part reproduces byte for byte$" "$BP" report verify "$D/audit.json"
+    expect 1 "^REFUSED" "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --report "$D/m.json"
+    expect 1 "^verified: REFUSED: admission of .*audit\.json against .*domain\.json: the result part reproduces" \
+      "$BP" report verify "$D/m.json"
+    "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --max-outside 1 --report "$D/tol.json" >/dev/null ||
+      fail "admit --max-outside 1"
+    expect 0 "^verified: ADMITTED: " "$BP" report verify "$D/tol.json"
+    # Negative controls: a verdict that does not follow, a checkpoint changed since, inputs gone.
+    sed 's/"verdict": "refused"/"verdict": "admitted"/' "$D/m.json" >"$D/lie.json"
+    cmp -s "$D/m.json" "$D/lie.json" && fail "the verdict was not changed"
+    expect 1 "^NOT VERIFIED: .*lie\.json: this machine's admission differs from the recorded one" \
+      "$BP" report verify "$D/lie.json"
+    rm -rf "$D/ck" && synth "$D/ck" --nan-bytes 1 --seed 7
+    expect 1 "^NOT VERIFIED: .*audit\.json: this machine's audit of the checkpoint differs from the recorded one" \
+      "$BP" report verify "$D/audit.json"
+    rm -rf "$D/ck"
+    expect 2 "audit\.json: result\.checkpoint\.path: .*ck: checkpoint: no such file or directory$" \
+      "$BP" report verify "$D/audit.json"
+    rm "$D/domain.json"
+    expect 2 "m\.json: result\.domain\.file: .*domain\.json" "$BP" report verify "$D/m.json" ;;
+  render_audit)  # report render: audit and admission reports to Markdown and JUnit
+    synth "$D/ck" --nan-bytes 1
+    "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
+    "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
+    expect 0 "^wrote .*a\.md, .*a\.xml$" "$BP" report render "$D/audit.json" --markdown "$D/a.md" --junit "$D/a.xml"
+    grep -q '^| layer | format | tensors | codes | min | max | finite min | finite max | specials |$' "$D/a.md" || fail "audit: no per-layer table"
+    grep -q '^\*\*1 tensors hold NaN, Inf or non-codes:\*\*$' "$D/a.md" || fail "audit: the NaN tensor is not listed first"
+    [ "$(grep -c '<testcase ' "$D/a.xml")" = 18 ] || fail "audit: not one test case per tensor"
+    grep -q 'tests="18" failures="1"' "$D/a.xml" || fail "audit: the NaN tensor's case does not fail"
+    expect 1 "REFUSED" "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --report "$D/m.json" --markdown "$D/direct.md"
+    expect 0 "^wrote " "$BP" report render "$D/m.json" --markdown "$D/m.md" --junit "$D/m.xml"
+    cmp -s "$D/m.md" "$D/direct.md" || fail "admit --markdown and report render differ"
+    grep -q '^\*\*Verdict: refused\*\*' "$D/m.md" || fail "admission: no verdict"
+    # The tensor outside comes first, in its own table, with its code decoded; then the layers, outside first.
+    [ "$(grep -n '^| tensor outside' "$D/m.md" | cut -d: -f1)" -lt "$(grep -n '^| layer |' "$D/m.md" | cut -d: -f1)" ] || fail "outside tensors not first"
+    grep -q '^| `layers\.0\.ffn\.experts\.0\.w1\.scale` | 0 | 0 | 1 | `0xFF \[11111111\] nan` ×1 |$' "$D/m.md" || fail "admission: the tensor outside"
+    grep -A2 '^| layer | tensors' "$D/m.md" | tail -1 | grep -q '^| 0 | 9 | 1 | 0 | 1 |' || fail "layers outside not first"
+    [ "$(grep -c '<testcase ' "$D/m.xml")" = 18 ] || fail "admission: not one test case per tensor"
+    grep -q 'tests="18" failures="1"' "$D/m.xml" || fail "admission: failures"
+    # Negative control: the same checkpoint without the NaN renders no failure.
+    synth "$D/clean"
+    "$BP" audit "$D/clean" --report "$D/clean.json" --junit "$D/clean.xml" >/dev/null || fail "audit --junit"
+    "$BP" admit --audit "$D/clean.json" --domain "$D/domain.json" --junit "$D/cm.xml" >/dev/null || fail "admit clean"
+    grep -q 'tests="18" failures="0"' "$D/clean.xml" || fail "clean audit: failures"
+    grep -q 'tests="18" failures="0"' "$D/cm.xml" || fail "clean admission: failures"
+    python3 "$(dirname "$0")/../cli/validate_schema.py" "$(dirname "$0")/../../reports/schema.json" "$D/audit.json" "$D/m.json" >/dev/null ||
+      fail "the reports do not validate against reports/schema.json" ;;
   admit_select)
     synth "$D/ck" --nan-bytes 1
     "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
-    expect 1 "^REFUSED: 17/18 selected tensors inside, 1 outside; 1/2 layers inside$" \
+    expect 1 "^REFUSED: 17/18 selected tensors inside, 1 outside \(1 codes outside: 0 below, 1 above\); 1/2 layers inside$" \
       "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json"
     expect 0 "^ADMITTED: 9/9 selected tensors inside" \
       "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --select '^layers\.1\.' ;;
@@ -130,11 +235,23 @@ case $CASE in
   scales_from)
     synth "$D/ck"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
+    expect 0 "^e2m1×ue8m0\{114,115,116,117,118,119,… 13 codes\}→fp16 folded≡ordinary: 208/208 bit patterns equal" \
+      "$BP" prove "$SPEC" --scales-from "$D/audit.json" --report "$D/set.json"
     expect 0 "^e2m1×ue8m0\[114\.\.126\]→fp16 folded≡ordinary: 208/208 bit patterns equal" \
-      "$BP" prove "$SPEC" --scales-from "$D/audit.json"
+      "$BP" prove "$SPEC" --scales-from-range "$D/audit.json" --report "$D/range.json"
+    # The report records which: the proven spec's scale codes are a list, or a range.
+    grep -q '"codes": {\s*"list": \[' <(tr -d '\n' <"$D/set.json" | sed 's/  */ /g') || fail "the set report records no list"
+    grep -q '"codes": {\s*"range": \[' <(tr -d '\n' <"$D/range.json" | sed 's/  */ /g') || fail "the range report records no range"
+    # One NaN byte: the set adds the one code 255 (16 cases); the range sweeps 127..255 as well.
+    synth "$D/nan" --nan-bytes 1
+    "$BP" audit "$D/nan" --report "$D/nan.json" >/dev/null || fail "audit"
+    expect 1 "^e2m1×ue8m0\{114,115,116,117,118,119,… 14 codes\}→fp16 folded≡ordinary: REFUTED, 208/224 bit patterns equal" \
+      "$BP" prove "$SPEC" --scales-from "$D/nan.json"
+    expect 1 "^e2m1×ue8m0\[114\.\.255\]→fp16 folded≡ordinary: REFUTED, [0-9]+/2272 bit patterns equal" \
+      "$BP" prove "$SPEC" --scales-from-range "$D/nan.json"
     synth "$D/wide" --scale-range 110:130
     "$BP" audit "$D/wide" --report "$D/wide.json" >/dev/null || fail "audit"
-    expect 1 "^e2m1×ue8m0\[110\.\.130\]→fp16 folded≡ordinary: REFUTED" "$BP" prove "$SPEC" --scales-from "$D/wide.json" ;;
+    expect 1 "^e2m1×ue8m0\[110\.\.130\]→fp16 folded≡ordinary: REFUTED" "$BP" prove "$SPEC" --scales-from-range "$D/wide.json" ;;
 
   # ---- bad checkpoints: exit 2, one line naming the file and the tensor ----
   bad_truncated)
@@ -219,8 +336,35 @@ case $CASE in
     expect 2 "selection: no scale tensor among" "$BP" audit "$D/ck" --select 'nothing matches' ;;
   bad_dtype)
     synth "$D/ck"
-    expect 2 "--dtype: F16: not a one-byte dtype$" "$BP" audit "$D/ck" --dtype F16
-    expect 2 "--dtype: Q8: unknown dtype$" "$BP" audit "$D/ck" --dtype F8_E8M0,Q8 ;;
+    expect 2 "--dtype: I8: not a scale format dtype \(scale dtypes: F8_E8M0, U8, F8_E4M3, F16, BF16, F32\)$" "$BP" audit "$D/ck" --dtype I8
+    expect 2 "--dtype: Q8: unknown dtype$" "$BP" audit "$D/ck" --dtype F8_E8M0,Q8
+    expect 2 "--format: e2m1: not a scale format \(scale formats: ue8m0, e4m3, ue4m3, fp16, bf16, fp32\)$" "$BP" audit "$D/ck" --format e2m1
+    expect 2 "--view: fold: no such view \(views: turbomind\)$" "$BP" audit "$D/ck" --view fold
+    "$BP" synth-checkpoint "$D/gptq" --layout gptq --layers 1 --experts 1 --rows 8 --cols 128 >/dev/null || fail synth
+    expect 2 "--view: turbomind reads ue8m0 scales, but the selected tensors are fp16$" "$BP" audit "$D/gptq" --view turbomind ;;
+  bad_shape_f16)  # a 16-bit scale tensor whose shape disagrees with its byte count
+    st "$D/f.safetensors" "{$(t w.scales F16 '[4]' 0 4)}" 4
+    expect 2 "f\.safetensors: w\.scales: data_offsets \[0, 4\] hold 4 bytes, but shape and dtype F16 need 8$" \
+      "$BP" audit "$D/f.safetensors" ;;
+  bad_admit_other_format)  # an FP16 audit against a domain report over UE8M0 scale bytes
+    "$BP" synth-checkpoint "$D/ck" --layout gptq --layers 1 --experts 1 --rows 8 --cols 128 >/dev/null || fail synth
+    "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
+    "$BP" domain "$SPEC" --report "$D/domain.json" >/dev/null || fail "domain"
+    expect 2 "domain\.json: result\.over\.format: the domain report sweeps ue8m0 codes, but the audit .*audit\.json holds fp16 scales: a domain report of another format$" \
+      "$BP" admit --audit "$D/audit.json" --domain "$D/domain.json" --report "$D/m.json"
+    [ -e "$D/m.json" ] && fail "a manifest was written"
+    expect 2 "audit\.json: result\.tensors: no ue8m0 scale tensor \(the audit holds fp16\)$" \
+      "$BP" prove "$SPEC" --scales-from "$D/audit.json" ;;
+  bad_render_audit)  # an audit has no case map and no spec to compare
+    synth "$D/ck"
+    "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
+    expect 2 "--svg: an audit report has no case map \(give --markdown or --junit\)$" "$BP" report render "$D/audit.json" --svg "$D/a.svg"
+    [ -e "$D/a.svg" ] && fail "an SVG was written"
+    expect 2 "--svg: an audit report has no case map" "$BP" audit "$D/ck" --svg "$D/b.svg"
+    expect 2 "--svg: an admission report has no case map" "$BP" admit --audit "$D/audit.json" --domain "$D/audit.json" --svg "$D/b.svg"
+    expect 2 "audit\.json: kind: an audit report records no spec to compare" "$BP" report diff "$D/audit.json" "$D/audit.json"
+    sed 's/"codes":144/"codes":"many"/' "$D/audit.json" >"$D/bad.json"
+    expect 2 "bad\.json: result\.overall\.codes: " "$BP" report render "$D/bad.json" --markdown "$D/b.md" ;;
   bad_report_path)
     synth "$D/ck"
     expect 2 "--report: /nonexistent-dir/a\.json: directory /nonexistent-dir does not exist$" \
@@ -243,13 +387,16 @@ case $CASE in
     expect 2 "missing\.json: cannot read the report: No such file or directory$" "$BP" admit --audit "$D/missing.json" --domain "$D/domain.json"
     synth "$D/ck"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
-    # The last tensor's max (greedy .* reaches the last occurrence), then the overall max.
-    sed 's/\(.*\)"max":126,"nan_bytes":0,"histogram"/\1"max":127,"nan_bytes":0,"histogram"/' "$D/audit.json" >"$D/edited.json"
-    expect 2 "edited\.json: tensor layers\..*: bytes, min, max or nan_bytes disagree with the histogram$" \
+    # The last tensor's max (greedy .* reaches the last occurrence), then the format's max.
+    sed 's/\(.*\)"max":126,"finite_min"/\1"max":127,"finite_min"/' "$D/audit.json" >"$D/edited.json"
+    expect 2 "edited\.json: tensor layers\..*: bytes, codes, min, max or specials disagree with the histogram$" \
       "$BP" admit --audit "$D/edited.json" --domain "$D/domain.json"
-    sed 's/"max":126,"nan_bytes":0,"histogram"/"max":127,"nan_bytes":0,"histogram"/' "$D/audit.json" >"$D/overall.json"
-    expect 2 "overall\.json: result\.overall\.max: disagrees with the tensors$" \
-      "$BP" admit --audit "$D/overall.json" --domain "$D/domain.json" ;;
+    sed 's/"max":126,"finite_min"/"max":127,"finite_min"/' "$D/audit.json" >"$D/format.json"
+    expect 2 "format\.json: result: does not follow from its tensors' histograms: line [0-9]+: recorded +\"max\": 127, \| now +\"max\": 126,$" \
+      "$BP" admit --audit "$D/format.json" --domain "$D/domain.json"
+    sed 's/"adjusted/"ADJUSTED/; s/0 NaN (0xFF)/0 NaN/' "$D/audit.json" >"$D/summary.json"
+    expect 2 "summary\.json: result: does not follow from its tensors' histograms" \
+      "$BP" admit --audit "$D/summary.json" --domain "$D/domain.json" ;;
   bad_admit_claim)
     synth "$D/ck"
     "$BP" audit "$D/ck" --report "$D/audit.json" >/dev/null || fail "audit"
@@ -268,7 +415,10 @@ case $CASE in
   bad_synth_not_empty)
     synth "$D/ck"
     expect 2 "ck: OUT_DIR: not empty" "$BP" synth-checkpoint "$D/ck" --layers 1 --experts 1 --rows 1 --cols 32
-    expect 2 "--cols: 33 is not a positive multiple of 32$" "$BP" synth-checkpoint "$D/new" --layers 1 --experts 1 --rows 1 --cols 33 ;;
+    expect 2 "--cols: 33 is not a positive multiple of 32 \(layout dsv4\)$" "$BP" synth-checkpoint "$D/new" --layers 1 --experts 1 --rows 1 --cols 33
+    expect 2 "--cols: 64 is not a positive multiple of 128 \(layout gptq\)$" "$BP" synth-checkpoint "$D/new" --layout gptq --layers 1 --experts 1 --rows 8 --cols 64
+    expect 2 "--layout: mxfp9: not a layout \(dsv4, nvfp4, gptq\)$" "$BP" synth-checkpoint "$D/new" --layout mxfp9 --layers 1 --experts 1 --rows 8 --cols 64
+    expect 2 "--scale-range: 0:300 is not an interval of F8_E8M0 codes \(0\.\.255\)$" "$BP" synth-checkpoint "$D/new" --layers 1 --experts 1 --rows 1 --cols 32 --scale-range 0:300 ;;
   *)
     fail "unknown case $CASE" ;;
 esac

@@ -1,6 +1,8 @@
-// Admission: a checkpoint inside the proven interval is admitted, one byte
-// outside refuses it (the negative control), and every inconsistent or
-// mismatched input is refused as bad input.
+// Admission: a checkpoint inside the proven interval is admitted, one code
+// outside refuses it (the negative control), the codes outside are counted
+// below and above and the first decoded, --max-outside tolerates exactly
+// its count, domain reports of 8- and 16-bit scale formats are read, one of
+// another format is refused, and every inconsistent input is bad input.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,10 +20,13 @@ namespace {
 
 using testing::TempDir;
 
-std::string spec_path() { return std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json"; }
+// A spec of proofs/ by name, or of tests/audit/data when the name starts with "data/".
+std::string spec_path(const std::string& name = "dsv4-mxfp4-fp16-fold") {
+  return std::string(BITPROOF_SOURCE_DIR) + (name.starts_with("data/") ? "/tests/audit/" : "/proofs/") + name + ".json";
+}
 
-Json domain_json() {
-  auto spec = load_spec(spec_path());
+Json domain_json(const std::string& name = "dsv4-mxfp4-fp16-fold") {
+  auto spec = load_spec(spec_path(name));
   REQUIRE(spec.ok());
   auto d = discover(*spec, "scale", {4});
   REQUIRE(d.ok());
@@ -32,20 +37,24 @@ void save(const std::string& path, const Json& j) { std::ofstream(path) << j.dum
 
 // Synthesizes a checkpoint, audits it and writes the audit report; returns its path.
 std::string audited(const TempDir& dir, const std::string& name, std::uint32_t lo, std::uint32_t hi,
-                    std::uint64_t nan_bytes = 0, const std::string& select = "") {
+                    std::uint64_t nan_bytes = 0, const std::string& select = "",
+                    SynthLayout layout = SynthLayout::kDsv4, const std::string& formats = "") {
   SynthOptions o;
   o.out_dir = dir / name;
+  o.layout = layout;
   o.layers = 2;
   o.experts = 2;
-  o.rows = 4;
-  o.cols = 64;
+  o.rows = layout == SynthLayout::kGptq ? 8 : 4;
+  o.cols = layout == SynthLayout::kGptq ? 128 : 64;
   o.scale_lo = lo;
   o.scale_hi = hi;
   o.nan_bytes = nan_bytes;
   REQUIRE(synthesize_checkpoint(o).ok());
   auto ck = open_checkpoint(o.out_dir);
   REQUIRE(ck.ok());
-  auto r = run_audit(*ck, {Selection{{DType::kF8E8M0, DType::kU8}, select}, 2});
+  auto selection = make_selection("", select, formats);
+  REQUIRE(selection.ok());
+  auto r = run_audit(*ck, {*selection, 2});
   REQUIRE(r.ok());
   const std::string path = dir / (name + ".audit.json");
   save(path, audit_report(*r, Json{{"threads", 2}}));
@@ -54,14 +63,14 @@ std::string audited(const TempDir& dir, const std::string& name, std::uint32_t l
 
 Expected<Admission> admit_files(const std::string& audit_path, const std::string& domain_path,
                                 std::optional<std::size_t> claim = std::nullopt, const std::string& select = "",
-                                bool allow_partial = false) {
+                                bool allow_partial = false, std::uint64_t max_outside = 0) {
   auto a = load_audit_report(audit_path);
   if (!a) return a.error();
   auto p = load_domain_report(domain_path, claim);
   if (!p) return p.error();
   static AuditReport keep;  // admission points into the audit
   keep = std::move(*a);
-  return admit(keep, *p, select, allow_partial);
+  return admit(keep, *p, select, allow_partial, max_outside);
 }
 
 std::string error_of(const Expected<Admission>& a) {
@@ -94,10 +103,93 @@ TEST_SUITE("audit") {
     REQUIRE(above.ok());
     CHECK_FALSE(above->admitted());
     CHECK(above->outside == 12);
+    CHECK(above->below == 0);
+    CHECK(above->above >= 12);  // every tensor starts with 114, 129
+    for (const TensorAdmission& t : above->tensors) {
+      REQUIRE(t.first_outside.size() == 1);
+      CHECK(t.first_outside[0].first == 129);
+      CHECK(t.above == t.first_outside[0].second);
+    }
 
     auto below = admit_files(audited(dir, "below", 112, 126), domain);
     REQUIRE(below.ok());
     CHECK_FALSE(below->admitted());
+    CHECK(below->above == 0);
+    CHECK(below->below >= 12);
+    CHECK(below->tensors[0].first_outside[0].first == 112);
+  }
+
+  TEST_CASE("--max-outside: a tolerant gate admits exactly up to its count (negative control one below)") {
+    TempDir dir;
+    const std::string domain = dir / "domain.json";
+    save(domain, domain_json());
+    const std::string audit = audited(dir, "nan", 114, 126, 3);
+    auto strict = admit_files(audit, domain);
+    REQUIRE(strict.ok());
+    CHECK_FALSE(strict->admitted());
+    CHECK(strict->codes_outside() == 3);
+    CHECK(strict->above == 3);
+    auto tolerant = admit_files(audit, domain, std::nullopt, "", false, 3);
+    REQUIRE(tolerant.ok());
+    CHECK(tolerant->admitted());
+    CHECK(tolerant->outside == 3);  // still counted and listed
+    auto one_short = admit_files(audit, domain, std::nullopt, "", false, 2);
+    REQUIRE(one_short.ok());
+    CHECK_FALSE(one_short->admitted());
+  }
+
+  TEST_CASE("16-bit scales: a GPTQ checkpoint's FP16 group scales admitted against a domain report over fp16") {
+    TempDir dir;
+    const std::string domain = dir / "fp16.json";
+    save(domain, domain_json("data/gptq-fp16-subnormal-scales"));
+    auto proven = load_domain_report(domain, std::nullopt);
+    REQUIRE_MESSAGE(proven.ok(), (proven.ok() ? "" : proven.error().message));
+    CHECK(proven->format == FormatId::fp16);
+    REQUIRE(proven->range.has_value());
+    CHECK(proven->range->lo == 1);  // the subnormal scales 1..16, as `domain` finds
+    CHECK(proven->range->hi == 16);
+    const std::uint32_t lo = proven->range->lo, hi = proven->range->hi;
+    auto inside = admit_files(audited(dir, "in", lo, hi, 0, "", SynthLayout::kGptq), domain);
+    REQUIRE(inside.ok());
+    CHECK(inside->admitted());
+    CHECK(inside->tensors.size() == 12);
+    // Negative control: the range one code past the proven interval; the FP16 NaN 0x7E00 lies above it too.
+    auto past = admit_files(audited(dir, "past", lo, hi + 1, 2, "", SynthLayout::kGptq), domain);
+    REQUIRE(past.ok());
+    CHECK_FALSE(past->admitted());
+    CHECK(past->outside == 12);
+    CHECK(past->below == 0);
+    std::uint64_t nan = 0;
+    for (const TensorAdmission& t : past->tensors) {
+      CHECK(t.first_outside[0].first == hi + 1);
+      for (const auto& [code, count] : t.first_outside) nan += code == 0x7E00 ? count : 0;
+    }
+    CHECK(nan == 2);
+    // A domain report of another format: one line, exit 2.
+    const std::string ue8m0 = dir / "ue8m0.json";
+    save(ue8m0, domain_json());
+    const std::string other = error_of(admit_files(audited(dir, "other", lo, hi, 0, "", SynthLayout::kGptq), ue8m0));
+    CHECK_MESSAGE(contains(other, "ue8m0.json: result.over.format: the domain report sweeps ue8m0 codes, but the audit "), other);
+    CHECK(contains(other, "holds fp16 scales: a domain report of another format"));
+  }
+
+  TEST_CASE("NVFP4: UE4M3 block scales admitted after --select leaves the FP32 global scales out") {
+    TempDir dir;
+    const std::string domain = dir / "ue4m3.json";
+    save(domain, domain_json("marlin-nvfp4-bf16"));
+    auto proven = load_domain_report(domain, std::nullopt);
+    REQUIRE(proven.ok());
+    CHECK(proven->format == FormatId::ue4m3);
+    REQUIRE(proven->range.has_value());
+    const std::string audit = audited(dir, "nv", 32, 120, 0, "", SynthLayout::kNvfp4, "ue4m3");
+    const std::string mixed = error_of(admit_files(audit, domain));
+    CHECK_MESSAGE(contains(mixed, "tensor layers.0.ffn.experts.0.w1.weight_scale_2: fp32 scales, but the domain report"),
+                  mixed);
+    CHECK(contains(mixed, "select the ue4m3 tensors with --select"));
+    auto blocks = admit_files(audit, domain, std::nullopt, "weight_scale$");
+    REQUIRE(blocks.ok());
+    CHECK(blocks->tensors.size() == 12);
+    CHECK(blocks->admitted() == (proven->range->lo <= 32 && 120 <= proven->range->hi));
   }
 
   TEST_CASE("NaN bytes lie outside; --select narrows the tensors; layers are reported") {
@@ -126,7 +218,12 @@ TEST_SUITE("audit") {
     CHECK(j["kind"] == "admission");
     CHECK(j["result"]["verdict"] == "refused");
     CHECK(j["result"]["counts"]["outside"] == 1);
+    CHECK(j["result"]["counts"]["codes_above"] == 1);
     CHECK(j["result"]["proven"] == Json::array({113, 128}));
+    CHECK(j["result"]["tensors"][0]["first_outside"][0]["code"] == 255);
+    CHECK(j["result"]["tensors"][0]["first_outside"][0]["described"] == describe_scale_code(FormatId::ue8m0, 255));
+    CHECK(contains(describe_scale_code(FormatId::ue8m0, 255), "nan"));
+    CHECK(describe_scale_code(FormatId::ue4m3, 0x80) == "0x80 (no ue4m3 code)");
   }
 
   TEST_CASE("--claim picks one claim; out of range is bad input") {
@@ -170,10 +267,10 @@ TEST_SUITE("audit") {
     j = good;
     j["result"]["claims"][0]["maximal"] = Json::array({130, 120});
     refuse(j, "claims[0].maximal: must be null or [lo, hi]");
-    // Swept over something that is not a UE8M0 byte.
+    // Swept over something that is no scale format.
     j = good;
     j["result"]["over"]["format"] = "e2m1";
-    refuse(j, "result.over.format: the swept input scale is e2m1");
+    refuse(j, "result.over.format: the swept input scale is e2m1, which is no scale format the audit reads");
     // The other input proven only on some codes.
     j = good;
     j["result"]["spec"]["inputs"][0]["codes"] = Json{{"range", {0, 3}}};
@@ -246,7 +343,7 @@ TEST_SUITE("audit") {
     CHECK_FALSE(all->admitted());
   }
 
-  TEST_CASE("malformed or inconsistent audit reports are refused; --scales-from uses the observed interval") {
+  TEST_CASE("malformed or inconsistent audit reports are refused; --scales-from sweeps the observed set or range") {
     TempDir dir;
     const std::string audit = audited(dir, "ck", 114, 126);
     std::ifstream in(audit);
@@ -265,11 +362,20 @@ TEST_SUITE("audit") {
     j["result"]["tensors"][0]["histogram"] = Json::array({Json::array({114, 1})});
     refuse(j, "disagree with the histogram");
     j = good;
-    j["result"]["overall"]["max"] = 128;
-    refuse(j, "result.overall.max: disagrees with the tensors");
+    j["result"]["tensors"][0]["specials"]["nan"] = 1;
+    refuse(j, "disagree with the histogram");
+    j = good;
+    j["result"]["tensors"][0]["format"] = "fp16";
+    refuse(j, "F8_E8M0 read as fp16 is not a scale format of the audit");
+    j = good;
+    j["result"]["tensors"][0]["histogram"] = Json::array({Json::array({300, 1})});
+    refuse(j, "codes ascending below 2^8");
+    j = good;
+    j["result"]["overall"]["codes"] = 1;
+    refuse(j, "result.overall: tensors or codes disagree with the tensors");
     j = good;
     j["result"]["tensors"] = Json::array();
-    refuse(j, "no scale tensor");
+    refuse(j, "result.tensors");
     j = good;
     j["kind"] = "domain";
     refuse(j, "kind: a report of kind \"audit\" is needed");
@@ -282,15 +388,36 @@ TEST_SUITE("audit") {
 
     auto spec = load_spec(spec_path());
     REQUIRE(spec.ok());
-    REQUIRE(apply_scales_from(*spec, audit, false).ok());
     const auto s = spec->input_index("scale");
     REQUIRE(s.has_value());
+    // The set: exactly the codes the audit saw (a list), each once, ascending.
+    REQUIRE(apply_scales_from(*spec, audit, false).ok());
+    CHECK_FALSE(spec->inputs[*s].range.has_value());
+    CHECK(spec->inputs[*s].codes == std::vector<std::uint32_t>{114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126});
+    CHECK(spec_to_json(*spec)["inputs"][1]["codes"].contains("list"));
+    // One NaN byte adds the one code 255 to the set, not 127..254 (the range would).
+    const std::string nan = audited(dir, "nan", 114, 126, 1);
+    REQUIRE(apply_scales_from(*spec, nan, false, ScalesFrom::kSet).ok());
+    CHECK(spec->inputs[*s].codes.size() == 14);
+    CHECK(spec->inputs[*s].codes.back() == 255);
+    REQUIRE(apply_scales_from(*spec, nan, false, ScalesFrom::kRange).ok());
     REQUIRE(spec->inputs[*s].range.has_value());
     CHECK(spec->inputs[*s].range->lo == 114);
-    CHECK(spec->inputs[*s].range->hi == 126);
-    const std::string wide = audited(dir, "wide", 100, 140, 1);
-    REQUIRE(apply_scales_from(*spec, wide, false).ok());
-    CHECK(spec->inputs[*s].range->hi == 255);  // the NaN byte is observed, so it is proven over too
+    CHECK(spec->inputs[*s].range->hi == 255);
+    CHECK(spec_to_json(*spec)["inputs"][1]["codes"].contains("range"));
+    // An audit of another format: bad input naming what it holds.
+    const std::string gptq = audited(dir, "gptq", 0x1C00, 0x2400, 0, "", SynthLayout::kGptq);
+    const auto other = apply_scales_from(*spec, gptq, false);
+    REQUIRE_FALSE(other.ok());
+    CHECK(contains(other.error().message, "result.tensors: no ue8m0 scale tensor (the audit holds fp16)"));
+    // UE4M3 bytes with the sign bit set are no codes: they cannot be swept.
+    auto nv = load_spec(spec_path("marlin-nvfp4-bf16"));
+    REQUIRE(nv.ok());
+    const std::string signed_bytes = audited(dir, "signed", 100, 200, 0, "weight_scale$", SynthLayout::kNvfp4, "ue4m3");
+    const auto refused = apply_scales_from(*nv, signed_bytes, true);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_MESSAGE(contains(refused.error().message, "are no ue4m3 code (0x80 and up): they cannot be swept"),
+                  refused.error().message);
   }
 }
 

@@ -1,7 +1,9 @@
-// The audit: fast histograms equal a plain count; audits of generated
-// checkpoints equal what the generator wrote and an independent reading of the
-// files; sharded and single-file checkpoints agree; the summary line's
-// exponent ranges are the recipe's own.
+// The audit: fast histograms (8-, 16- and 32-bit codes) equal a plain count;
+// audits of generated checkpoints (every layout) equal what the generator
+// wrote and an independent reading of the files; sharded and single-file
+// checkpoints agree; specials are counted in each format's terms; the
+// summary speaks the format's words and the turbomind view's exponents are
+// the recipe's own, flagged where they leave FP16's range.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -28,19 +30,33 @@ Histogram plain_count(const std::vector<unsigned char>& bytes, std::size_t begin
   return h;
 }
 
-// Reads every F8_E8M0 tensor of a file without the audit's reader: std::ifstream,
-// plain nlohmann parsing, byte counting in a loop.
-std::map<std::string, Histogram> independent_scales(const std::filesystem::path& file) {
+// Little-endian codes of `width` bytes, counted in a std::map.
+CodeCounts plain_codes(const std::vector<unsigned char>& bytes, std::size_t begin, std::size_t end, unsigned width) {
+  std::map<std::uint32_t, std::uint64_t> m;
+  for (std::size_t i = begin; i + width <= end; i += width) {
+    std::uint32_t c = 0;
+    for (unsigned b = 0; b < width; ++b) c |= std::uint32_t{bytes[i + b]} << (8 * b);
+    ++m[c];
+  }
+  return {m.begin(), m.end()};
+}
+
+// Reads every scale tensor of a file without the audit's reader: std::ifstream,
+// plain nlohmann parsing, code counting in a loop. Scale tensors here: F8_E8M0,
+// F8_E4M3, F16 and F32 named *scale* (the widths written out by hand).
+std::map<std::string, CodeCounts> independent_scales(const std::filesystem::path& file) {
+  const std::map<std::string, unsigned> widths = {{"F8_E8M0", 1}, {"F8_E4M3", 1}, {"F16", 2}, {"F32", 4}};
   const std::vector<unsigned char> bytes = testing::read_bytes(file);
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[static_cast<std::size_t>(i)];
   const auto header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(n));
-  std::map<std::string, Histogram> out;
+  std::map<std::string, CodeCounts> out;
   for (const auto& [name, v] : header.items()) {
-    if (name == "__metadata__" || v["dtype"] != "F8_E8M0") continue;
+    if (name == "__metadata__" || !widths.contains(v["dtype"])) continue;
+    if (v["dtype"] != "F8_E8M0" && name.substr(name.rfind('.') + 1).find("scale") == std::string::npos) continue;
     const std::size_t b = 8 + n + v["data_offsets"][0].get<std::size_t>();
     const std::size_t e = 8 + n + v["data_offsets"][1].get<std::size_t>();
-    out[name] = plain_count(bytes, b, e);
+    out[name] = plain_codes(bytes, b, e, widths.at(v["dtype"]));
   }
   return out;
 }
@@ -56,18 +72,47 @@ SynthOptions small(const std::string& dir) {
   return o;
 }
 
-AuditResult audit_of(const std::string& path, unsigned threads = 2) {
+AuditResult audit_of(const std::string& path, unsigned threads = 2, Selection selection = {},
+                     std::vector<const ScaleView*> views = {}) {
   auto ck = open_checkpoint(path);
   REQUIRE_MESSAGE(ck.ok(), (ck.ok() ? "" : ck.error().message));
-  auto r = run_audit(*ck, {Selection{}, threads});
+  auto r = run_audit(*ck, {selection, threads, views});
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
   return *r;
 }
 
-std::map<std::string, Histogram> histograms_of(const AuditResult& r) {
-  std::map<std::string, Histogram> out;
+std::map<std::string, CodeCounts> histograms_of(const AuditResult& r) {
+  std::map<std::string, CodeCounts> out;
   for (const TensorAudit& t : r.tensors) out[t.name] = t.histogram;
   return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+// A one-file checkpoint of tensors given as (name, dtype, codes of that dtype's width).
+struct Coded {
+  std::string name;
+  std::string dtype;
+  unsigned width;
+  std::vector<std::uint32_t> codes;
+};
+void write_coded(const std::filesystem::path& file, const std::vector<Coded>& tensors) {
+  std::string header = "{";
+  std::vector<unsigned char> data;
+  for (const Coded& t : tensors) {
+    const std::size_t begin = data.size();
+    for (std::uint32_t c : t.codes) {
+      for (unsigned b = 0; b < t.width; ++b) data.push_back(static_cast<unsigned char>(c >> (8 * b)));
+    }
+    header += (header.size() > 1 ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"" + t.dtype +
+              "\",\"shape\":[" + std::to_string(t.codes.size()) + "],\"data_offsets\":[" + std::to_string(begin) +
+              "," + std::to_string(data.size()) + "]}";
+  }
+  testing::write_bytes(file, testing::st_bytes(header + "}", data));
 }
 
 }  // namespace
@@ -158,6 +203,70 @@ TEST_SUITE("audit") {
     }
   }
 
+  TEST_CASE("16-bit codes: every path equals a plain count; narrow, wide, shifted blocks; a stray code") {
+    MESSAGE("16-bit paths: AVX2 " << detail::isa_available(detail::HistogramIsa::kAvx2) << ", AVX-512BW "
+                                   << detail::isa_available(detail::HistogramIsa::kAvx512));
+    // Blocks of 2^16 bytes (2^15 codes): narrow spans (the vector compares), a
+    // span shifted by 5000, a wide one (the scalar loop), windows at 0xFFFF.
+    constexpr std::size_t kCodes = std::size_t{1} << 15;
+    std::uint64_t x = 0x9E3779B97F4A7C15ull;
+    int compared = 0;
+    for (unsigned span : {1u, 13u, 16u, 17u, 31u, 32u, 33u, 3000u, 65536u}) {
+      for (unsigned lo : {0u, 0x1C00u, 65536u - span}) {
+        std::vector<unsigned char> bytes(2 * (4 * kCodes + 45));
+        for (std::size_t i = 0; i + 2 <= bytes.size(); i += 2) {
+          x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+          const std::size_t block = i / (2 * kCodes);
+          const unsigned base = block == 2 && lo + span + 5000 <= 65536 ? lo + 5000 : lo;
+          const unsigned code = base + static_cast<unsigned>(x % span);
+          bytes[i] = static_cast<unsigned char>(code);
+          bytes[i + 1] = static_cast<unsigned char>(code >> 8);
+        }
+        bytes[2 * (kCodes + 77)] ^= 0x40;  // a stray code in the second block
+        for (std::size_t len : {std::size_t{0}, std::size_t{2}, std::size_t{62}, std::size_t{64}, std::size_t{66},
+                                2 * kCodes, bytes.size()}) {
+          const CodeCounts plain = plain_codes(bytes, 0, len, 2);
+          for (const auto isa : kIsas) {
+            if (!detail::isa_available(isa)) continue;
+            CodeCounts counted;
+            detail::count_codes16_with(std::span(bytes).first(len), counted, isa);
+            CHECK_MESSAGE(counted == plain, "isa " << static_cast<int>(isa) << " span " << span << " lo " << lo
+                                                   << " length " << len);
+          }
+          CodeCounts best;
+          count_codes(std::span(bytes).first(len), 16, best);
+          CHECK(best == plain);
+          ++compared;
+        }
+      }
+    }
+    CHECK(compared == 9 * 3 * 7);
+    // Negative control: the comparison notices one changed code.
+    std::vector<unsigned char> bytes(4000, 0x3C);
+    CodeCounts before;
+    count_codes(bytes, 16, before);
+    bytes[2001] = 0x3D;
+    CHECK(before != plain_codes(bytes, 0, bytes.size(), 2));
+  }
+
+  TEST_CASE("32-bit codes and merged counts: equal to a plain count") {
+    std::vector<unsigned char> bytes(4 * 1001);
+    std::uint64_t x = 7;
+    for (std::size_t i = 0; i < bytes.size(); i += 4) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const std::uint32_t code = i % 12 == 0 ? 0x3A000000u : static_cast<std::uint32_t>(x % 5) << 30;
+      for (unsigned b = 0; b < 4; ++b) bytes[i + b] = static_cast<unsigned char>(code >> (8 * b));
+    }
+    CodeCounts counted;
+    count_codes(std::span(bytes).first(2000), 32, counted);
+    count_codes(std::span(bytes).subspan(2000), 32, counted);  // merged into the first count
+    CHECK(counted == plain_codes(bytes, 0, bytes.size(), 4));
+    CodeCounts eight;
+    count_codes(bytes, 8, eight);
+    CHECK(eight == plain_codes(bytes, 0, bytes.size(), 1));
+    CHECK(eight != counted);  // negative control: the widths are read differently
+  }
+
   TEST_CASE("layer numbers come from layers.L. in the name") {
     CHECK(layer_of("layers.12.ffn.experts.3.w1.scale") == 12u);
     CHECK(layer_of("model.layers.0.mlp.down_proj.weight_scale") == 0u);
@@ -196,24 +305,60 @@ TEST_SUITE("audit") {
     const AuditResult r = audit_of(o.out_dir);
     REQUIRE(r.tensors.size() == 3 * 2 * 3);
     const auto audited = histograms_of(r);
-    const std::map<std::string, Histogram> recorded(written->scales.begin(), written->scales.end());
+    const std::map<std::string, CodeCounts> recorded(written->scales.begin(), written->scales.end());
     CHECK(audited == recorded);
     CHECK(audited == independent_scales(std::filesystem::path(o.out_dir) / "model.safetensors"));
     std::uint64_t nan = 0;
-    for (const auto& [name, h] : audited) nan += h[0xFF];
+    for (const TensorAudit& t : r.tensors) nan += stats_of(t.format, t.histogram).nan;
     CHECK(nan == 4);
     for (const TensorAudit& t : r.tensors) {
       CHECK(t.bytes == 5 * 96 / 32);
       CHECK(t.dtype == DType::kF8E8M0);
+      CHECK(t.format == FormatId::ue8m0);
       REQUIRE(t.layer.has_value());
     }
     // Negative control: one byte changed in the file makes the audit differ from the record.
     const auto file = std::filesystem::path(o.out_dir) / "model.safetensors";
     auto bytes = testing::read_bytes(file);
-    const auto scales = independent_scales(file);
     bytes[bytes.size() - 2 * 96 - 3] ^= 0x01;  // inside the last expert's w3 scale, before norm.weight
     testing::write_bytes(file, bytes);
     CHECK(histograms_of(audit_of(o.out_dir)) != recorded);
+  }
+
+  TEST_CASE("the nvfp4 and gptq layouts: every scale tensor audited in its format, equal to the record") {
+    TempDir dir;
+    for (const SynthLayout layout : {SynthLayout::kNvfp4, SynthLayout::kGptq}) {
+      SynthOptions o = small(dir / std::string(synth_layout(layout).name));
+      o.layout = layout;
+      o.rows = 16;
+      o.cols = 256;
+      o.scale_lo = synth_layout(layout).scale_lo;
+      o.scale_hi = synth_layout(layout).scale_hi;
+      o.nan_bytes = 3;
+      auto written = synthesize_checkpoint(o);
+      REQUIRE_MESSAGE(written.ok(), (written.ok() ? "" : written.error().message));
+      Selection selection;
+      if (layout == SynthLayout::kNvfp4) selection = *make_selection("", "", "ue4m3");
+      const AuditResult r = audit_of(o.out_dir, 2, selection);
+      const auto audited = histograms_of(r);
+      CHECK(audited == std::map<std::string, CodeCounts>(written->scales.begin(), written->scales.end()));
+      CHECK(audited == independent_scales(std::filesystem::path(o.out_dir) / "model.safetensors"));
+      std::map<FormatId, std::size_t> formats;
+      std::uint64_t nan = 0;
+      for (const TensorAudit& t : r.tensors) {
+        ++formats[t.format];
+        nan += stats_of(t.format, t.histogram).nan;
+      }
+      if (layout == SynthLayout::kNvfp4) {
+        CHECK(formats == std::map<FormatId, std::size_t>{{FormatId::ue4m3, 18}, {FormatId::fp32, 18}});
+        CHECK(r.tensors[1].name == "layers.0.ffn.experts.0.w1.weight_scale_2");
+        CHECK(r.tensors[1].histogram == CodeCounts{{0x3A000000, 1}});
+      } else {
+        CHECK(formats == std::map<FormatId, std::size_t>{{FormatId::fp16, 18}});
+        CHECK(r.tensors[0].shape == std::vector<std::uint64_t>{2, 16});  // [cols / 128, rows]
+      }
+      CHECK(nan == 3);  // E4M3 NaN 0x7F and FP16 NaN 0x7E00 counted as NaN
+    }
   }
 
   TEST_CASE("one thread and two threads, one file and three shards: the same histograms") {
@@ -241,33 +386,110 @@ TEST_SUITE("audit") {
     CHECK(a != histograms_of(audit_of(other.out_dir)));
   }
 
-  TEST_CASE("the summary line: the PR's ranges, NaN bytes visible") {
+  TEST_CASE("the summary line speaks the format's words; NaN visible; views only when asked for") {
     TempDir dir;
     SynthOptions o = small(dir / "ck");
     REQUIRE(synthesize_checkpoint(o).ok());
-    CHECK(summary_line(audit_of(o.out_dir)) ==
-          "18 scale tensors, 270 bytes; raw E8M0 114–126, adjusted half exponents 2–14, folded exponents 16–28; "
-          "0 NaN bytes (0xFF)");
+    CHECK(joined(summary_lines(audit_of(o.out_dir))) ==
+          "18 ue8m0 scale tensors (F8_E8M0), 270 codes: 114–126 (0.0001220703125 … 0.5); 0 NaN (0xFF)\n");
     SynthOptions n = small(dir / "nan");
     n.nan_bytes = 3;
     n.scale_lo = 100;
     n.scale_hi = 140;
     REQUIRE(synthesize_checkpoint(n).ok());
-    const AuditResult r = audit_of(n.out_dir);
-    CHECK(summary_line(r) ==
-          "18 scale tensors, 270 bytes; raw E8M0 100–140, adjusted half exponents 0–28, folded exponents 14–42; "
-          "3 NaN bytes (0xFF) in 3 tensors");
+    const AuditResult r = audit_of(n.out_dir, 2, {}, {scale_view_by_name("turbomind")});
+    // The flags counted by hand from the histograms: adjust_scale clamps bytes below 112 and above
+    // 142 (byte + 15 - 127 outside 0..30); the folded field min(byte - 112, 30) + 14 passes 30 from 129.
+    std::uint64_t clamped = 0, past = 0;
+    for (const TensorAudit& t : r.tensors) {
+      for (const auto& [code, count] : t.histogram) {
+        if (code == 0xFF) continue;
+        clamped += (code < 112 || code > 142) ? count : 0;
+        past += code >= 129 ? count : 0;
+      }
+    }
+    REQUIRE(clamped > 0);
+    REQUIRE(past > 0);
+    CHECK(joined(summary_lines(r)) ==
+          "18 ue8m0 scale tensors (F8_E8M0), 270 codes: 100–140 (7.450580596923828e-09 … 8192); 3 NaN (0xFF) in 3 "
+          "tensors\n"
+          "turbomind view (ue8m0): adjusted half exponents 0–28, folded exponents 14–42; FLAGGED: " +
+              std::to_string(clamped) +
+              " codes clamped by adjust_scale (byte < 112: the FP16 scale becomes 0; > 142: held at 2^15) (bytes 100, "
+              "101, 102, 103, …); FLAGGED: " +
+              std::to_string(past) +
+              " codes folded exponent past FP16's 30 (31: Inf/NaN, 32+: into the sign bit) (bytes 129, 130, 131, 132, "
+              "…)\n");
     const Json j = audit_result_json(r);
-    CHECK(j["overall"]["min"] == 100);
-    CHECK(j["overall"]["max"] == 255);  // NaN bytes count in the observed interval
-    CHECK(j["overall"]["finite_max"] == 140);
-    CHECK(j["overall"]["nan_bytes"] == 3);
+    CHECK(j["formats"][0]["min"] == 100);
+    CHECK(j["formats"][0]["max"] == 255);  // NaN codes count in the observed codes
+    CHECK(j["formats"][0]["finite_max"] == 140);
+    CHECK(j["formats"][0]["specials"] == Json{{"nan", 3}});
     CHECK(j["layers"].size() == 3);
     CHECK(j["tensors"][0]["name"] == "layers.0.ffn.experts.0.w1.scale");
-    CHECK(j["tensors"][0]["nan_bytes"] == 1);
+    CHECK(j["tensors"][0]["specials"]["nan"] == 1);
+    CHECK(j["views"][0]["steps"][1]["flagged"] > 0);
+    // Without --view, no view: the summary is the format's alone.
+    CHECK(summary_lines(audit_of(n.out_dir)).size() == 1);
   }
 
-  TEST_CASE("selection: dtype list, names ending in scale, --select, and nothing selected is an error") {
+  TEST_CASE("a folded exponent of 32 is flagged; one inside FP16's range is not (negative control)") {
+    TempDir dir;
+    write_coded(dir.path() / "a.safetensors", {{"x.scale", "F8_E8M0", 1, {114, 130}}});
+    write_coded(dir.path() / "b.safetensors", {{"x.scale", "F8_E8M0", 1, {114, 128}}});
+    const std::vector<const ScaleView*> views = {scale_view_by_name("turbomind")};
+    const auto a = summary_lines(audit_of(dir / "a.safetensors", 1, {}, views));
+    const auto b = summary_lines(audit_of(dir / "b.safetensors", 1, {}, views));
+    REQUIRE(a.size() == 2);
+    REQUIRE(b.size() == 2);
+    CHECK(a[1] == "turbomind view (ue8m0): adjusted half exponents 2–18, folded exponents 16–32; FLAGGED: 1 codes "
+                  "folded exponent past FP16's 30 (31: Inf/NaN, 32+: into the sign bit) (bytes 130)");
+    CHECK(b[1] == "turbomind view (ue8m0): adjusted half exponents 2–16, folded exponents 16–30; none flagged");
+    // The view reads the catalogue's transform: byte 130 is the folded recipe's +0 x Inf... case.
+    CHECK(folded_exponent(130) == 32);
+    CHECK(make_views({"nothing"}).error().message == "--view: nothing: no such view (views: turbomind)");
+  }
+
+  TEST_CASE("specials are counted apart and named, in each format's terms") {
+    TempDir dir;
+    write_coded(dir.path() / "f.safetensors",
+                {{"a.scale", "F8_E4M3", 1, {0x38, 0x7F, 0xFF, 0x00, 0x80, 0x01, 0xB8}},
+                 {"b.scales", "F16", 2, {0x3C00, 0x7C00, 0xFC00, 0x7E00, 0x0000, 0x8000, 0x0001, 0xBC00}},
+                 {"c.weight_scale_2", "F32", 4, {0x3A000000, 0x7FC00000, 0x00000001, 0x3A000000}},
+                 {"d.scale", "BF16", 2, {0x3F80, 0x7FC0}},
+                 {"e.weight", "F16", 2, {0x7E00}}});
+    const AuditResult r = audit_of(dir / "f.safetensors");
+    REQUIRE(r.tensors.size() == 4);  // e.weight is not named *scale*
+    const CodeStats e4m3 = stats_of(FormatId::e4m3, r.tensors[0].histogram);
+    CHECK(e4m3.nan == 2);  // 0x7F and 0xFF: E4M3's NaN is S.1111.111
+    CHECK(e4m3.zero == 2);
+    CHECK(e4m3.subnormal == 1);
+    CHECK(e4m3.negative == 2);  // -0 and -1
+    const CodeStats fp16 = stats_of(FormatId::fp16, r.tensors[1].histogram);
+    CHECK(fp16 == CodeStats{8, 0x0000, 0xFC00, 0x0000, 0xBC00, 1, 2, 2, 1, 3, 0});
+    const CodeStats fp32 = stats_of(FormatId::fp32, r.tensors[2].histogram);
+    CHECK(fp32.nan == 1);
+    CHECK(fp32.subnormal == 1);
+    CHECK(r.tensors[2].histogram == CodeCounts{{0x00000001, 1}, {0x3A000000, 2}, {0x7FC00000, 1}});
+    const std::string text = joined(summary_lines(r));
+    CHECK(text.find("1 e4m3 scale tensors (F8_E4M3), 7 codes: 0–184 (0 … -1); 2 NaN in 1 tensors, 2 zero, 1 subnormal, "
+                    "2 negative\n") != std::string::npos);
+    CHECK(text.find("1 fp16 scale tensors (F16), 8 codes: 0x0000–0xBC00 (0 … -1); 1 NaN in 1 tensors, 2 Inf, 2 zero, "
+                    "1 subnormal, 3 negative\n") != std::string::npos);
+    CHECK(text.find("1 bf16 scale tensors (BF16), 2 codes") != std::string::npos);
+    CHECK(text.find("1 fp32 scale tensors (F32), 4 codes: 0x00000001–0x3A000000") != std::string::npos);
+    // Read as UE4M3 (NVFP4 block scales), a byte with the sign bit set is no code, 0x7F still NaN.
+    const AuditResult u = audit_of(dir / "f.safetensors", 2, *make_selection("F8_E4M3", "", "ue4m3"));
+    const CodeStats ue4m3 = stats_of(FormatId::ue4m3, u.tensors[0].histogram);
+    CHECK(ue4m3.not_a_code == 3);
+    CHECK(ue4m3.nan == 1);
+    CHECK(ue4m3.negative == 0);
+    CHECK(joined(summary_lines(u)).find("3 not ue4m3 codes") != std::string::npos);
+    // Negative control: the same bytes read as E4M3 have no non-codes.
+    CHECK(e4m3.not_a_code == 0);
+  }
+
+  TEST_CASE("selection: every scale dtype by default, --dtype, --format, names containing scale, --select") {
     TempDir dir;
     SynthOptions o = small(dir / "ck");
     REQUIRE(synthesize_checkpoint(o).ok());
@@ -278,14 +500,23 @@ TEST_SUITE("audit") {
     auto r = run_audit(*ck, {*only_layer1, 2});
     REQUIRE(r.ok());
     CHECK(r->tensors.size() == 6);
-    auto i8 = make_selection("I8", "");
-    REQUIRE(i8.ok());
-    auto none = run_audit(*ck, {*i8, 2});  // the I8 tensors are named *weight, not *scale
-    REQUIRE_FALSE(none.ok());
-    CHECK(none.error().message.find("no scale tensor") != std::string::npos);
-    CHECK_FALSE(make_selection("F16", "").ok());
-    CHECK_FALSE(make_selection("Q8", "").ok());
-    CHECK_FALSE(make_selection("", "(").ok());
+    CHECK(make_selection("F16", "").ok());  // FP16 group scales
+    auto f16 = run_audit(*ck, {*make_selection("F16", ""), 2});  // the F16 tensors are named *norm.weight
+    REQUIRE_FALSE(f16.ok());
+    CHECK(f16.error().message.find("no scale tensor") != std::string::npos);
+    CHECK(make_selection("I8", "").error().message ==
+          "--dtype: I8: not a scale format dtype (scale dtypes: F8_E8M0, U8, F8_E4M3, F16, BF16, F32)");
+    CHECK(make_selection("Q8", "").error().message == "--dtype: Q8: unknown dtype");
+    CHECK(make_selection("", "(").error().message.find("--select") == 0);
+    CHECK(make_selection("", "", "ue4m3")->format_of(DType::kF8E4M3) == FormatId::ue4m3);
+    CHECK(make_selection("", "")->format_of(DType::kF8E4M3) == FormatId::e4m3);
+    CHECK(make_selection("", "", "e2m1").error().message ==
+          "--format: e2m1: not a scale format (scale formats: ue8m0, e4m3, ue4m3, fp16, bf16, fp32)");
+    CHECK(make_selection("", "", "e4m3,ue4m3").error().message == "--format: e4m3 and ue4m3 both read F8_E4M3: give one");
+    CHECK(named_like_scales(DType::kF16, "model.layers.0.mlp.down_proj.scales"));
+    CHECK(named_like_scales(DType::kF32, "x.weight_scale_2"));
+    CHECK_FALSE(named_like_scales(DType::kF16, "scale.x.weight"));
+    CHECK(named_like_scales(DType::kF8E8M0, "anything"));
   }
 
   TEST_CASE("the generator refuses impossible options") {
@@ -303,6 +534,24 @@ TEST_SUITE("audit") {
     o.scale_lo = 130;
     o.scale_hi = 120;
     CHECK_FALSE(synthesize_checkpoint(o).ok());
+    o = small(dir / "ck");
+    o.scale_hi = 256;  // past the F8_E8M0 codes
+    CHECK_FALSE(synthesize_checkpoint(o).ok());
+    o = small(dir / "ck");
+    o.layout = SynthLayout::kGptq;
+    o.scale_lo = 0x1C00;
+    o.scale_hi = 0x2400;
+    o.rows = 8;
+    CHECK(synthesize_checkpoint(o).error().message ==
+          "synth-checkpoint: --cols: 96 is not a positive multiple of 128 (layout gptq)");
+    o.cols = 128;
+    o.rows = 5;
+    CHECK(synthesize_checkpoint(o).error().message == "synth-checkpoint: --rows: 5 is not a multiple of 8 (layout gptq)");
+    o.rows = 8;
+    o.out_dir = dir / "gptq";
+    REQUIRE(synthesize_checkpoint(o).ok());  // control: the same with good shapes
+    CHECK(synth_layout("nvfp4")->id == SynthLayout::kNvfp4);
+    CHECK(synth_layout("mxfp9") == nullptr);
     o = small(dir / "ck");
     REQUIRE(synthesize_checkpoint(o).ok());
     CHECK_FALSE(synthesize_checkpoint(o).ok());  // not an empty directory any more

@@ -70,8 +70,9 @@ def audit_markdown(run, work, spec):
     r = run("admit", "--audit", audit_json, "--domain", domain_json, "-o", admit_json, "--markdown", admit_md)
     check("admit -o M.json --markdown M.md: exit 0 or 1", r.returncode in (0, 1) and os.path.exists(admit_json), r.stderr)
     md = open(admit_md).read() if os.path.exists(admit_md) else ""
-    first = r.stdout.splitlines()[0] if r.stdout else "?"
-    check("admit's Markdown holds what admit printed", md.startswith("## bitproof admit: ") and first in md, md)
+    # The Markdown is the admission report rendered (as report render gives it), with admit's verdict.
+    verdict = "admitted" if "ADMITTED" in r.stdout else "refused" if "REFUSED" in r.stdout else "?"
+    check("admit's Markdown holds admit's verdict", md.startswith("## bitproof admit: ") and f"**Verdict: {verdict}**" in md, md)
 
 
 def quiet(run, work, spec):

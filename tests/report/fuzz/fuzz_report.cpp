@@ -1,13 +1,16 @@
 // libFuzzer target: reading a report back. Arbitrary bytes go through the
 // report reader (duplicate keys, version, reports/schema.json); whatever it
 // accepts is rendered (Markdown, JUnit XML, SVG for domain reports with a map),
-// judged and compared with itself. None of it may crash, hang or leak; an
-// error must be one line naming the file.
+// judged and compared with itself; an audit report also goes through the
+// reader admit and prove --scales-from use (its aggregates re-derived from its
+// tensors). None of it may crash, hang or leak; an error must be one line
+// naming the file.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
+#include "audit/admission.hpp"
 #include "report/compare.hpp"
 #include "report/render.hpp"
 
@@ -27,6 +30,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   if ((*report)["kind"] == "shard") return 0;  // fuzz_merge's
+  if ((*report)["kind"] == "audit") {
+    auto audit = bitproof::audit::parse_audit_report_text(text, "fuzz.json");
+    if (!audit) require_one_line(audit.error());
+  }
   (void)bitproof::render_markdown(*report);
   (void)bitproof::render_junit(*report);
   (void)bitproof::judge_report(*report);

@@ -1,12 +1,15 @@
 // Writes the report fuzzers' seed corpora: every committed report (one file
 // each) for fuzz_report, and for fuzz_merge the shard reports of small specs
 // split 1, 2 and 3 ways (one JSON array per set), and for fuzz_spec every
-// spec under proofs/ and tests/ (the bad ones too).
+// spec under proofs/ and tests/ (the bad ones too); fuzz_report also gets
+// the audit report of a small synthetic checkpoint (one NaN scale byte).
 //   make_seeds SOURCE_DIR REPORT_SEEDS MERGE_SEEDS SPEC_SEEDS
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "audit/audit.hpp"
+#include "audit/synth.hpp"
 #include "proof/engine.hpp"
 #include "report/shard.hpp"
 
@@ -48,5 +51,19 @@ int main(int argc, char** argv) {
       std::ofstream(merge_seeds / (fs::path(name).stem().string() + "-" + std::to_string(n) + ".json")) << set.dump();
     }
   }
+  const fs::path checkpoint = report_seeds / "audit-checkpoint";
+  fs::remove_all(checkpoint);
+  audit::SynthOptions synth;
+  synth.out_dir = checkpoint.string();
+  synth.nan_bytes = 1;
+  auto written = audit::synthesize_checkpoint(synth);
+  auto opened = written ? audit::open_checkpoint(synth.out_dir) : Expected<audit::Checkpoint>(written.error());
+  auto audited = opened ? audit::run_audit(*opened, {}) : Expected<audit::AuditResult>(opened.error());
+  if (!audited) {
+    std::cerr << audited.error().message << "\n";
+    return 1;
+  }
+  std::ofstream(report_seeds / "audit.json") << audit::audit_report(*audited, Json{{"threads", 1}}).dump();
+  fs::remove_all(checkpoint);
   return 0;
 }
