@@ -67,7 +67,14 @@ if [ -x "$BIN/bitproof" ]; then
   mkdir -p "$OUT/reports"
   for spec in proofs/*.json; do
     name=$(basename "$spec" .json)
-    step "proof_$name" 300 "$BIN/bitproof" prove "$spec" --backend all --report "$OUT/reports/$name.json"
+    # Issue 18's domains: 2^48 triples (bench/fma_device.sh sweeps them in slices), and 2^32
+    # pairs of recipes the CPU sweeps only one case at a time (GPU only here).
+    backend=all
+    case "$name" in
+      *-fma-routes) continue ;;
+      fp16-hadd-vs-fp32-round | fp16-hsub-vs-fp32-round | bf16-b*-vs-fp32-round) backend=cuda ;;
+    esac
+    step "proof_$name" 300 "$BIN/bitproof" prove "$spec" --backend "$backend" --report "$OUT/reports/$name.json"
     grep -vE "^  " "$OUT/proof_$name.log" | head -12 | tee -a "$OUT/summary.txt"
   done
 fi

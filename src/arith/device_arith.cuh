@@ -23,6 +23,7 @@
 //   bmul           __hmul on __nv_bfloat16 (sm_90: the native bf16 multiply)
 //   ffma           __fmaf_rn         (fma.rn.f32; .ftz under --use_fast_math)
 //   int2half_rn    __int2half_rn     (cvt.rn.f16.s32)
+//   badd, bsub     __hadd / __hsub on __nv_bfloat16 (add.bf16 / sub.bf16 on sm_90)
 //   bfma           __hfma on __nv_bfloat16 (fma.rn.bf16)
 //   bfloat162float __bfloat162float  (exact: the bits << 16)
 //   float2bfloat16_rn __float2bfloat16_rn (cvt.rn.bf16.f32)
@@ -151,6 +152,20 @@ struct DeviceArith {
     return __half_as_ushort(__int2half_rn(static_cast<int>(i)));
 #else
     return SoftArith::int2half_rn(i);
+#endif
+  }
+  BP_HD static std::uint16_t badd(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(__hadd(__ushort_as_bfloat16(a), __ushort_as_bfloat16(b)));
+#else
+    return SoftArith::badd(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t bsub(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(__hsub(__ushort_as_bfloat16(a), __ushort_as_bfloat16(b)));
+#else
+    return SoftArith::bsub(a, b);
 #endif
   }
   BP_HD static std::uint16_t bfma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {

@@ -24,6 +24,7 @@
 //                   NaN results are the canonical 0x7FFF
 //   ffma(a, b, c)   binary32 fused multiply-add, one rounding, RNE (__fmaf_rn)
 //   int2half_rn(i)  int32 (two's complement bits) -> binary16, RNE (__int2half_rn)
+//   badd(a, b), bsub(a, b)   bfloat16 add / subtract, RNE (__hadd / __hsub on __nv_bfloat16)
 //   bfma(a, b, c)   bfloat16 fused multiply-add, RNE, subnormals kept (__hfma on __nv_bfloat16)
 //   bfloat162float(h), float2bfloat16_rn(f)   bfloat16 <-> binary32 (the first exact)
 //   fadd_ro(a, b)   binary32 add rounded to odd (no CUDA rounding mode: see device_arith.cuh)
@@ -102,6 +103,12 @@ struct SoftArith {
     const std::uint64_t mag = neg ? (std::uint64_t{1} << 32) - i : i;
     if (mag == 0) return 0;
     return static_cast<std::uint16_t>(soft::round_pack<H>(neg, 0, mag, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint16_t badd(std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(soft::add<B>(a, b, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint16_t bsub(std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(soft::add<B>(a, b ^ B::kSign, soft::Round::kNearestEven));
   }
   BP_HD static constexpr std::uint16_t bfma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {
     return static_cast<std::uint16_t>(soft::fma<B>(a, b, c, soft::Round::kNearestEven));

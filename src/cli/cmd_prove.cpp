@@ -22,6 +22,7 @@ struct ProveArgs {
   std::string spec;
   std::string backend = "all";
   std::string scales;
+  std::vector<std::string> codes;  // "NAME=LO:HI": replace that input's codes (a slice of a large domain)
   std::string scales_from;  // an audit report: its observed interval becomes the scale codes
   bool allow_partial = false;  // --scales-from may be a partial audit
   bool no_cache = false;       // user recipes: compile even when the cache has them
@@ -33,10 +34,20 @@ struct ProveArgs {
 };
 
 Expected<Spec> load_with_override(const std::string& path, const std::string& scales, const std::string& scales_from,
-                                  bool allow_partial) {
+                                  bool allow_partial, const std::vector<std::string>& codes = {}) {
   auto spec = load_spec(path);
   if (spec && !scales_from.empty()) {
     if (auto ok = audit::apply_scales_from(*spec, scales_from, allow_partial); !ok) return ok.error();
+  }
+  for (const std::string& flag : codes) {
+    if (!spec) break;
+    const auto eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Error{fmt::format("--codes: expected NAME=LO:HI, got \"{}\"", flag), kExitBadInput};
+    }
+    auto range = parse_range_flag(flag.substr(eq + 1), "--codes");
+    if (!range) return range.error();
+    if (auto ok = override_range(*spec, flag.substr(0, eq), *range, "--codes"); !ok) return ok.error();
   }
   if (!spec || scales.empty()) return spec;
   auto range = parse_range_flag(scales, "--scales");
@@ -221,7 +232,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
 
 int run_prove(const ProveArgs& a) {
   if (auto e = hand_off_for_cuda(a.backend)) return fail(*e);
-  auto spec = load_with_override(a.spec, a.scales, a.scales_from, a.allow_partial);
+  auto spec = load_with_override(a.spec, a.scales, a.scales_from, a.allow_partial, a.codes);
   if (!spec) return fail(spec.error());
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   if (spec->user) spec->user->no_cache = a.no_cache;
@@ -279,6 +290,9 @@ void add_prove_command(CLI::App& app, Commands& commands) {
       ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   args->out.add_flags(*p);
   auto* scales = p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
+  p->add_option("--codes", args->codes,
+                "NAME=LO:HI: replace the codes of the input NAME (repeatable; a slice of a large domain, e.g. on "
+                "the CPU)");
   add_path_option(*p, "--scales-from", args->scales_from, "replace them by the observed interval of an audit report")
       ->excludes(scales);
   add_keep_option(*p, args->keep);

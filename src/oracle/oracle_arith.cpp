@@ -106,6 +106,17 @@ std::uint16_t OracleArith::int2half_rn(std::uint32_t i) {
   return to_half(v, Rounding::kNearestEven);
 }
 
+std::uint16_t OracleArith::badd(std::uint16_t a, std::uint16_t b) {
+  return static_cast<std::uint16_t>(rounded(
+      FormatId::bf16, oracle::add(oracle::exact_of(FormatId::bf16, a), oracle::exact_of(FormatId::bf16, b)),
+      Rounding::kNearestEven));
+}
+std::uint16_t OracleArith::bsub(std::uint16_t a, std::uint16_t b) {
+  Exact minus_b = oracle::exact_of(FormatId::bf16, b);
+  minus_b.negative = !minus_b.negative;
+  return static_cast<std::uint16_t>(
+      rounded(FormatId::bf16, oracle::add(oracle::exact_of(FormatId::bf16, a), minus_b), Rounding::kNearestEven));
+}
 std::uint16_t OracleArith::bfma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {
   const auto f = [](std::uint16_t bits) { return oracle::exact_of(FormatId::bf16, bits); };
   return static_cast<std::uint16_t>(

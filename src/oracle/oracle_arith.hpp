@@ -31,6 +31,8 @@ struct OracleArith {
   static std::uint16_t bmul(std::uint16_t a, std::uint16_t b);
   static std::uint32_t ffma(std::uint32_t a, std::uint32_t b, std::uint32_t c);
   static std::uint16_t int2half_rn(std::uint32_t i);
+  static std::uint16_t badd(std::uint16_t a, std::uint16_t b);
+  static std::uint16_t bsub(std::uint16_t a, std::uint16_t b);
   static std::uint16_t bfma(std::uint16_t a, std::uint16_t b, std::uint16_t c);
   static std::uint32_t bfloat162float(std::uint16_t h);
   static std::uint16_t float2bfloat16_rn(std::uint32_t f);

@@ -141,6 +141,12 @@ oracle::Exact intent_value(const RecipeCard& card, const std::uint32_t* codes) {
       if (zero_point.kind != Kind::kNaN) zero_point.negative = !zero_point.negative;
       return oracle::mul(oracle::add(first, zero_point), oracle::exact_of(card.inputs[2], codes[2]));
     }
+    case Intent::kSum: return oracle::add(first, oracle::exact_of(card.inputs[1], codes[1]));
+    case Intent::kDifference: {
+      oracle::Exact minus = oracle::exact_of(card.inputs[1], codes[1]);
+      if (minus.kind != Kind::kNaN) minus.negative = !minus.negative;
+      return oracle::add(first, minus);
+    }
     case Intent::kFma:
       return oracle::fma(first, oracle::exact_of(card.inputs[1], codes[1]), oracle::exact_of(card.inputs[2], codes[2]));
   }
