@@ -90,8 +90,9 @@ TEST_SUITE("proof") {
     for (std::size_t c = 0; c < r.claims.size(); ++c) {
       CHECK_MESSAGE(r.claims[c].holds(), "claim ", c, ": ", r.claims[c].cases - r.claims[c].holding, " failing");
     }
-    const Spec control = triple_spec("bf16", R"({"range": [16256, 16287]})", R"({"range": [47872, 47887]})",
-                                     R"({"range": [15104, 15119]})",
+    // The same box with the signs of b and c swapped: a negative addend, whose sign the control drops.
+    const Spec control = triple_spec("bf16", R"({"range": [16256, 16287]})", R"({"range": [15104, 15119]})",
+                                     R"({"range": [47872, 47887]})",
                                      R"({"claim": "equal", "recipes": ["bf16fma.control.signless_addend", "bf16fma.bfma"]})");
     const ProofResult refuted = run_proof(control, {8, 2});
     CHECK_FALSE(refuted.claims[0].holds());
@@ -132,10 +133,10 @@ TEST_SUITE("proof") {
       const Spec spec = triple_spec("fp16", a, b, c,
                                     fmt::format(R"({{"claim": "correctly_rounded", "recipes": ["{}"]}})", wrong));
       const ProofResult r = run_proof(spec, {4, 2});
-      CHECK_MESSAGE(!r.claims[0].holds(), wrong);
+      CHECK_MESSAGE(!r.claims[0].holds(), std::string(wrong));
       CHECK(r.witness_disagreement_count == 0);
       REQUIRE_FALSE(r.claims[0].counterexamples.empty());
-      MESSAGE(wrong, ": ", r.claims[0].cases - r.claims[0].holding, " of ", r.claims[0].cases, "; ",
+      MESSAGE(std::string(wrong), ": ", r.claims[0].cases - r.claims[0].holding, " of ", r.claims[0].cases, "; ",
               show(spec, r.claims[0].counterexamples[0]));
       CHECK_FALSE(r.claims[0].counterexamples[0].correctly_rounded[0]);
     }
