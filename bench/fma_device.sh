@@ -24,17 +24,7 @@ WHAT=${1:-all}
 BP=$BIN/bitproof
 [ -x "$BP" ] || { echo "fma_device.sh: $BP not found (BIN=<build dir>)" >&2; exit 2; }
 mkdir -p "$OUT/table" "$OUT/fma"
-log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-step() {  # step NAME TIMEOUT COMMAND...: its output in $OUT/NAME.log
-  local name=$1 limit=$2
-  shift 2
-  local t0=$(date +%s.%N)
-  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  local t1=$(date +%s.%N)
-  log "$name: exit $rc ($(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s)"
-  return $rc
-}
+. bench/steps.sh
 
 log "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $("$BP" --version)"
 

@@ -15,17 +15,7 @@ OUT=${OUT:-gpu-sweep-out}
 GPU_TESTS=$BIN/bitproof_gpu_tests
 [ -x "$GPU_TESTS" ] || GPU_TESTS=$BIN/tests/gpu/bitproof_gpu_tests
 mkdir -p "$OUT"
-log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-step() {  # step NAME TIMEOUT COMMAND...: runs it, its output in $OUT/NAME.log
-  local name=$1 limit=$2
-  shift 2
-  local t0=$(date +%s.%N)
-  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  local t1=$(date +%s.%N)
-  log "$name: exit $rc ($(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s)"
-  return $rc
-}
+. bench/steps.sh
 
 log "machine"
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; uname -r;

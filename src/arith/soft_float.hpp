@@ -64,7 +64,8 @@ BP_HD constexpr Unpacked unpack(typename F::Bits bits) {
   return {Class::kFinite, neg, man | (F::kManMask + 1), static_cast<int>(exp_field) + F::kQuantumExp - 1};
 }
 
-BP_HD constexpr int bit_width(std::uint64_t v) {
+template <class T>  // std::uint64_t, or the unsigned 128-bit U128 of the wide FMA below
+BP_HD constexpr int bit_width(T v) {
   int width = 0;
   while (v != 0) {
     v >>= 1;
@@ -180,18 +181,9 @@ BP_HD constexpr typename F::Bits add(typename F::Bits a, typename F::Bits b, Rou
 // far below any rounding position of a 53-bit significand.
 __extension__ typedef unsigned __int128 U128;
 
-BP_HD constexpr int bit_width128(U128 v) {
-  int width = 0;
-  while (v != 0) {
-    v >>= 1;
-    ++width;
-  }
-  return width;
-}
-
 template <class F>
 BP_HD constexpr typename F::Bits add_wide(bool p_neg, U128 p_sig, int p_exp, Unpacked z, Round mode) {
-  int p_lift = 125 - (bit_width128(p_sig) - 1);
+  int p_lift = 125 - (bit_width(p_sig) - 1);
   U128 p = p_sig << p_lift;
   p_exp -= p_lift;
   U128 s = U128{z.sig} << (125 - (bit_width(z.sig) - 1));
@@ -215,7 +207,7 @@ BP_HD constexpr typename F::Bits add_wide(bool p_neg, U128 p_sig, int p_exp, Unp
   }
   const U128 sum = big_neg == small_neg ? p + aligned : p - aligned;
   if (sum == 0) return 0;  // exact cancellation: +0
-  const int cut = bit_width128(sum) > 63 ? bit_width128(sum) - 63 : 0;
+  const int cut = bit_width(sum) > 63 ? bit_width(sum) - 63 : 0;
   const U128 rest = sum & ((U128{1} << cut) - 1);
   return round_pack<F>(big_neg, p_exp + cut, static_cast<std::uint64_t>(sum >> cut) | (rest != 0 ? 1 : 0), mode);
 }
@@ -243,7 +235,7 @@ BP_HD constexpr typename F::Bits fma(typename F::Bits a, typename F::Bits b, typ
   if constexpr (2 * (F::kMan + 1) > 63) {
     const U128 product = U128{x.sig} * y.sig;
     if (z.cls == Class::kZero) {  // the product alone, cut to 63 bits with a sticky bit
-      const int cut = bit_width128(product) > 63 ? bit_width128(product) - 63 : 0;
+      const int cut = bit_width(product) > 63 ? bit_width(product) - 63 : 0;
       const U128 rest = product & ((U128{1} << cut) - 1);
       return round_pack<F>(prod_neg, x.exp + y.exp + cut,
                            static_cast<std::uint64_t>(product >> cut) | (rest != 0 ? 1 : 0), mode);
