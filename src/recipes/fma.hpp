@@ -22,9 +22,12 @@
 //   exact     the reference: the fast exact oracle itself (no arithmetic policy), so the
 //             GPU can state "hfma is correctly rounded" as `equal` on 2^48 cases; its
 //             witness is the Boost.Multiprecision FMA (OracleArith).
-// For BF16 (p = 8) every route is written the same; FP32 holds a BF16 product exactly only
-// inside its exponent range (a product can reach 2^256 or 2^-266), so the FP32 routes can
-// also part from bfma at the exponent edges.
+// For BF16 (p = 8) every route is written the same, but the arguments above do not carry
+// over: BF16's exponent range lets the exact sum span far more than 53 bits, so the FP64
+// route double-rounds too (0x6040 · 0x3F81 + 0xBF80: correct 0x6041, FP64 route 0x6042, see
+// tests/proof/test_fma_claims.cpp), and FP32 holds a BF16 product exactly only inside its
+// exponent range (a product can reach 2^256 or 2^-266), so the round-to-odd emulation parts
+// from bfma where the FP32 product overflows or underflows.
 #pragma once
 
 #include <cstdint>

@@ -100,6 +100,31 @@ TEST_SUITE("proof") {
     MESSAGE(show(control, refuted.claims[0].counterexamples[0]));
   }
 
+  TEST_CASE("BF16 findings: the FP64 route double-rounds (the sum spans > 53 bits), round to odd overflows in FP32") {
+    // 0x6040 (+1.5·2^65) · 0x3F81 (+1.0078125) + 0xBF80 (−1): the product lies exactly on the midpoint of
+    // 0x6041 and 0x6042; minus 1 puts the exact sum just below it (correct 0x6041), but FP64's last place
+    // there is 2^13, so the FP64 FMA returns the midpoint and the tie goes to even 0x6042.
+    Spec spec = load("bf16-fma-routes.json");
+    slice(spec, "a", 0x6040, 0x6040);
+    slice(spec, "b", 0x3F81, 0x3F81);
+    slice(spec, "c", 0xBF80, 0xBF80);
+    const ProofResult r = run_proof(spec, {8, 1});
+    CHECK(r.claims[0].holds());  // bfma ≡ the exact oracle
+    REQUIRE_FALSE(r.claims[1].holds());
+    CHECK(r.claims[1].counterexamples[0].outputs == std::vector<std::uint32_t>{0x6042, 0x6041});
+    CHECK(r.claims[1].counterexamples[0].intent_code == 0x6041u);
+    MESSAGE(show(spec, r.claims[1].counterexamples[0]));
+    // 0x4000 (+2) · 0x7F00 (+2^127) + 0xFF00 (−2^127) = +2^127, but the FP32 product overflows to +∞.
+    slice(spec, "a", 0x4000, 0x4000);
+    slice(spec, "b", 0x7F00, 0x7F00);
+    slice(spec, "c", 0xFF00, 0xFF00);
+    const ProofResult o = run_proof(spec, {8, 1});
+    CHECK(o.claims[1].holds());  // FP64 holds the product
+    REQUIRE_FALSE(o.claims[2].holds());
+    CHECK(o.claims[2].counterexamples[0].outputs == std::vector<std::uint32_t>{0x7F80, 0x7F00});
+    MESSAGE(show(spec, o.claims[2].counterexamples[0]));
+  }
+
   TEST_CASE("correctly_rounded FMA claims above 2^24 cases run on the fast oracle (CPU); the GPU is told to use equal") {
     // a: every FP16 code; b: 256 codes from +1; c: +0 and the least subnormal. 2^25 cases.
     const Spec spec = triple_spec("fp16", R"("all")", R"({"range": [15360, 15615]})", R"({"range": [0, 1]})",
