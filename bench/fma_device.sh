@@ -38,10 +38,10 @@ if [ "$WHAT" = table ] || [ "$WHAT" = all ]; then
 fi
 
 if [ "$WHAT" = fma ] || [ "$WHAT" = all ]; then
-  step=${C_STEP:-256}
+  c_step=${C_STEP:-256}
   for format in ${FORMATS:-fp16 bf16}; do
-    for ((lo = ${C_FIRST:-0}; lo <= ${C_LAST:-65535}; lo += step)); do
-      hi=$((lo + step - 1))
+    for ((lo = ${C_FIRST:-0}; lo <= ${C_LAST:-65535}; lo += c_step)); do
+      hi=$((lo + c_step - 1))
       [ "$hi" -gt 65535 ] && hi=65535
       name=$(printf "%s-c%05d" "$format" "$lo")
       step "fma_$name" 600 "$BP" prove "proofs/$format-fma-routes.json" --backend cuda --codes "c=$lo:$hi" \
