@@ -15,17 +15,7 @@ OUT=${OUT:-gpu-sweep-out}
 GPU_TESTS=$BIN/bitproof_gpu_tests
 [ -x "$GPU_TESTS" ] || GPU_TESTS=$BIN/tests/gpu/bitproof_gpu_tests
 mkdir -p "$OUT"
-log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-step() {  # step NAME TIMEOUT COMMAND...: runs it, its output in $OUT/NAME.log
-  local name=$1 limit=$2
-  shift 2
-  local t0=$(date +%s.%N)
-  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  local t1=$(date +%s.%N)
-  log "$name: exit $rc ($(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s)"
-  return $rc
-}
+. bench/steps.sh
 
 log "machine"
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; uname -r;
@@ -67,7 +57,14 @@ if [ -x "$BIN/bitproof" ]; then
   mkdir -p "$OUT/reports"
   for spec in proofs/*.json; do
     name=$(basename "$spec" .json)
-    step "proof_$name" 300 "$BIN/bitproof" prove "$spec" --backend all --report "$OUT/reports/$name.json"
+    # Issue 18's domains: 2^48 triples (bench/fma_device.sh sweeps them in slices), and 2^32
+    # pairs of recipes the CPU sweeps only one case at a time (GPU only here).
+    backend=all
+    case "$name" in
+      *-fma-routes) continue ;;
+      fp16-hadd-vs-fp32-round | fp16-hsub-vs-fp32-round | bf16-b*-vs-fp32-round) backend=cuda ;;
+    esac
+    step "proof_$name" 300 "$BIN/bitproof" prove "$spec" --backend "$backend" --report "$OUT/reports/$name.json"
     grep -vE "^  " "$OUT/proof_$name.log" | head -12 | tee -a "$OUT/summary.txt"
   done
 fi

@@ -23,6 +23,18 @@
 //   bmul           __hmul on __nv_bfloat16 (sm_90: the native bf16 multiply)
 //   ffma           __fmaf_rn         (fma.rn.f32; .ftz under --use_fast_math)
 //   int2half_rn    __int2half_rn     (cvt.rn.f16.s32)
+//   badd, bsub     __hadd / __hsub on __nv_bfloat16 (add.bf16 / sub.bf16 on sm_90)
+//   bfma           __hfma on __nv_bfloat16 (fma.rn.bf16)
+//   bfloat162float __bfloat162float  (exact: the bits << 16)
+//   float2bfloat16_rn __float2bfloat16_rn (cvt.rn.bf16.f32)
+//   fadd_ro        no PTX add rounds to odd: __fadd_rz, with the last bit set when
+//                  __fadd_rd and __fadd_ru differ (the sum is inexact); all three
+//                  are hardware adds (add.rz/rm/rp.f32), so this is not a twin
+//   half2double    (double)__half2float (exact, cvt.f64.f32 after cvt.f32.f16)
+//   bfloat162double (double)__bfloat162float (exact)
+//   dfma           __fma_rn          (fma.rn.f64)
+//   double2half_rn __double2half     (cvt.rn.f16.f64)
+//   double2bfloat16_rn __double2bfloat16 (cvt.rn.bf16.f64)
 //
 // Set BITPROOF_DEVICE_SOFT_FTZ to use SoftArith's twin for hmul_ftz on the device
 // instead of the PTX instruction.
@@ -140,6 +152,89 @@ struct DeviceArith {
     return __half_as_ushort(__int2half_rn(static_cast<int>(i)));
 #else
     return SoftArith::int2half_rn(i);
+#endif
+  }
+  BP_HD static std::uint16_t badd(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(__hadd(__ushort_as_bfloat16(a), __ushort_as_bfloat16(b)));
+#else
+    return SoftArith::badd(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t bsub(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(__hsub(__ushort_as_bfloat16(a), __ushort_as_bfloat16(b)));
+#else
+    return SoftArith::bsub(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t bfma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(__hfma(__ushort_as_bfloat16(a), __ushort_as_bfloat16(b), __ushort_as_bfloat16(c)));
+#else
+    return SoftArith::bfma(a, b, c);
+#endif
+  }
+  BP_HD static std::uint32_t bfloat162float(std::uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(__bfloat162float(__ushort_as_bfloat16(h)));
+#else
+    return SoftArith::bfloat162float(h);
+#endif
+  }
+  BP_HD static std::uint16_t float2bfloat16_rn(std::uint32_t f) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(__float2bfloat16_rn(__uint_as_float(f)));
+#else
+    return SoftArith::float2bfloat16_rn(f);
+#endif
+  }
+  BP_HD static std::uint32_t fadd_ro(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+    const float x = __uint_as_float(a);
+    const float y = __uint_as_float(b);
+    const std::uint32_t truncated = __float_as_uint(__fadd_rz(x, y));
+    const bool exact = __fadd_rd(x, y) == __fadd_ru(x, y);  // NaN: unequal, and NaN | 1 is NaN
+    return exact ? truncated : (truncated | 1u);
+#else
+    return SoftArith::fadd_ro(a, b);
+#endif
+  }
+  BP_HD static std::uint64_t half2double(std::uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return static_cast<std::uint64_t>(__double_as_longlong(static_cast<double>(__half2float(__ushort_as_half(h)))));
+#else
+    return SoftArith::half2double(h);
+#endif
+  }
+  BP_HD static std::uint64_t bfloat162double(std::uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return static_cast<std::uint64_t>(
+        __double_as_longlong(static_cast<double>(__bfloat162float(__ushort_as_bfloat16(h)))));
+#else
+    return SoftArith::bfloat162double(h);
+#endif
+  }
+  BP_HD static std::uint64_t dfma(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+#if defined(__CUDA_ARCH__)
+    const auto d = [](std::uint64_t bits) { return __longlong_as_double(static_cast<long long>(bits)); };
+    return static_cast<std::uint64_t>(__double_as_longlong(__fma_rn(d(a), d(b), d(c))));
+#else
+    return SoftArith::dfma(a, b, c);
+#endif
+  }
+  BP_HD static std::uint16_t double2half_rn(std::uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__double2half(__longlong_as_double(static_cast<long long>(bits))));
+#else
+    return SoftArith::double2half_rn(bits);
+#endif
+  }
+  BP_HD static std::uint16_t double2bfloat16_rn(std::uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(__double2bfloat16(__longlong_as_double(static_cast<long long>(bits))));
+#else
+    return SoftArith::double2bfloat16_rn(bits);
 #endif
   }
 };

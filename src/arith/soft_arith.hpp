@@ -24,6 +24,14 @@
 //                   NaN results are the canonical 0x7FFF
 //   ffma(a, b, c)   binary32 fused multiply-add, one rounding, RNE (__fmaf_rn)
 //   int2half_rn(i)  int32 (two's complement bits) -> binary16, RNE (__int2half_rn)
+//   badd(a, b), bsub(a, b)   bfloat16 add / subtract, RNE (__hadd / __hsub on __nv_bfloat16)
+//   bfma(a, b, c)   bfloat16 fused multiply-add, RNE, subnormals kept (__hfma on __nv_bfloat16)
+//   bfloat162float(h), float2bfloat16_rn(f)   bfloat16 <-> binary32 (the first exact)
+//   fadd_ro(a, b)   binary32 add rounded to odd (no CUDA rounding mode: see device_arith.cuh)
+//   half2double(h), bfloat162double(h)        -> binary64 bits (uint64_t), exact
+//   dfma(a, b, c)   binary64 fused multiply-add, RNE (__fma_rn)
+//   double2half_rn(d), double2bfloat16_rn(d)  binary64 -> binary16 / bfloat16, RNE
+//                   (__double2half, __double2bfloat16: cvt.rn.f16.f64 / cvt.rn.bf16.f64)
 #pragma once
 
 #include <cstdint>
@@ -36,6 +44,8 @@ struct SoftArith {
   static constexpr const char* kName = "soft";
   using H = soft::Binary16;
   using F = soft::Binary32;
+  using B = soft::Bfloat16;
+  using D = soft::Binary64;
 
   BP_HD static constexpr std::uint16_t hmul(std::uint16_t a, std::uint16_t b) {
     return static_cast<std::uint16_t>(soft::mul<H>(a, b, soft::Round::kNearestEven));
@@ -94,6 +104,39 @@ struct SoftArith {
     if (mag == 0) return 0;
     return static_cast<std::uint16_t>(soft::round_pack<H>(neg, 0, mag, soft::Round::kNearestEven));
   }
+  BP_HD static constexpr std::uint16_t badd(std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(soft::add<B>(a, b, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint16_t bsub(std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(soft::add<B>(a, b ^ B::kSign, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint16_t bfma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {
+    return static_cast<std::uint16_t>(soft::fma<B>(a, b, c, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint32_t bfloat162float(std::uint16_t h) {
+    return soft::convert<F, B>(h, soft::Round::kNearestEven);
+  }
+  BP_HD static constexpr std::uint16_t float2bfloat16_rn(std::uint32_t f) {
+    return static_cast<std::uint16_t>(soft::convert<B, F>(f, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint32_t fadd_ro(std::uint32_t a, std::uint32_t b) {
+    return soft::add<F>(a, b, soft::Round::kToOdd);
+  }
+  BP_HD static constexpr std::uint64_t half2double(std::uint16_t h) {
+    return soft::convert<D, H>(h, soft::Round::kNearestEven);
+  }
+  BP_HD static constexpr std::uint64_t bfloat162double(std::uint16_t h) {
+    return soft::convert<D, B>(h, soft::Round::kNearestEven);
+  }
+  BP_HD static constexpr std::uint64_t dfma(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+    return soft::fma<D>(a, b, c, soft::Round::kNearestEven);
+  }
+  BP_HD static constexpr std::uint16_t double2half_rn(std::uint64_t d) {
+    return static_cast<std::uint16_t>(soft::convert<H, D>(d, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint16_t double2bfloat16_rn(std::uint64_t d) {
+    return static_cast<std::uint16_t>(soft::convert<B, D>(d, soft::Round::kNearestEven));
+  }
 };
 
 // A few facts the model must get right, checked at compile time.
@@ -120,5 +163,14 @@ static_assert(SoftArith::bmul(0x0040, 0x7E80) == 0x3F00);                  // 2^
 static_assert(SoftArith::ffma(0x3F800000u, 0x3F800000u, 0xBF800000u) == 0);  // 1 * 1 - 1 = +0
 static_assert(SoftArith::int2half_rn(0xFFFFFFF8u) == 0xC800);              // -8
 static_assert(SoftArith::int2half_rn(2049) == 0x6800);                     // 2049: tie -> even 2048
+static_assert(SoftArith::hfma(0x520b, 0x00e9, 0x2ff6) == 0x3001);          // LLVM #98389: one rounding
+static_assert(SoftArith::bfma(0x3F80, 0x3F80, 0xBF80) == 0x0000);          // 1 * 1 - 1 = +0
+static_assert(SoftArith::fadd_ro(0x3F800000u, 0x33800000u) == 0x3F800001u);  // 1 + 2^-24: inexact -> odd
+static_assert(SoftArith::fadd_ro(0x3F800000u, 0x34000000u) == 0x3F800001u);  // 1 + 2^-23: exact, odd already
+static_assert(SoftArith::fadd_ro(0x3F800000u, 0x34800000u) == 0x3F800002u);  // 1 + 2^-22: exact, even kept
+static_assert(SoftArith::half2double(0x0001) == 0x3E70000000000000ull);     // 2^-24
+static_assert(SoftArith::dfma(0x3FF0000000000001ull, 0x3FEFFFFFFFFFFFFEull, 0xBFF0000000000000ull) ==
+              0xB970000000000000ull);  // (1+u)(1-u) - 1 = -u^2 = -2^-104, u = 2^-52: lost by two roundings
+static_assert(SoftArith::double2half_rn(0x3FF0020000000000ull) == 0x3C00);  // 1 + 2^-11: tie -> even 1
 
 }  // namespace bitproof

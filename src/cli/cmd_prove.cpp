@@ -22,6 +22,7 @@ struct ProveArgs {
   std::string spec;
   std::string backend = "all";
   std::string scales;
+  std::vector<std::string> codes;  // "NAME=LO:HI": replace that input's codes (a slice of a large domain)
   std::string scales_from;        // an audit report: its observed set of codes becomes the scale codes
   std::string scales_from_range;  // an audit report: its observed interval becomes the scale codes
   bool allow_partial = false;  // --scales-from may be a partial audit
@@ -42,6 +43,16 @@ Expected<Spec> load_with_override(const ProveArgs& a) {
   if (spec && !a.scales_from_range.empty()) {
     if (auto ok = audit::apply_scales_from(*spec, a.scales_from_range, a.allow_partial, audit::ScalesFrom::kRange); !ok)
       return ok.error();
+  }
+  for (const std::string& flag : a.codes) {
+    if (!spec) break;
+    const auto eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Error{fmt::format("--codes: expected NAME=LO:HI, got \"{}\"", flag), kExitBadInput};
+    }
+    auto range = parse_range_flag(flag.substr(eq + 1), "--codes");
+    if (!range) return range.error();
+    if (auto ok = override_range(*spec, flag.substr(0, eq), *range, "--codes"); !ok) return ok.error();
   }
   if (!spec || a.scales.empty()) return spec;
   auto range = parse_range_flag(a.scales, "--scales");
@@ -284,6 +295,9 @@ void add_prove_command(CLI::App& app, Commands& commands) {
       ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   args->out.add_flags(*p);
   auto* scales = p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
+  p->add_option("--codes", args->codes,
+                "NAME=LO:HI: replace the codes of the input NAME (repeatable; a slice of a large domain, e.g. on "
+                "the CPU)");
   auto* from = add_path_option(*p, "--scales-from", args->scales_from,
                                "replace them by the set of codes an audit report observed (a list)");
   from->excludes(scales);

@@ -217,6 +217,41 @@ Rounded round_to(FormatId format, const Exact& value, Rounding mode, Overflow ov
   return round_finite(format, value, mode, overflow);
 }
 
+Exact exact_of_ieee(std::uint64_t code, int exp_bits, int man_bits) {
+  const bool negative = ((code >> (exp_bits + man_bits)) & 1) != 0;
+  const std::uint64_t exp_field = (code >> man_bits) & ((std::uint64_t{1} << exp_bits) - 1);
+  const std::uint64_t man = code & ((std::uint64_t{1} << man_bits) - 1);
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  if (exp_field == (std::uint64_t{1} << exp_bits) - 1) return man == 0 ? Exact::inf(negative) : Exact::nan();
+  if (exp_field == 0) return finite(negative, Int{man}, 1 - bias - man_bits);
+  return finite(negative, Int{man | (std::uint64_t{1} << man_bits)}, static_cast<int>(exp_field) - bias - man_bits);
+}
+
+std::uint64_t round_to_ieee(const Exact& value, int exp_bits, int man_bits, Rounding mode) {
+  const std::uint64_t sign = value.negative ? std::uint64_t{1} << (exp_bits + man_bits) : 0;
+  const std::uint64_t inf = ((std::uint64_t{1} << exp_bits) - 1) << man_bits;
+  switch (value.kind) {
+    case Kind::kNaN: return inf | ((std::uint64_t{1} << man_bits) - 1);
+    case Kind::kInf: return sign | inf;
+    case Kind::kZero: return sign;
+    case Kind::kFinite: break;
+  }
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  const int top_exp = bit_length(value.mag) - 1 + value.exp2;
+  int quantum_exp = std::max(top_exp, 1 - bias) - man_bits;
+  bool inexact = false;
+  Int n = round_to_quantum(value.mag, value.exp2, quantum_exp, mode, inexact);
+  if (bit_length(n) > man_bits + 1) {  // carried into the next binade
+    n >>= 1;
+    quantum_exp += 1;
+  }
+  if (bit_length(n) <= man_bits) return sign | n.convert_to<std::uint64_t>();  // zero or subnormal
+  const int exp_field = quantum_exp + man_bits + bias;
+  if (exp_field >= (1 << exp_bits) - 1) return sign | (mode == Rounding::kNearestEven ? inf : inf - 1);
+  return sign | (std::uint64_t(exp_field) << man_bits) |
+         (n.convert_to<std::uint64_t>() & ((std::uint64_t{1} << man_bits) - 1));
+}
+
 std::string to_string(const Exact& value) {
   switch (value.kind) {
     case Kind::kNaN: return "nan";

@@ -58,6 +58,12 @@ struct Rounded {
 [[nodiscard]] Rounded round_to(FormatId format, const Exact& value, Rounding mode,
                                Overflow overflow = Overflow::kIeee);
 
+// IEEE binary interchange formats of any width by their field widths (binary64:
+// 11, 52), for formats wider than a FormatSpec code: the exact value of a code,
+// and the correct rounding of a value (NaN: the canonical NaN, sign clear).
+[[nodiscard]] Exact exact_of_ieee(std::uint64_t code, int exp_bits, int man_bits);
+[[nodiscard]] std::uint64_t round_to_ieee(const Exact& value, int exp_bits, int man_bits, Rounding mode);
+
 // Readable exact value: the shortest decimal when it fits a double exactly,
 // "m*2^e" otherwise; "nan", "inf", "-inf", "0", "-0".
 [[nodiscard]] std::string to_string(const Exact& value);

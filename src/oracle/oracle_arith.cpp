@@ -106,4 +106,50 @@ std::uint16_t OracleArith::int2half_rn(std::uint32_t i) {
   return to_half(v, Rounding::kNearestEven);
 }
 
+std::uint16_t OracleArith::badd(std::uint16_t a, std::uint16_t b) {
+  return static_cast<std::uint16_t>(rounded(
+      FormatId::bf16, oracle::add(oracle::exact_of(FormatId::bf16, a), oracle::exact_of(FormatId::bf16, b)),
+      Rounding::kNearestEven));
+}
+std::uint16_t OracleArith::bsub(std::uint16_t a, std::uint16_t b) {
+  Exact minus_b = oracle::exact_of(FormatId::bf16, b);
+  minus_b.negative = !minus_b.negative;
+  return static_cast<std::uint16_t>(
+      rounded(FormatId::bf16, oracle::add(oracle::exact_of(FormatId::bf16, a), minus_b), Rounding::kNearestEven));
+}
+std::uint16_t OracleArith::bfma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {
+  const auto f = [](std::uint16_t bits) { return oracle::exact_of(FormatId::bf16, bits); };
+  return static_cast<std::uint16_t>(
+      rounded(FormatId::bf16, oracle::fma(f(a), f(b), f(c)), Rounding::kNearestEven));
+}
+std::uint32_t OracleArith::bfloat162float(std::uint16_t h) {
+  return rounded(FormatId::fp32, oracle::exact_of(FormatId::bf16, h), Rounding::kNearestEven);
+}
+std::uint16_t OracleArith::float2bfloat16_rn(std::uint32_t f) {
+  return static_cast<std::uint16_t>(rounded(FormatId::bf16, oracle::exact_of(FormatId::fp32, f), Rounding::kNearestEven));
+}
+std::uint32_t OracleArith::fadd_ro(std::uint32_t a, std::uint32_t b) {
+  // Round to odd, by its definition: truncate, and set the last bit if anything was lost.
+  const Exact sum = oracle::add(oracle::exact_of(FormatId::fp32, a), oracle::exact_of(FormatId::fp32, b));
+  const oracle::Rounded truncated = oracle::round_to(FormatId::fp32, sum, Rounding::kTowardZero);
+  return truncated.inexact ? (*truncated.code | 1u) : *truncated.code;
+}
+
+namespace {
+constexpr int kDoubleExp = 11;
+constexpr int kDoubleMan = 52;
+Exact dbl(std::uint64_t bits) { return oracle::exact_of_ieee(bits, kDoubleExp, kDoubleMan); }
+std::uint64_t to_double(const Exact& v) { return oracle::round_to_ieee(v, kDoubleExp, kDoubleMan, Rounding::kNearestEven); }
+}  // namespace
+
+std::uint64_t OracleArith::half2double(std::uint16_t h) { return to_double(half(h)); }
+std::uint64_t OracleArith::bfloat162double(std::uint16_t h) { return to_double(oracle::exact_of(FormatId::bf16, h)); }
+std::uint64_t OracleArith::dfma(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  return to_double(oracle::fma(dbl(a), dbl(b), dbl(c)));
+}
+std::uint16_t OracleArith::double2half_rn(std::uint64_t d) { return to_half(dbl(d), Rounding::kNearestEven); }
+std::uint16_t OracleArith::double2bfloat16_rn(std::uint64_t d) {
+  return static_cast<std::uint16_t>(rounded(FormatId::bf16, dbl(d), Rounding::kNearestEven));
+}
+
 }  // namespace bitproof

@@ -13,6 +13,9 @@ namespace bitproof {
 
 struct OracleArith {
   static constexpr const char* kName = "oracle";
+  // Every operation exact, rounded once: reference recipes that compute their intent
+  // another way (exact.fma_fp16) take this policy's operation as their witness.
+  static constexpr bool kExact = true;
 
   static std::uint16_t hmul(std::uint16_t a, std::uint16_t b);
   static std::uint16_t hmul_rz(std::uint16_t a, std::uint16_t b);
@@ -28,6 +31,17 @@ struct OracleArith {
   static std::uint16_t bmul(std::uint16_t a, std::uint16_t b);
   static std::uint32_t ffma(std::uint32_t a, std::uint32_t b, std::uint32_t c);
   static std::uint16_t int2half_rn(std::uint32_t i);
+  static std::uint16_t badd(std::uint16_t a, std::uint16_t b);
+  static std::uint16_t bsub(std::uint16_t a, std::uint16_t b);
+  static std::uint16_t bfma(std::uint16_t a, std::uint16_t b, std::uint16_t c);
+  static std::uint32_t bfloat162float(std::uint16_t h);
+  static std::uint16_t float2bfloat16_rn(std::uint32_t f);
+  static std::uint32_t fadd_ro(std::uint32_t a, std::uint32_t b);
+  static std::uint64_t half2double(std::uint16_t h);
+  static std::uint64_t bfloat162double(std::uint16_t h);
+  static std::uint64_t dfma(std::uint64_t a, std::uint64_t b, std::uint64_t c);
+  static std::uint16_t double2half_rn(std::uint64_t d);
+  static std::uint16_t double2bfloat16_rn(std::uint64_t d);
 };
 
 }  // namespace bitproof

@@ -9,6 +9,7 @@
 
 #include "backend/cpu_simd.hpp"
 #include "backend/diff_kind.hpp"
+#include "oracle/fma_exact.hpp"
 #include "parallel.hpp"
 #include "report/digest.hpp"
 #include "user/user_recipes.hpp"
@@ -93,6 +94,39 @@ bool ProofResult::has_findings(const Spec& spec) const {
   return std::any_of(spec.claims.begin(), spec.claims.end(), [](const Claim& c) { return c.expect.has_value(); });
 }
 
+namespace {
+
+std::optional<oracle::fast::Binary> fast_binary(FormatId f) {
+  if (f == FormatId::fp16) return oracle::fast::kFp16;
+  if (f == FormatId::bf16) return oracle::fast::kBf16;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool fast_oracle_applies(const RecipeCard& card, FormatId output) {
+  return card.intent == Intent::kFma && card.arity == 3 && card.inputs[0] == card.inputs[1] &&
+         card.inputs[1] == card.inputs[2] && fast_binary(card.inputs[0]) && fast_binary(output);
+}
+
+bool fast_oracle_applies(const Claim& claim, FormatId output) {
+  return claim.kind == ClaimKind::kEqual ||
+         std::all_of(claim.recipes.begin(), claim.recipes.end(),
+                     [&](const RecipeEntry* r) { return !r->is_user() && fast_oracle_applies(*r->card, output); });
+}
+
+oracle::Rounded intent_rounded(const RecipeCard& card, FormatId output, const std::uint32_t* codes,
+                               oracle::Rounding mode) {
+  if (fast_oracle_applies(card, output)) {
+    const auto m = mode == oracle::Rounding::kNearestEven ? oracle::fast::Mode::kNearestEven
+                                                           : oracle::fast::Mode::kTowardZero;
+    const oracle::fast::Result r =
+        oracle::fast::fma(*fast_binary(card.inputs[0]), *fast_binary(output), codes[0], codes[1], codes[2], m);
+    return {r.code, r.inexact};
+  }
+  return oracle::round_to(output, intent_value(card, codes), mode);
+}
+
 std::string difference_kind(FormatId format, std::uint32_t a, std::uint32_t b) {
   return std::string(diff_kind_name(classify_difference(kind_format(spec_of(format)), a, b)));
 }
@@ -107,6 +141,14 @@ oracle::Exact intent_value(const RecipeCard& card, const std::uint32_t* codes) {
       if (zero_point.kind != Kind::kNaN) zero_point.negative = !zero_point.negative;
       return oracle::mul(oracle::add(first, zero_point), oracle::exact_of(card.inputs[2], codes[2]));
     }
+    case Intent::kSum: return oracle::add(first, oracle::exact_of(card.inputs[1], codes[1]));
+    case Intent::kDifference: {
+      oracle::Exact minus = oracle::exact_of(card.inputs[1], codes[1]);
+      if (minus.kind != Kind::kNaN) minus.negative = !minus.negative;
+      return oracle::add(first, minus);
+    }
+    case Intent::kFma:
+      return oracle::fma(first, oracle::exact_of(card.inputs[1], codes[1]), oracle::exact_of(card.inputs[2], codes[2]));
   }
   return oracle::Exact::nan();
 }
@@ -199,7 +241,7 @@ std::string CaseEvaluator::check(const Claim& claim, const std::uint32_t* codes,
   for (const RecipeEntry* r : claim.recipes) {
     const RecipeCard& card = *r->card;
     if (rounded_for == nullptr || card.intent != rounded_for->intent || card.inputs != rounded_for->inputs) {
-      expected = oracle::round_to(out, intent_value(card, codes), claim.rounding);
+      expected = intent_rounded(card, out, codes, claim.rounding);
       rounded_for = &card;
     }
     if (claim.kind == ClaimKind::kExact && (expected.inexact || !expected.code)) return "inexact";
@@ -263,9 +305,17 @@ Expected<Ok> check_sweepable(const Spec& spec, bool hardware) {
   if (cases <= kFullDigestLimit) return Ok{};
   for (std::size_t i = 0; i < spec.claims.size(); ++i) {
     if (spec.claims[i].kind == ClaimKind::kEqual) continue;
+    // FMA intents of FP16/BF16: the fast exact oracle runs on every case, on the CPU.
+    if (!hardware && fast_oracle_applies(spec.claims[i], spec.output)) continue;
+    if (hardware && fast_oracle_applies(spec.claims[i], spec.output)) {
+      return Error{fmt::format(
+          "{}: claims[{}]: a {} claim above {} cases is checked on the CPU only (the fast FMA oracle); on a GPU "
+          "state it as `equal` with the reference recipe exact.fma_fp16 or exact.fma_bf16 (this one has {})",
+          spec.path, i, claim_name(spec.claims[i].kind), kFullDigestLimit, cases)};
+    }
     return Error{
         fmt::format("{}: claims[{}]: a {} claim consults the oracle on every case; domains above {} cases "
-                    "take `equal` claims only (this one has {})",
+                    "take `equal` claims only, or FP16/BF16 FMA intents (the fast oracle) (this one has {})",
                     spec.path, i, claim_name(spec.claims[i].kind), kFullDigestLimit, cases)};
   }
   return Ok{};

@@ -32,7 +32,10 @@
 //            a recipe a case, on the CPU and on the GPU alike.
 //   claims   `correctly_rounded` and `exact` consult the oracle on every case:
 //            allowed up to kFullDigestLimit cases (check_sweepable); larger
-//            domains take `equal` claims only.
+//            domains take `equal` claims only, except claims whose recipes all
+//            mean an FMA of FP16/BF16 inputs into FP16/BF16 (Intent::kFma): the
+//            fast exact oracle (oracle/fma_exact.hpp) rounds those on every case,
+//            on the CPU (a GPU states them as `equal` with exact.fma_fp16/bf16).
 #pragma once
 
 #include <cstdint>
@@ -170,6 +173,16 @@ class CaseEvaluator {
 
 // The exact value of a recipe's intent on input codes.
 [[nodiscard]] oracle::Exact intent_value(const RecipeCard& card, const std::uint32_t* codes);
+
+// Whether the fast exact FMA oracle (oracle/fma_exact.hpp) rounds this card's
+// intent into `output` (an FMA of three FP16 or BF16 inputs, into FP16 or BF16),
+// and whether it serves every recipe of a claim (equal claims need no oracle).
+[[nodiscard]] bool fast_oracle_applies(const RecipeCard& card, FormatId output);
+[[nodiscard]] bool fast_oracle_applies(const Claim& claim, FormatId output);
+// The correct rounding of a recipe's intent on input codes: the fast oracle where it
+// applies, the Boost.Multiprecision oracle (round_to(intent_value)) otherwise.
+[[nodiscard]] oracle::Rounded intent_rounded(const RecipeCard& card, FormatId output, const std::uint32_t* codes,
+                                             oracle::Rounding mode);
 
 // How two codes of one format differ (see Counterexample::kind); "" if equal.
 [[nodiscard]] std::string difference_kind(FormatId format, std::uint32_t a, std::uint32_t b);

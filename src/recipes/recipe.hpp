@@ -18,6 +18,9 @@ enum class Intent : std::uint8_t {
   kValue,             // in0
   kProduct,           // in0 × in1
   kZeroPointProduct,  // (in0 - in1) × in2: an integer minus its zero point, times the scale
+  kSum,               // in0 + in1
+  kDifference,        // in0 - in1
+  kFma,               // in0 × in1 + in2, rounded once (FP16/BF16 inputs: the fast exact oracle, oracle/fma_exact.hpp)
 };
 
 enum class Role : std::uint8_t {

@@ -325,7 +325,7 @@ TEST_SUITE("recipes") {
   TEST_CASE("the zero-point controls (2^24 inputs, too many for the generic control test) are refuted") {
     const std::vector<std::uint32_t> scales = {0x0001, 0x0400, 0x2E66, 0x3C00, 0x3C01, 0x4A00, 0x7BFF, 0xBC00};
     for (const RecipeEntry& r : all_recipes()) {
-      if (r.card->role != Role::kControl || r.card->arity != 3) continue;
+      if (r.card->role != Role::kControl || r.card->intent != Intent::kZeroPointProduct) continue;
       const Spec spec = zero_point_spec(std::string(r.card->name), std::string(r.card->control_of), scales);
       const ProofResult result = run_proof(spec, {4});
       CHECK_MESSAGE(!result.claims[0].holds(), r.card->name);

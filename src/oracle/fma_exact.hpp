@@ -1,0 +1,212 @@
+// The fast exact oracle for three-input claims a·b + c over binary formats of
+// at most 16 bits (FP16, BF16): host+device, constexpr, no allocation, so it
+// runs on every case of a 2^48 sweep on the GPU and in the CPU sweep.
+//
+// How: every finite input is sig·2^exp with sig < 2^11. The product a·b is
+// exact in 64 bits (sig < 2^22). Product and addend are put on one common
+// exponent E in a 128-bit integer and added exactly; the sum is rounded once
+// into the output format. For FP16 the sum always fits (it spans at most
+// 2^32 .. 2^-48: 81 bits), so nothing is approximated at all. For BF16 the two
+// terms can be 390 binades apart; E is then raised to top − 120 and the term
+// that falls below E (it lies at least 98 binades under the larger one) is cut
+// to its part at or above E with its lost bits ORed into the last place (a
+// sticky bit). Why that rounds the same: the larger term is an even multiple
+// of 2^E; the exact sum lies strictly between two consecutive multiples of
+// 2^E, and the jammed sum is the odd one of them; the result's last place is
+// at least 2^(E+109), so no rounding boundary (a multiple of 2^(E+1)) lies
+// between the two.
+//
+// Specials as IEEE 754-2019 §5.4.1 fusedMultiplyAdd and §6 specify: any NaN
+// input or ∞·0 or ∞ − ∞ gives NaN (the canonical NaN: sign clear, every
+// exponent and mantissa bit set); an exact zero sum of opposite-signed terms
+// is +0 (both modes here); 0·x + 0 has the sign (sign(0·x) AND sign(c)), e.g.
+// (+0)·1 + (−0) = +0 and (−0)·1 + (−0) = −0; a nonzero product plus a zero
+// keeps the product's sign even where it rounds to zero.
+//
+// It is an oracle: it shares no code with the arithmetic policies (src/arith),
+// and tests/oracle cross-checks it against the Boost.Multiprecision oracle
+// (exact.hpp) on every case it can afford and a deterministic sample above.
+#pragma once
+
+#include <cstdint>
+
+#include "hd.hpp"
+
+namespace bitproof::oracle::fast {
+
+__extension__ typedef unsigned __int128 U128;  // GCC, Clang and nvcc (device code too)
+
+// A binary format with IEEE specials: exponent and mantissa field widths.
+struct Binary {
+  int exp_bits;
+  int man_bits;
+};
+inline constexpr Binary kFp16{5, 10};  // S.EEEEE.MMMMMMMMMM, bias 15
+inline constexpr Binary kBf16{8, 7};   // S.EEEEEEEE.MMMMMMM, bias 127
+
+enum class Mode : std::uint8_t { kNearestEven, kTowardZero };
+
+struct Result {
+  std::uint32_t code;
+  bool inexact;  // the code's value differs from the exact a·b + c (NaN: false)
+};
+
+namespace detail {
+
+enum class Cls : std::uint8_t { kZero, kFinite, kInf, kNaN };
+
+// value = (neg ? −1 : 1) · sig · 2^exp when cls is kFinite.
+struct Decoded {
+  Cls cls;
+  bool neg;
+  std::uint64_t sig;
+  int exp;
+};
+
+BP_HD constexpr int bias(Binary f) { return (1 << (f.exp_bits - 1)) - 1; }
+BP_HD constexpr int min_normal_exp(Binary f) { return 1 - bias(f); }
+BP_HD constexpr int least_exp(Binary f) { return min_normal_exp(f) - f.man_bits; }  // the least subnormal
+BP_HD constexpr std::uint32_t exp_ones(Binary f) { return (1u << f.exp_bits) - 1; }
+BP_HD constexpr std::uint32_t man_mask(Binary f) { return (1u << f.man_bits) - 1; }
+BP_HD constexpr std::uint32_t sign_bit(Binary f) { return 1u << (f.exp_bits + f.man_bits); }
+BP_HD constexpr std::uint32_t nan_code(Binary f) { return (exp_ones(f) << f.man_bits) | man_mask(f); }
+BP_HD constexpr std::uint32_t inf_code(Binary f, bool neg) {
+  return (exp_ones(f) << f.man_bits) | (neg ? sign_bit(f) : 0);
+}
+BP_HD constexpr std::uint32_t zero_code(Binary f, bool neg) { return neg ? sign_bit(f) : 0; }
+
+BP_HD constexpr Decoded decode(Binary f, std::uint32_t code) {
+  const bool neg = (code & sign_bit(f)) != 0;
+  const std::uint32_t e = (code >> f.man_bits) & exp_ones(f);
+  const std::uint32_t m = code & man_mask(f);
+  if (e == exp_ones(f)) return {m == 0 ? Cls::kInf : Cls::kNaN, neg, 0, 0};
+  if (e == 0) return {m == 0 ? Cls::kZero : Cls::kFinite, neg, m, least_exp(f)};
+  return {Cls::kFinite, neg, m | (man_mask(f) + 1), static_cast<int>(e) - bias(f) - f.man_bits};
+}
+
+BP_HD constexpr int width(U128 v) {
+  int w = 0;
+  while (v != 0) {
+    v >>= 1;
+    ++w;
+  }
+  return w;
+}
+
+// Rounds (neg ? −1 : 1) · mag · 2^e (mag > 0) once into f.
+BP_HD constexpr Result round(Binary f, bool neg, U128 mag, int e, Mode mode) {
+  const int top = e + width(mag) - 1;  // 2^top <= value < 2^(top+1)
+  int q = (top > min_normal_exp(f) ? top : min_normal_exp(f)) - f.man_bits;  // the result's last place
+  U128 n = 0;
+  bool inexact = false;
+  if (q <= e) {
+    n = mag << (e - q);
+  } else {
+    const int drop = q - e;
+    U128 rest = mag;
+    if (drop < 128) {
+      n = mag >> drop;
+      rest = mag - (n << drop);
+    }
+    inexact = rest != 0;
+    // half = 2^(drop−1); mag < 2^122, so a drop past 122 is below half of the last place.
+    const bool above_half = drop <= 122 && rest > (U128{1} << (drop - 1));
+    const bool at_half = drop <= 122 && rest == (U128{1} << (drop - 1));
+    if (mode == Mode::kNearestEven && (above_half || (at_half && (n & 1) != 0))) n += 1;
+  }
+  if (n == 0) return {zero_code(f, neg), true};
+  if (n == (U128{1} << (f.man_bits + 1))) {  // rounded up into the next binade
+    n >>= 1;
+    q += 1;
+  }
+  const std::uint32_t sign = neg ? sign_bit(f) : 0;
+  if (n <= man_mask(f)) return {sign | static_cast<std::uint32_t>(n), inexact};  // subnormal (q is the least)
+  const int field = q + f.man_bits + bias(f);
+  if (field >= static_cast<int>(exp_ones(f))) {
+    if (mode == Mode::kTowardZero) return {sign | ((exp_ones(f) << f.man_bits) - 1), true};
+    return {inf_code(f, neg), true};
+  }
+  return {sign | (static_cast<std::uint32_t>(field) << f.man_bits) | (static_cast<std::uint32_t>(n) & man_mask(f)),
+          inexact};
+}
+
+// sig · 2^exp as a multiple of 2^common: exact when exp >= common, else cut with
+// the lost bits ORed into the last place (see the header comment).
+BP_HD constexpr U128 align(std::uint64_t sig, int exp, int common) {
+  if (exp >= common) return U128{sig} << (exp - common);
+  const int drop = common - exp;
+  if (drop >= 64) return 1;  // sig != 0: all of it is lost
+  const std::uint64_t lost = sig & ((std::uint64_t{1} << drop) - 1);
+  return U128{(sig >> drop) | (lost != 0 ? 1u : 0u)};
+}
+
+BP_HD constexpr int top_of(std::uint64_t sig, int exp) { return exp + width(sig) - 1; }
+
+}  // namespace detail
+
+// a·b + c with inputs in `in` and the result correctly rounded into `out`.
+BP_HD constexpr Result fma(Binary in, Binary out, std::uint32_t a, std::uint32_t b, std::uint32_t c,
+                           Mode mode = Mode::kNearestEven) {
+  using detail::Cls;
+  const detail::Decoded x = detail::decode(in, a);
+  const detail::Decoded y = detail::decode(in, b);
+  const detail::Decoded z = detail::decode(in, c);
+  const Result nan{detail::nan_code(out), false};
+  if (x.cls == Cls::kNaN || y.cls == Cls::kNaN || z.cls == Cls::kNaN) return nan;
+  const bool p_neg = x.neg != y.neg;
+  const bool p_inf = x.cls == Cls::kInf || y.cls == Cls::kInf;
+  const bool p_zero = x.cls == Cls::kZero || y.cls == Cls::kZero;
+  if (p_inf && p_zero) return nan;  // ∞ · 0
+  if (p_inf) {
+    if (z.cls == Cls::kInf && z.neg != p_neg) return nan;  // ∞ − ∞
+    return {detail::inf_code(out, p_neg), false};
+  }
+  if (z.cls == Cls::kInf) return {detail::inf_code(out, z.neg), false};
+  if (p_zero) {
+    if (z.cls == Cls::kZero) return {detail::zero_code(out, p_neg && z.neg), false};
+    return detail::round(out, z.neg, z.sig, z.exp, mode);
+  }
+  const std::uint64_t p_sig = x.sig * y.sig;  // < 2^22: exact
+  const int p_exp = x.exp + y.exp;
+  if (z.cls == Cls::kZero) return detail::round(out, p_neg, p_sig, p_exp, mode);
+  const int p_top = detail::top_of(p_sig, p_exp);
+  const int z_top = detail::top_of(z.sig, z.exp);
+  const int top = p_top > z_top ? p_top : z_top;
+  int common = p_exp < z.exp ? p_exp : z.exp;
+  if (common < top - 120) common = top - 120;
+  const U128 p = detail::align(p_sig, p_exp, common);
+  const U128 s = detail::align(z.sig, z.exp, common);
+  if (p_neg == z.neg) return detail::round(out, p_neg, p + s, common, mode);
+  if (p == s) return {detail::zero_code(out, false), false};  // exact cancellation: +0
+  return p > s ? detail::round(out, p_neg, p - s, common, mode) : detail::round(out, z.neg, s - p, common, mode);
+}
+
+// The correctly rounded FP16 and BF16 FMAs (nearest even), as codes.
+BP_HD constexpr std::uint32_t fma_fp16(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  return fma(kFp16, kFp16, a, b, c).code;
+}
+BP_HD constexpr std::uint32_t fma_bf16(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  return fma(kBf16, kBf16, a, b, c).code;
+}
+
+// Known answers, checked at compile time (decoded values in the comments).
+// LLVM issue 98389: 0x520b (+48.34375) · 0x00e9 (+233·2^-24) + 0x2ff6 (+0.1243896484375):
+// the exact sum lies just above the midpoint 0x3000/0x3001; the FP32-FMA route rounds it
+// to the midpoint first and then to even 0x3000 (+0.125); correct is 0x3001 (+0.1251220703125).
+static_assert(fma_fp16(0x520b, 0x00e9, 0x2ff6) == 0x3001);
+static_assert(fma_fp16(0x3C00, 0x3C00, 0xBC00) == 0x0000);  // 1·1 − 1 = +0
+static_assert(fma_fp16(0x8000, 0x3C00, 0x8000) == 0x8000);  // (−0)·1 + (−0) = −0
+static_assert(fma_fp16(0x0000, 0x3C00, 0x8000) == 0x0000);  // (+0)·1 + (−0) = +0
+static_assert(fma_fp16(0x7C00, 0x0000, 0x3C00) == 0x7FFF);  // ∞·0 + 1 = NaN
+static_assert(fma_fp16(0x7C00, 0x3C00, 0xFC00) == 0x7FFF);  // ∞·1 − ∞ = NaN
+static_assert(fma_fp16(0x7BFF, 0x4000, 0xFBFF) == 0x7BFF);  // 65504·2 − 65504 = 65504: no overflow inside
+static_assert(fma_fp16(0x7BFF, 0x3C00, 0x5000) == 0x7C00);  // 65504 + 32 rounds to 65536: ∞
+static_assert(fma_fp16(0x0001, 0x3800, 0x0000) == 0x0000);  // 2^-24·0.5 + 0: a tie, to even 0
+static_assert(fma_fp16(0x8001, 0x3800, 0x0000) == 0x8000);  // −2^-25 + 0 = −0 after rounding
+static_assert(fma_bf16(0x3F80, 0x3F80, 0xBF80) == 0x0000);  // 1·1 − 1 = +0
+static_assert(fma_bf16(0x7F7F, 0x4000, 0xFF7F) == 0x7F7F);  // max·2 − max = max (2^128 inside, not ∞)
+static_assert(fma_bf16(0x0001, 0x0001, 0x3F80) == 0x3F80);  // 1 + 2^-266: sticky, 1
+static_assert(fma_bf16(0x0001, 0x0001, 0xBF80) == 0xBF80);  // −1 + 2^-266: −1 (nearest)
+static_assert(fma(kBf16, kBf16, 0x0001, 0x0001, 0xBF80, Mode::kTowardZero).code == 0xBF7F);  // toward zero: −(1−2^-8)
+
+}  // namespace bitproof::oracle::fast
