@@ -468,7 +468,10 @@ void add16(std::span<const unsigned char> bytes, const Isa16& isa, CodeCounts& s
     s.have_guess = hi - lo < detail::kNarrowSpan;
     if (s.have_guess) {
       const unsigned base = narrow16(isa, p, n, lo, hi, trial, ahead);
-      for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) s.bins.lane0[base + k] += trial[k];
+      // The window may reach past code 0xFFFF (a base near the top): only codes seen are added.
+      for (unsigned k = 0; k < 2 * detail::kNarrowSpan; ++k) {
+        if (trial[k] != 0) s.bins.lane0[base + k] += trial[k];
+      }
       s.guess_lo = lo;
       s.guess_hi = hi;
     } else {

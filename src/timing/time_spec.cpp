@@ -44,7 +44,8 @@ Expected<std::array<unsigned, 3>> dims(const Where& w, const json& arm, const st
 
 Expected<KernelArg> parse_arg(const Where& w, const json& v, const std::string& f, const TimeSpec& spec) {
   if (!v.is_object() || v.size() != 1) return w.at(f, "expected one of {\"buffer\": name}, {\"u32\": n}, {\"i32\": n}, {\"u64\": n}, {\"f32\": x}");
-  const auto& [key, value] = *v.items().begin();
+  const std::string key = v.begin().key();  // not items(): its proxy would not outlive this line
+  const json& value = v.begin().value();
   KernelArg a;
   if (key == "buffer") {
     if (!value.is_string() || spec.buffer(value.get<std::string>()) == nullptr) {

@@ -5,6 +5,8 @@
 // cases without crashing (specs with user recipes: parsed and printed back only). An error must be one line naming the file.
 // The same bytes also go through the A/B spec reader (operator/ab_spec.hpp), with the same rules:
 // one-line errors, and what it accepts prints back to canonical JSON that parses to the same spec.
+// And through the timing spec reader (timing/time_spec.hpp): one-line errors, two arms, every
+// buffer an argument names exists, launch shapes inside the CUDA limits.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include "proof/engine.hpp"
 #include "operator/ab_spec.hpp"
 #include "proof/spec.hpp"
+#include "timing/time_spec.hpp"
 
 namespace {
 
@@ -34,11 +37,28 @@ void fuzz_ab_spec(const std::string& text) {
   }
 }
 
+void fuzz_time_spec(const std::string& text) {
+  auto spec = bitproof::timing::parse_time_spec(text, "fuzz.json");
+  if (!spec) {
+    const std::string& m = spec.error().message;
+    if (m.find('\n') != std::string::npos || m.rfind("fuzz.json: ", 0) != 0) std::abort();
+    return;
+  }
+  if (spec->ab) return;  // an A/B spec: fuzz_ab_spec's
+  for (const bitproof::timing::KernelArm& arm : spec->arms) {
+    if (arm.block[0] * arm.block[1] * arm.block[2] > 1024 || arm.grid[0] == 0) std::abort();
+    for (const bitproof::timing::KernelArg& a : arm.args) {
+      if (a.kind == bitproof::timing::KernelArg::Kind::kBuffer && spec->buffer(a.buffer) == nullptr) std::abort();
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   fuzz_ab_spec(text);
+  fuzz_time_spec(text);
   auto spec = bitproof::parse_spec(text, "fuzz.json");
   if (!spec) {
     const std::string& m = spec.error().message;
