@@ -162,12 +162,14 @@ std::string first_difference(const Json& a, const Json& b) {
 
 std::vector<std::string> diff_results(const Json& a, const Json& b) {
   std::vector<std::string> out;
+  // Results of every kind: a key one lacks (an A/B or timing result has no claims) reads as empty.
+  const auto name = [](const Json& r) { return r.contains("spec") ? r["spec"].value("name", Json()) : Json(); };
   if (a.value("spec_sha256", Json()) != b.value("spec_sha256", Json())) {
-    out.push_back(fmt::format("spec: A {} ({}) | B {} ({})", text(a["spec"]["name"]), text(a.value("spec_sha256", Json())),
-                              text(b["spec"]["name"]), text(b.value("spec_sha256", Json()))));
+    out.push_back(fmt::format("spec: A {} ({}) | B {} ({})", text(name(a)), text(a.value("spec_sha256", Json())),
+                              text(name(b)), text(b.value("spec_sha256", Json()))));
   }
-  const Json& ca = a["claims"];
-  const Json& cb = b["claims"];
+  const Json ca = a.value("claims", Json::array());
+  const Json cb = b.value("claims", Json::array());
   if (ca.size() != cb.size()) out.push_back(fmt::format("claims: A has {} | B has {}", ca.size(), cb.size()));
   for (std::size_t c = 0; c < std::min(ca.size(), cb.size()); ++c) diff_claim(out, c, ca[c], cb[c]);
   const Json da = a.value("case_digest", Json()), db = b.value("case_digest", Json());
