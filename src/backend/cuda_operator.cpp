@@ -144,20 +144,27 @@ Expected<Ok> DeviceOperatorArm::launch(bool skip_last) {
   return Ok{};
 }
 
-Expected<Ok> DeviceOperatorArm::capture(bool skip_last) {
-  const Driver* drv = drv_;
-  BP_CU(drv->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-  if (auto ok = launch(skip_last); !ok) {
-    CUgraph broken = nullptr;
-    drv->cuStreamEndCapture(stream_, &broken);
-    if (broken != nullptr) drv->cuGraphDestroy(broken);
-    return ok;
-  }
+Expected<CUgraphExec> capture_graph(const Driver* drv, CUstream stream, const std::function<Expected<Ok>()>& launch) {
+  BP_CU(drv->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  const Expected<Ok> launched = launch();
   CUgraph graph = nullptr;
-  BP_CU(drv->cuStreamEndCapture(stream_, &graph));
-  const CUresult rc = drv->cuGraphInstantiateWithFlags(&graph_, graph, 0);
+  const CUresult ended = drv->cuStreamEndCapture(stream, &graph);
+  if (!launched) {
+    if (graph != nullptr) drv->cuGraphDestroy(graph);
+    return launched.error();
+  }
+  BP_CU(ended);
+  CUgraphExec exec = nullptr;
+  const CUresult rc = drv->cuGraphInstantiateWithFlags(&exec, graph, 0);
   drv->cuGraphDestroy(graph);
   BP_CU(rc);
+  return exec;
+}
+
+Expected<Ok> DeviceOperatorArm::capture(bool skip_last) {
+  auto exec = capture_graph(drv_, stream_, [&] { return launch(skip_last); });
+  if (!exec) return exec.error();
+  graph_ = *exec;
   return Ok{};
 }
 

@@ -7,6 +7,7 @@
 
 #if defined(BITPROOF_HAVE_CUDA)
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ struct OperatorKernels {
 // Loads the embedded operator image once more (each call: its own module) and
 // finds its kernels; `image_sha256` receives the image's digest when not null.
 [[nodiscard]] Expected<OperatorKernels> load_operator_kernels(const Driver* drv, std::string* image_sha256 = nullptr);
+
+// Captures what `launch` enqueues on `stream` into a new executable graph; a failed
+// launch ends the capture and is returned.
+[[nodiscard]] Expected<CUgraphExec> capture_graph(const Driver* drv, CUstream stream,
+                                                  const std::function<Expected<Ok>()>& launch);
 
 class DeviceOperatorArm {
  public:

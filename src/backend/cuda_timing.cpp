@@ -241,19 +241,9 @@ class KernelTimedArm final : public DeviceTimedArm {
   }
 
   Expected<Ok> capture() override {
-    const Driver* drv = sh_.drv;
-    BP_CU(drv->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-    const auto launched = launch();
-    CUgraph g = nullptr;
-    const CUresult end = drv->cuStreamEndCapture(stream_, &g);
-    if (!launched) {
-      if (g != nullptr) drv->cuGraphDestroy(g);
-      return launched;
-    }
-    BP_CU(end);
-    const CUresult rc = drv->cuGraphInstantiateWithFlags(&graph_, g, 0);
-    drv->cuGraphDestroy(g);
-    BP_CU(rc);
+    auto exec = cuda::capture_graph(sh_.drv, stream_, [&] { return launch(); });
+    if (!exec) return exec.error();
+    graph_ = *exec;
     return Ok{};
   }
   [[nodiscard]] CUstream stream() const override { return stream_; }

@@ -100,8 +100,7 @@ Expected<Session> run_session(TimedArm& a, TimedArm& b, const SessionOptions& o,
     for (std::size_t pos = 0; pos < order.size(); ++pos) {
       if (auto ok = take(*arms[order[pos]], order[pos], block, static_cast<int>(pos), o, s); !ok) return ok.error();
     }
-    const std::vector<double> ta = times_of(s.samples, 0), tb = times_of(s.samples, 1);
-    if (progress) progress(ta.size(), tb.size());
+    if (progress) progress(s.samples.size() / 2, s.samples.size() / 2);
     if (seconds_since(start) >= o.timeout_s) {
       s.stopped = "timeout";
       break;
@@ -111,7 +110,9 @@ Expected<Session> run_session(TimedArm& a, TimedArm& b, const SessionOptions& o,
       break;
     }
     // The noise check sorts every sample: once every 4 blocks is plenty.
-    if (block % 4 != 3 || std::min(ta.size(), tb.size()) < o.min_samples || seconds_since(start) < o.min_time_s) continue;
+    if (block % 4 != 3 || seconds_since(start) < o.min_time_s) continue;
+    const std::vector<double> ta = times_of(s.samples, 0), tb = times_of(s.samples, 1);
+    if (std::min(ta.size(), tb.size()) < o.min_samples) continue;
     if (median_relative_halfwidth(ta) <= o.noise_target && median_relative_halfwidth(tb) <= o.noise_target) {
       s.stopped = "noise target reached";
       break;
