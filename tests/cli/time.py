@@ -78,6 +78,9 @@ v = run("report", "verify", committed)
 check("the committed timing report verifies here (exit 0)", v.returncode == 0 and "verified" in v.stdout,
       v.stdout + v.stderr)
 rep = load(committed)
+check("the committed report is the control's verdict: twice the FMA chain is slower, ratio near 2",
+      rep["result"]["run"]["verdict"] == "slower" and 1.8 < rep["result"]["run"]["statistics"]["ratio"] < 2.2,
+      json.dumps(rep["result"]["run"]["statistics"])[:300])
 t = copy.deepcopy(rep)
 t["result"]["run"]["samples"][0][3] *= 3
 r = run("report", "verify", write_json("changed.json", t))
