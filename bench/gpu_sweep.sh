@@ -34,6 +34,16 @@ grep -v "^cpu: \|^cuda: " "$OUT/prove_controls.log" | head -40 | tee -a "$OUT/su
 # The 2^32 claim; the claim sweep kernel timed over 20 launches.
 step bench_bitproof 120 "$GPU_TESTS" --prove proofs/fp16-hmul-vs-fp32-round.json 20
 cat "$OUT/bench_bitproof.log" | tee -a "$OUT/summary.txt"
+# The same claim with the kernels linked for its two recipes alone (--specialize on).
+step bench_specialized 120 "$GPU_TESTS" --prove proofs/fp16-hmul-vs-fp32-round.json 20 specialized
+grep -o '"kernels":{[^}]*}\|"sweep":{[^}]*}' "$OUT/bench_specialized.log" | tee -a "$OUT/summary.txt"
+# The hand-written peer in the same run, and the claim kernel against its last
+# recorded figure (bench/gpu_recorded.json): a regression shows here when it happens.
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 -o "$OUT/gpu_peer_hand" bench/gpu_peer_hand.cu     >"$OUT/peer_hand_build.log" 2>&1
+  step bench_hand 60 "$OUT/gpu_peer_hand"
+fi
+python3 bench/gpu_ratio.py "$OUT/bench_bitproof.log" "$OUT/bench_hand.log" bench/gpu_recorded.json | tee -a "$OUT/summary.txt"
 # The same 2^32 claim with a user recipe (bench/user-hmul: a user's __hmul through NVRTC), 20 launches.
 step bench_user 300 "$GPU_TESTS" --prove bench/user-hmul/proof.json 20
 cat "$OUT/bench_user.log" | tee -a "$OUT/summary.txt"

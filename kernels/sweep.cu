@@ -61,10 +61,12 @@ namespace bitproof::kernels {
 namespace {
 #define BITPROOF_SLOT_RECIPE(recipes, j) bp_spec_recipes[j]
 #define BITPROOF_EVAL_ONE_INLINE __forceinline__
+#define BITPROOF_STAGE_INLINE __forceinline__  // the link keeps only the spec's recipes: inline them
 #else
 // The catalogue images: the launch's parameters say which recipe a slot runs.
 #define BITPROOF_SLOT_RECIPE(recipes, j) (recipes).index[j]
 #define BITPROOF_EVAL_ONE_INLINE __noinline__
+#define BITPROOF_STAGE_INLINE __noinline__  // one function per recipe: see "the claim sweep's stage"
 #endif
 
 template <class F>
@@ -87,34 +89,79 @@ __device__ __forceinline__ void with_recipe(int index, F& f) {
   }
 }
 
-// Evaluates one recipe on a tile of cases.
-template <class Ar, int kTile>
-struct EvalTile {
-  const std::uint32_t* c0;
-  const std::uint32_t* c1;
-  const std::uint32_t* c2;
-  std::uint32_t* out;
+// ---- the claim sweep's stage ----
+//
+// A thread evaluates its cases in batches. Each slot's arm evaluates its recipe
+// on the batch and puts every output in the stage, a shared-memory table
+// stage[(slot * kBatch + t) * kThreads + thread]. It also sums the outputs for
+// the chunk digest and, after the first slot, ORs each output's difference from
+// the first slot's, so a batch where every slot agrees (a holding claim's every
+// batch) is never read again. In the catalogue images a recipe's arm is a
+// function of its own (stage_recipe), so the sweep loop's registers are not
+// the heaviest recipe's; in a spec's linked image (user recipes, or catalogue
+// recipes specialized: src/backend/cuda_user.hpp) the link folds the recipe
+// indices and the spec's few arms are inlined (bench/RESULTS.md, "the claim
+// sweep kernel").
+
+// The codes of a batch: consecutive first-input codes from `first`, the second
+// and third fixed (the common shape of a large domain; one case is a batch of 1).
+struct RunCodes {
+  std::uint32_t first;
+  std::uint32_t second;
+  std::uint32_t third;
+};
+
+// Stages eval(first + t, second, third) for t < kBatch. Returns the outputs' sum
+// (low word) and whether one differs from the first slot's (high word;
+// `first_rows` is null for the first slot).
+template <int kBatch, class Eval>
+__device__ __forceinline__ std::uint64_t stage_outputs(const RunCodes& codes, std::uint32_t* rows,
+                                                       const std::uint32_t* first_rows, const Eval& eval) {
+  std::uint32_t sum = 0;
+  std::uint32_t differs = 0;
+#pragma unroll
+  for (int t = 0; t < kBatch; ++t) {
+    const std::uint32_t out = eval(codes.first + t, codes.second, codes.third);
+    rows[t * kThreads] = out;
+    sum += out;
+    if (first_rows != nullptr) differs |= out ^ first_rows[t * kThreads];
+  }
+  return (static_cast<std::uint64_t>(differs != 0) << 32) | sum;
+}
+
+template <class Ar, class R, int kBatch>
+__device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, std::uint32_t* rows,
+                                                   const std::uint32_t* first_rows) {
+  return stage_outputs<kBatch>(codes, rows, first_rows, [](std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+    if constexpr (R::kCard.arity == 1) {
+      return R::template eval<Ar>(a);
+    } else if constexpr (R::kCard.arity == 2) {
+      return R::template eval<Ar>(a, b);
+    } else {
+      return R::template eval<Ar>(a, b, c);
+    }
+  });
+}
+
+template <class Ar, int kBatch>
+struct StageArm {
+  RunCodes codes;
+  std::uint32_t* rows;              // this slot's first row, this thread's column
+  const std::uint32_t* first_rows;  // the first slot's (null for the first slot)
+  std::uint64_t result = 0;         // stage_outputs'
+
   template <class R>
   __device__ __forceinline__ void run() {
-#pragma unroll
-    for (int t = 0; t < kTile; ++t) {
-      if constexpr (R::kCard.arity == 1) {
-        out[t] = R::template eval<Ar>(c0[t]);
-      } else if constexpr (R::kCard.arity == 2) {
-        out[t] = R::template eval<Ar>(c0[t], c1[t]);
-      } else {
-        out[t] = R::template eval<Ar>(c0[t], c1[t], c2[t]);
-      }
-    }
+    result = stage_recipe<Ar, R, kBatch>(codes, rows, first_rows);
   }
   __device__ __forceinline__ void none() {
-#pragma unroll
-    for (int t = 0; t < kTile; ++t) out[t] = 0;
+    result = stage_outputs<kBatch>(codes, rows, nullptr, [](std::uint32_t, std::uint32_t, std::uint32_t) { return 0u; });
   }
 #if defined(BITPROOF_KERNELS_USER_SLOTS)
   __device__ __forceinline__ void user(int slot) {
-#pragma unroll
-    for (int t = 0; t < kTile; ++t) out[t] = bp_user_eval(slot, c0[t], c1[t], c2[t]);
+    result = stage_outputs<kBatch>(codes, rows, first_rows, [slot](std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+      return bp_user_eval(slot, a, b, c);
+    });
   }
 #endif
 };
@@ -150,15 +197,24 @@ __device__ BITPROOF_EVAL_ONE_INLINE std::uint32_t eval_one(int index, std::uint3
   return e.out;
 }
 
-template <class Ar, int kSlots, int kTile>
-__device__ __forceinline__ void eval_slots(const abi::Recipes& recipes, const std::uint32_t (&c0)[kTile],
-                                           const std::uint32_t (&c1)[kTile], const std::uint32_t (&c2)[kTile],
-                                           std::uint32_t (&out)[kSlots][kTile]) {
+// Every real slot on one batch: outputs staged, digest words A and B of each
+// slot advanced (`weight` is the batch's digest group weight); returns whether
+// some slot differs from the first on some case of the batch.
+template <class Ar, int kSlots, int kBatch>
+__device__ __forceinline__ bool stage_batch(const abi::Recipes& recipes, RunCodes codes, std::uint32_t* column,
+                                            std::uint32_t weight, std::uint32_t (&words)[2 * kSlots]) {
+  bool differs = false;
 #pragma unroll
   for (int j = 0; j < kSlots; ++j) {
-    EvalTile<Ar, kTile> tile{c0, c1, c2, out[j]};
-    with_recipe(BITPROOF_SLOT_RECIPE(recipes, j), tile);
+    if (j >= static_cast<int>(recipes.slots)) break;
+    StageArm<Ar, kBatch> arm{codes, column + j * kBatch * kThreads, j > 0 ? column : nullptr};
+    with_recipe(BITPROOF_SLOT_RECIPE(recipes, j), arm);
+    const auto sum = static_cast<std::uint32_t>(arm.result);
+    words[2 * j] += sum;
+    words[2 * j + 1] += weight * sum;
+    differs |= (arm.result >> 32) != 0;
   }
+  return differs;
 }
 
 // ---- case codes ----
@@ -180,29 +236,15 @@ struct CodeWalker {
     const std::uint64_t table = d.table[input];
     return table != 0 ? reinterpret_cast<const std::uint32_t*>(table)[i] : d.lo[input] + i;
   }
-  template <int kTile>
-  __device__ __forceinline__ void next_tile(std::uint32_t (&c0)[kTile], std::uint32_t (&c1)[kTile],
-                                            std::uint32_t (&c2)[kTile]) {
-    if (d.table[0] == 0 && i0 + kTile <= d.count[0]) {  // no wrap inside the tile
-      const std::uint32_t second = d.inputs > 1 ? code(1, i1) : 0;
-      const std::uint32_t third = d.inputs > 2 ? code(2, i2) : 0;
-#pragma unroll
-      for (int t = 0; t < kTile; ++t) {
-        c0[t] = d.lo[0] + i0 + t;
-        c1[t] = second;
-        c2[t] = third;
-      }
-      i0 += kTile;
-      if (i0 == d.count[0]) advance_row();
-      return;
-    }
-#pragma unroll
-    for (int t = 0; t < kTile; ++t) {
-      c0[t] = code(0, i0);
-      c1[t] = d.inputs > 1 ? code(1, i1) : 0;
-      c2[t] = d.inputs > 2 ? code(2, i2) : 0;
-      if (++i0 == d.count[0]) advance_row();
-    }
+  // Whether the next n cases run up the first input's range (a range input, no
+  // wrap), the second and third codes fixed: then first_code() + t is case t.
+  __device__ __forceinline__ bool runs(std::uint32_t n) const { return d.table[0] == 0 && i0 + n <= d.count[0]; }
+  __device__ __forceinline__ std::uint32_t first_code() const { return d.lo[0] + i0; }
+  // The current case's codes; then moves to the next case.
+  __device__ __forceinline__ RunCodes next() {
+    const RunCodes codes{code(0, i0), d.inputs > 1 ? code(1, i1) : 0, d.inputs > 2 ? code(2, i2) : 0};
+    if (++i0 == d.count[0]) advance_row();
+    return codes;
   }
   __device__ __forceinline__ void advance_row() {
     i0 = 0;
@@ -222,12 +264,11 @@ __device__ void eval_cases(const abi::EvalParams& p) {
   for (std::uint64_t k = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; k < p.n;
        k += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
     CodeWalker walk(p.domain, p.begin + k);
-    std::uint32_t c0[1], c1[1], c2[1];
-    walk.next_tile<1>(c0, c1, c2);
+    const RunCodes c = walk.next();
 #pragma unroll
     for (int j = 0; j < abi::kMaxSlots; ++j) {
       if (j >= static_cast<int>(p.recipes.slots)) break;
-      out[k * p.recipes.slots + j] = eval_one<Ar>(BITPROOF_SLOT_RECIPE(p.recipes, j), c0[0], c1[0], c2[0]);
+      out[k * p.recipes.slots + j] = eval_one<Ar>(BITPROOF_SLOT_RECIPE(p.recipes, j), c.first, c.second, c.third);
     }
   }
 }
@@ -261,31 +302,20 @@ __device__ __forceinline__ void block_sum(const std::uint32_t (&v)[kWords], std:
   }
 }
 
-template <int kSlots, int kTile>
-__device__ __forceinline__ std::uint32_t pick(const std::uint32_t (&o)[kSlots][kTile], int slot, int t) {
-  std::uint32_t v = 0;
-#pragma unroll
-  for (int s = 0; s < kSlots; ++s) v = s == slot ? o[s][t] : v;
-  return v;
-}
-
-// The slow path of a tile where some slots differ: each claim, case by case.
-template <int kSlots, int kTile>
-__device__ void check_claims(const abi::SweepParams& p, const std::uint32_t (&o)[kSlots][kTile], int valid,
-                             std::uint32_t (&failing)[kMaxClaims], unsigned long long (*kinds)[abi::kKinds]) {
+// The slow path of a batch where some slot differs: each claim, case by case,
+// from the stage; failing counts and kinds added to the block's shared counters.
+template <int kBatch>
+__device__ void check_claims(const abi::SweepParams& p, const std::uint32_t* column, std::uint32_t* failing,
+                             unsigned long long (*kinds)[abi::kKinds]) {
   const KindFormat f{p.kind.sign_mask, p.kind.exp_max, p.kind.man_mask,
                      p.kind.man_bits,  p.kind.specials, p.kind.int_zero};
-#pragma unroll
-  for (int t = 0; t < kTile; ++t) {
-    if (t >= valid) continue;
-#pragma unroll
-    for (int c = 0; c < kMaxClaims; ++c) {
-      if (c >= static_cast<int>(p.claims.count)) continue;
-      const std::uint32_t ref = pick(o, p.claims.first[c], t);
-      for (int k = 0; k < kSlots && p.claims.others[c][k] >= 0; ++k) {
-        const std::uint32_t other = pick(o, p.claims.others[c][k], t);
+  for (int t = 0; t < kBatch; ++t) {
+    for (int c = 0; c < static_cast<int>(p.claims.count); ++c) {
+      const std::uint32_t ref = column[(p.claims.first[c] * kBatch + t) * kThreads];
+      for (int k = 0; k < abi::kMaxSlots && p.claims.others[c][k] >= 0; ++k) {
+        const std::uint32_t other = column[(p.claims.others[c][k] * kBatch + t) * kThreads];
         if (other == ref) continue;
-        ++failing[c];
+        atomicAdd(&failing[c], 1u);
         atomicAdd(&kinds[c][static_cast<int>(classify_difference(f, ref, other))], 1ull);
         break;
       }
@@ -293,62 +323,66 @@ __device__ void check_claims(const abi::SweepParams& p, const std::uint32_t (&o)
   }
 }
 
+// Cases a thread stages at once: the stage holds kStageWords words (32 KiB), so
+// 16, 8 or 4 cases for 2, 4 or 8 slots; each divides 16, so a batch of a run
+// lies in one digest group.
+inline constexpr int kStageWords = 8192;
 template <int kSlots>
-constexpr int hw_tile() {
-  return kSlots <= 2 ? 8 : (kSlots <= 4 ? 4 : 2);
+constexpr int batch_cases() {
+  return kStageWords / (kThreads * kSlots);
 }
+static_assert(16 % batch_cases<2>() == 0 && 16 % batch_cases<8>() == 0);
 
 // One block per chunk: chunk sums of every slot, failing counts per claim.
 template <class Ar, int kSlots>
 __device__ void sweep_chunks(const abi::SweepParams& p) {
-  constexpr int kTile = hw_tile<kSlots>();
+  constexpr int kBatch = batch_cases<kSlots>();
   constexpr int kPerThread = static_cast<int>(kChunk) / kThreads;
+  static_assert(kPerThread % kBatch == 0);
+  __shared__ std::uint32_t stage[kSlots * kBatch * kThreads];
   __shared__ unsigned long long kinds[kMaxClaims][abi::kKinds];
+  __shared__ std::uint32_t failing[kMaxClaims];
   for (int i = threadIdx.x; i < kMaxClaims * abi::kKinds; i += blockDim.x) kinds[i / abi::kKinds][i % abi::kKinds] = 0;
+  if (threadIdx.x < kMaxClaims) failing[threadIdx.x] = 0;
   __syncthreads();
   const std::uint64_t chunk = p.first_chunk + blockIdx.x;
   const std::uint64_t start = chunk * kChunk;
   const std::uint64_t rest = p.domain.cases - start;
   const std::uint32_t length = rest < kChunk ? static_cast<std::uint32_t>(rest) : static_cast<std::uint32_t>(kChunk);
   const std::uint32_t groups = (length + 15) / 16;
-  std::uint32_t words[abi::kSumWords] = {};
-  std::uint32_t failing[kMaxClaims] = {};
   const std::uint32_t begin = threadIdx.x * kPerThread;
+  std::uint32_t* column = stage + threadIdx.x;
+  std::uint32_t words[2 * kSlots] = {};
   CodeWalker walk(p.domain, start + begin);
-  for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; offset += kTile) {
-    std::uint32_t c0[kTile], c1[kTile], c2[kTile], o[kSlots][kTile];
-    walk.next_tile<kTile>(c0, c1, c2);
-    eval_slots<Ar, kSlots, kTile>(p.recipes, c0, c1, c2, o);
-    const int valid = length - offset < kTile ? static_cast<int>(length - offset) : kTile;
-    if (valid < kTile) {
-#pragma unroll
-      for (int t = 0; t < kTile; ++t) {
-#pragma unroll
-        for (int s = 0; s < kSlots; ++s) o[s][t] = t < valid ? o[s][t] : 0;
+  if (begin + kPerThread <= length && walk.runs(kPerThread)) {
+    // The whole of this thread's cases is one run: batches of consecutive codes.
+    const std::uint32_t second = p.domain.inputs > 1 ? walk.code(1, walk.i1) : 0;
+    const std::uint32_t third = p.domain.inputs > 2 ? walk.code(2, walk.i2) : 0;
+    const std::uint32_t first = walk.first_code();
+    for (std::uint32_t offset = 0; offset < kPerThread; offset += kBatch) {
+      const RunCodes codes{first + offset, second, third};
+      const std::uint32_t weight = groups - ((begin + offset) >> 4);
+      if (stage_batch<Ar, kSlots, kBatch>(p.recipes, codes, column, weight, words)) {
+        check_claims<kBatch>(p, column, failing, kinds);
       }
     }
-    const std::uint32_t weight = groups - (offset >> 4);  // kTile divides 16: one group per tile
-    std::uint32_t differs = 0;
-#pragma unroll
-    for (int s = 0; s < kSlots; ++s) {
-      std::uint32_t tile_sum = 0;
-#pragma unroll
-      for (int t = 0; t < kTile; ++t) {
-        tile_sum += o[s][t];
-        if (s > 0 && s < static_cast<int>(p.recipes.slots)) differs |= o[s][t] ^ o[0][t];
+  } else {
+    // Any other shape (a list input, a row shorter than a thread's cases, the
+    // domain's last chunk): one case at a time from the walker.
+    for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; ++offset) {
+      if (stage_batch<Ar, kSlots, 1>(p.recipes, walk.next(), column, groups - (offset >> 4), words)) {
+        check_claims<1>(p, column, failing, kinds);
       }
-      words[2 * s] += tile_sum;
-      words[2 * s + 1] += weight * tile_sum;
     }
-    if (differs != 0) check_claims<kSlots, kTile>(p, o, valid, failing, kinds);
   }
   // B's weights count groups of 16 from the chunk's end: each thread added its
-  // tiles with their group's weight, which is the same sum.
+  // batches with their group's weight, which is the same sum.
+  std::uint32_t all[2 * abi::kMaxSlots] = {};
 #pragma unroll
-  for (int c = 0; c < kMaxClaims; ++c) words[2 * abi::kMaxSlots + c] = failing[c];
+  for (int w = 0; w < 2 * kSlots; ++w) all[w] = words[w];
   auto* sums = reinterpret_cast<std::uint32_t*>(p.sums) + blockIdx.x * abi::kSumWords;
-  block_sum<abi::kSumWords>(words, sums);
-  __syncthreads();
+  block_sum<2 * abi::kMaxSlots>(all, sums);  // its barrier follows every batch: the counters are complete
+  if (threadIdx.x < kMaxClaims) sums[2 * abi::kMaxSlots + threadIdx.x] = failing[threadIdx.x];
   auto* global_kinds = reinterpret_cast<unsigned long long*>(p.kinds);
   for (int i = threadIdx.x; i < kMaxClaims * abi::kKinds; i += blockDim.x) {
     const unsigned long long n = kinds[i / abi::kKinds][i % abi::kKinds];
@@ -379,9 +413,11 @@ __device__ void model_chunks(const abi::SweepParams& p) {
     CodeWalker walk(p.domain, start + begin);
     std::uint32_t n = 0;
     for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; ++offset) {
-      std::uint32_t c0[1], c1[1], c2[1];
-      walk.next_tile<1>(c0, c1, c2);
-      n += eval_one<DeviceArith>(index, c0[0], c1[0], c2[0]) != eval_one<SoftArith>(index, c0[0], c1[0], c2[0]) ? 1 : 0;
+      const RunCodes c = walk.next();
+      n += eval_one<DeviceArith>(index, c.first, c.second, c.third) !=
+                   eval_one<SoftArith>(index, c.first, c.second, c.third)
+               ? 1
+               : 0;
     }
     n = warp_sum(n);
     if (threadIdx.x % 32 == 0 && n != 0) atomicAdd(&differing[j], n);

@@ -29,7 +29,14 @@ struct BackendOptions {
   bool vector = true;    // cpu: the vector sweep where it applies
   bool fast_math = true; // cuda: also run the --use_fast_math kernel image, per claim
   int repeat = 1;        // cuda: launches of the timed sweep kernel (benchmarks)
+  // cuda, catalogue recipes on a large domain: link the sweep kernels for this
+  // spec's recipes alone (NVRTC + nvJitLink, cached like a user image), so no
+  // recipe switch is left in them. kAuto: from kSpecializeCases on, where the
+  // link's seconds (once; cached after) are small beside the sweep.
+  enum class Specialize : std::uint8_t { kAuto, kOn, kOff };
+  Specialize specialize = Specialize::kAuto;
 };
+inline constexpr std::uint64_t kSpecializeCases = std::uint64_t{1} << 40;
 
 class Backend {
  public:

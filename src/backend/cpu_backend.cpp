@@ -39,7 +39,7 @@ class CpuBackend : public Backend {
     EngineOptions engine = options.engine;
     engine.threads = resolve_threads(engine.threads);
     const CaseEvaluator eval(spec);
-    return sweep_parts(engine, choose(spec, options, eval, engine).sweep, begin, end);
+    return sweep_parts(spec, engine, choose(spec, options, eval, engine).sweep, begin, end);
   }
 
  private:
@@ -54,7 +54,7 @@ class CpuBackend : public Backend {
                         const EngineOptions& engine) {
     const simd::SimdImpl* impl = nullptr;
     std::string note = "scalar";
-    if (digest_mode_for(spec.case_count()) == DigestMode::kChunkSums) {
+    if (digest_mode_for(spec.case_count()) != DigestMode::kFull) {
       impl = options.vector ? simd::best_impl() : nullptr;
       if (impl == nullptr) {
         note = options.vector ? "scalar (no AVX-512 on this CPU, or BITPROOF_SIMD=off)" : "scalar (vector off)";

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
 
 #include "backend/cuda_driver.hpp"
@@ -104,6 +105,12 @@ struct Plan {
   DeviceBuffer tables[abi::kMaxInputs];
 };
 
+// Large sweeps (CudaBackend::large_part): the soft model and the fast-math
+// image check every block of a domain up to kEveryBlockCases cases, and the
+// first block and one in kSampledBlockStride above it.
+constexpr std::uint64_t kEveryBlockCases = std::uint64_t{1} << 36;
+constexpr std::uint64_t kSampledBlockStride = 64;
+
 class CudaBackend : public Backend {
  public:
   [[nodiscard]] std::string name() const override { return "cuda"; }
@@ -139,8 +146,15 @@ class CudaBackend : public Backend {
   Expected<Ok> init();
   Expected<Ok> load_module(Module& m, const unsigned char* image, std::size_t size);
   Expected<Ok> plan(const Spec& spec, Plan& p);
+  // The spec's own image, linked for its recipes (the plan's slots), made the
+  // plan's module: found in the cache or built (build_user_image).
+  Expected<cuda::UserImage> linked_module(const user::UserRecipes& user, Plan& p);
   // The spec's own image: its user recipes linked into the sweep kernels.
-  Expected<Ok> user_module(const Spec& spec, const std::vector<int>& slot_recipes, Plan& p);
+  Expected<Ok> user_module(const Spec& spec, Plan& p);
+  // Catalogue recipes on a large domain: the image linked for the spec's
+  // recipes alone when options.specialize asks for it (BackendOptions).
+  // `kernels` says which kernels run, and why.
+  Expected<Ok> specialize(const Spec& spec, const BackendOptions& options, Plan& p, Json& kernels);
   // User recipes on a large domain: their device bits against the CPU tables.
   Expected<Ok> compare_user_tables(const Spec& spec, const EngineOptions& engine, const Plan& p, std::uint64_t begin,
                                    std::uint64_t end, SweepPart& part);
@@ -155,10 +169,27 @@ class CudaBackend : public Backend {
     std::vector<unsigned long long> kinds;
     std::vector<float> ms;
   };
+  // What a large sweep measured besides its part: kernel times, and the
+  // fast-math image's claim counts when it ran.
+  struct LargeRun {
+    std::vector<float> hw_ms, model_ms, fast_ms;
+    std::uint64_t cases_per_launch = 0;
+    std::uint64_t checked_cases = 0;  // against the soft model (and the fast-math image when it ran)
+    bool fast_math = false;
+    std::vector<std::uint64_t> fast_failing;  // per claim
+    bool fast_identical = true;               // every chunk word the same as the default image's
+  };
   // Chunks [begin/kChunkCases, ...) of [begin, end) checked on the device (large
-  // domains); `hw` receives the claim scan (for its timing).
+  // domains), one block (kBlockCases) a batch: each batch's chunk words fold
+  // into its block digest as it completes, so memory stays one batch's.
   Expected<SweepPart> large_part(const Spec& spec, const EngineOptions& engine, const Plan& p, std::uint64_t begin,
-                                 std::uint64_t end, int repeat, ChunkScan& hw, ChunkScan& model);
+                                 std::uint64_t end, int repeat, LargeRun& run);
+  // One batch's claims: counts and kinds added to `part`, chunks to re-run for
+  // counterexamples and model disagreements appended to `rerun`.
+  void count_batch(const ChunkScan& hw, const ChunkScan& model, std::uint64_t first, std::size_t keep,
+                   std::size_t recipes, SweepPart& part, std::vector<std::uint64_t>& rerun) const;
+  Expected<Ok> rerun_chunks(const Spec& spec, const EngineOptions& engine, const Plan& p,
+                            std::vector<std::uint64_t> rerun, SweepPart& part);
   Expected<ChunkScan> scan(const Module& m, const char* kernel, const Plan& p, std::uint64_t first_chunk,
                            std::uint64_t chunks, int repeat);
   // Re-runs whole chunks on the device and checks them on the CPU (hardware table).
@@ -297,7 +328,7 @@ Expected<Ok> CudaBackend::plan(const Spec& spec, Plan& p) {
                                                                           : recipes[j] - all.data());
   }
   if (spec.user) {
-    if (auto ok = user_module(spec, {p.recipes.index, p.recipes.index + abi::kMaxSlots}, p); !ok) return ok;
+    if (auto ok = user_module(spec, p); !ok) return ok;
   }
   const auto slot = [&](const RecipeEntry* r) {
     return static_cast<int>(std::find(recipes.begin(), recipes.end(), r) - recipes.begin());
@@ -331,12 +362,11 @@ std::pair<int, int> lto_architecture(int major, int minor) {
   return best < 0 ? std::pair{major, minor} : std::pair{best / 10, best % 10};
 }
 
-Expected<Ok> CudaBackend::user_module(const Spec& spec, const std::vector<int>& slot_recipes, Plan& p) {
-  const user::UserRecipes& user = *spec.user;
+Expected<cuda::UserImage> CudaBackend::linked_module(const user::UserRecipes& user, Plan& p) {
   const auto [major, minor] = lto_architecture(major_, minor_);
   const int which = p.slots == 2 ? 0 : (p.slots == 4 ? 1 : 2);
   auto image = cuda::build_user_image(
-      user, slot_recipes, major, minor,
+      user, {p.recipes.index, p.recipes.index + abi::kMaxSlots}, major, minor,
       {reinterpret_cast<const char*>(kernel_images::kUserLto[which]), kernel_images::kUserLtoSize[which]});
   if (!image) return image.error();
   auto [it, fresh] = user_modules_.try_emplace(image->key);
@@ -344,10 +374,18 @@ Expected<Ok> CudaBackend::user_module(const Spec& spec, const std::vector<int>& 
     auto bytes = reinterpret_cast<const unsigned char*>(image->cubin.data());
     if (auto ok = load_module(it->second, bytes, image->cubin.size()); !ok) {
       user_modules_.erase(it);
-      return ok;
+      return ok.error();
     }
   }
   p.module = &it->second;
+  return image;
+}
+
+Expected<Ok> CudaBackend::user_module(const Spec& spec, Plan& p) {
+  const user::UserRecipes& user = *spec.user;
+  auto image = linked_module(user, p);
+  if (!image) return image.error();
+  const auto [major, minor] = lto_architecture(major_, minor_);
   const std::string missing = user.cpu_witness_missing(spec);
   p.user_info = Json{{"compiled_with", image->toolkit},
                      {"architecture", fmt::format("compute_{}{} (LTO) linked for sm_{}{}", major, minor, major_, minor_)},
@@ -360,6 +398,40 @@ Expected<Ok> CudaBackend::user_module(const Spec& spec, const std::vector<int>& 
                      {"cpu_witness", missing.empty() ? std::string("the CPU worker's bits (host header), every case")
                                                      : "missing: " + missing},
                      {"fast_math", "not run for user recipes (their image is built once, without --use_fast_math)"}};
+  return Ok{};
+}
+
+Expected<Ok> CudaBackend::specialize(const Spec& spec, const BackendOptions& options, Plan& p, Json& kernels) {
+  using S = BackendOptions::Specialize;
+  if (spec.user) {
+    kernels = Json{{"kernels", "linked for the spec (user recipes)"}};
+    return Ok{};
+  }
+  if (spec.case_count() <= kFullDigestLimit) {
+    kernels = Json{{"kernels", "generic"}, {"why", "copy-back domain (at most 2^24 cases): no claim sweep to specialize"}};
+    return Ok{};
+  }
+  if (options.specialize == S::kOff ||
+      (options.specialize == S::kAuto && spec.case_count() < kSpecializeCases)) {
+    kernels = Json{{"kernels", "generic"},
+                   {"why", options.specialize == S::kOff ? "--specialize off"
+                                                          : "--specialize auto: below 2^40 cases the link costs more "
+                                                            "than it saves"}};
+    return Ok{};
+  }
+  user::UserRecipes none;  // no user recipe: the link keeps the spec's catalogue recipes alone
+  none.spec_path = spec.path;
+  auto image = linked_module(none, p);
+  if (!image) {
+    if (options.specialize == S::kOn) return image.error();
+    kernels = Json{{"kernels", "generic"}, {"why", "could not specialize: " + image.error().message}};
+    return Ok{};
+  }
+  kernels = Json{{"kernels", "specialized: the sweep kernels linked for this spec's recipes alone"},
+                 {"compiled_with", image->toolkit},
+                 {"image_key", image->key},
+                 {"cached", image->cached},
+                 {"seconds", image->seconds}};
   return Ok{};
 }
 
@@ -469,7 +541,7 @@ SweepPart checked_table(const Spec& spec, const EngineOptions& engine, const std
                         std::size_t slots, std::uint64_t begin, std::uint64_t end) {
   const CaseEvaluator evaluator(spec);
   return sweep_parts(
-      engine,
+      spec, engine,
       [&](std::uint64_t b, std::uint64_t e) {
         return sweep_range(evaluator, spec, engine, b, e, table.data() + (b - begin) * slots);
       },
@@ -532,14 +604,66 @@ std::vector<std::uint32_t> engine_words(const std::vector<std::uint32_t>& words,
   return out;
 }
 
+void CudaBackend::count_batch(const ChunkScan& hw, const ChunkScan& model, std::uint64_t first, std::size_t keep,
+                              std::size_t recipes, SweepPart& part, std::vector<std::uint64_t>& rerun) const {
+  const std::uint64_t chunks = hw.words.size() / abi::kSumWords;
+  for (std::size_t c = 0; c < part.claims.size(); ++c) {
+    ClaimResult& cr = part.claims[c];
+    std::uint64_t failing = cr.cases - cr.holding;  // so far, before this batch
+    for (std::uint64_t k = 0; k < chunks; ++k) {
+      const std::uint32_t n = hw.words[k * abi::kSumWords + 2 * abi::kMaxSlots + c];
+      if (n != 0 && failing < keep) rerun.push_back(first + k);
+      failing += n;
+      cr.holding -= n;
+    }
+    for (int kind = 1; kind < abi::kKinds; ++kind) {
+      const unsigned long long n = hw.kinds[c * abi::kKinds + kind];
+      if (n != 0) cr.by_kind[std::string(diff_kind_name(static_cast<DiffKind>(kind)))] += n;
+    }
+  }
+  for (std::uint64_t k = 0; k < model.words.size() / abi::kSumWords; ++k) {  // none when the batch was not checked
+    std::uint64_t n = 0;
+    for (std::size_t s = 0; s < recipes; ++s) n += model.words[k * abi::kSumWords + s];
+    if (n != 0 && part.model_disagreement_count < keep) rerun.push_back(first + k);
+    part.model_disagreement_count += n;
+  }
+}
+
+Expected<Ok> CudaBackend::rerun_chunks(const Spec& spec, const EngineOptions& engine, const Plan& p,
+                                       std::vector<std::uint64_t> rerun, SweepPart& part) {
+  const CaseEvaluator evaluator(spec);
+  std::sort(rerun.begin(), rerun.end());
+  rerun.erase(std::unique(rerun.begin(), rerun.end()), rerun.end());
+  for (std::uint64_t k : rerun) {
+    auto again = rerun_chunk(spec, engine, p, evaluator, k);
+    if (!again) return again.error();
+    for (std::size_t c = 0; c < part.claims.size(); ++c) {
+      for (Counterexample& cx : again->claims[c].counterexamples) {
+        if (part.claims[c].counterexamples.size() < engine.keep)
+          part.claims[c].counterexamples.push_back(std::move(cx));
+      }
+    }
+    for (ModelDisagreement& m : again->model_disagreements) {
+      // User recipes are counted by compare_user_tables, the device model only compares the catalogue's.
+      if (part.model_disagreements.size() < engine.keep && !m.recipe->is_user()) {
+        part.model_disagreements.push_back(std::move(m));
+      }
+    }
+  }
+  return Ok{};
+}
+
 Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOptions& engine, const Plan& p,
-                                            std::uint64_t begin, std::uint64_t end, int repeat, ChunkScan& hw_out,
-                                            ChunkScan& model_out) {
+                                            std::uint64_t begin, std::uint64_t end, int repeat, LargeRun& run) {
   if (spec.claims.size() > static_cast<std::size_t>(abi::kMaxClaims)) {
     return Error{
         fmt::format("{}: the cuda backend checks at most {} claims on the device", spec.path, abi::kMaxClaims)};
   }
-  const CaseEvaluator evaluator(spec);
+  constexpr std::uint64_t kBatchChunks = kBlockCases / kChunkCases;
+  // The soft model and the fast-math image on every block up to kEveryBlockCases
+  // cases; above, on the first block and one block in kSampledBlockStride (the
+  // soft model costs ~20 claim sweeps: on every one of 2^48 cases, hours).
+  const bool every_block = end - begin <= kEveryBlockCases;
   const std::uint64_t first = begin / kChunkCases;
   const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
   const std::size_t recipes = p.recipes.slots;
@@ -548,95 +672,99 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
   part.begin = begin;
   part.end = end;
   part.claims.resize(claims);
-  if (chunks == 0) return part;
-  auto hw = scan(*p.module, "bp_sweep_hw", p, first, chunks, repeat);
-  if (!hw) return hw.error();
-  part.chunk_sums = engine_words(hw->words, recipes, claims);
-  // Claims: counts from the device; the first `keep` counterexamples from re-run chunks.
-  std::vector<std::uint64_t> rerun;
-  for (std::size_t c = 0; c < claims; ++c) {
-    ClaimResult& cr = part.claims[c];
-    cr.cases = end - begin;
-    std::uint64_t failing = 0;
-    for (std::uint64_t k = 0; k < chunks; ++k) {
-      const std::uint32_t n = hw->words[k * abi::kSumWords + 2 * abi::kMaxSlots + c];
-      if (n != 0 && failing < engine.keep) rerun.push_back(first + k);
-      failing += n;
-    }
-    cr.holding = cr.cases - failing;
-    for (int kind = 1; kind < abi::kKinds; ++kind) {
-      const unsigned long long n = hw->kinds[c * abi::kKinds + kind];
-      if (n != 0) cr.by_kind[std::string(diff_kind_name(static_cast<DiffKind>(kind)))] = n;
-    }
-  }
-  // Model: hardware against the soft model compiled for the device, every case.
-  auto model = scan(*p.module, "bp_sweep_model", p, first, chunks, 1);
-  if (!model) return model.error();
+  for (ClaimResult& cr : part.claims) cr.cases = cr.holding = end - begin;
+  run.cases_per_launch = std::min(end - begin, kBlockCases);
+  run.fast_failing.assign(claims, 0);
   const auto all = spec.recipes();
   const auto catalogue_slots = static_cast<std::uint64_t>(
       std::count_if(all.begin(), all.end(), [](const RecipeEntry* r) { return !r->is_user(); }));
-  part.model_compared = (end - begin) * catalogue_slots;
-  std::vector<std::uint64_t> model_chunks;
-  for (std::uint64_t k = 0; k < chunks; ++k) {
-    std::uint64_t n = 0;
-    for (std::size_t s = 0; s < recipes; ++s) n += model->words[k * abi::kSumWords + s];
-    if (n != 0 && part.model_disagreement_count < engine.keep) model_chunks.push_back(first + k);
-    part.model_disagreement_count += n;
-  }
-  rerun.insert(rerun.end(), model_chunks.begin(), model_chunks.end());
-  std::sort(rerun.begin(), rerun.end());
-  rerun.erase(std::unique(rerun.begin(), rerun.end()), rerun.end());
-  for (std::uint64_t k : rerun) {
-    auto again = rerun_chunk(spec, engine, p, evaluator, k);
-    if (!again) return again.error();
-    for (std::size_t c = 0; c < claims; ++c) {
-      for (Counterexample& cx : again->claims[c].counterexamples) {
-        if (part.claims[c].counterexamples.size() < engine.keep)
-          part.claims[c].counterexamples.push_back(std::move(cx));
-      }
+  std::vector<std::uint64_t> rerun;
+  // Each batch's words fold into its block digest on another thread while the
+  // device runs the next batch; parts are appended in batch order.
+  std::future<SweepPart> folding;
+  const auto append_folded = [&] {
+    if (!folding.valid()) return;
+    SweepPart piece = folding.get();
+    part.chunk_sums.insert(part.chunk_sums.end(), piece.chunk_sums.begin(), piece.chunk_sums.end());
+    part.block_digests.insert(part.block_digests.end(), piece.block_digests.begin(), piece.block_digests.end());
+  };
+  for (std::uint64_t batch = first; batch < first + chunks; batch += kBatchChunks) {
+    const std::uint64_t n = std::min(kBatchChunks, first + chunks - batch);
+    auto hw = scan(*p.module, "bp_sweep_hw", p, batch, n, repeat);
+    if (!hw) return hw.error();
+    const bool checked = every_block || (batch - first) / kBatchChunks % kSampledBlockStride == 0;
+    // Model: hardware against the soft model compiled for the device, every case of the batch.
+    ChunkScan model;
+    if (checked) {
+      auto scanned = scan(*p.module, "bp_sweep_model", p, batch, n, 1);
+      if (!scanned) return scanned.error();
+      model = std::move(*scanned);
+      part.model_compared += (std::min(end, (batch + n) * kChunkCases) - batch * kChunkCases) * catalogue_slots;
+      run.checked_cases += std::min(end, (batch + n) * kChunkCases) - batch * kChunkCases;
     }
-    for (ModelDisagreement& m : again->model_disagreements) {
-      // User recipes are counted by compare_user_tables below, the device model only compares the catalogue's.
-      if (part.model_disagreements.size() < engine.keep && !m.recipe->is_user()) {
-        part.model_disagreements.push_back(std::move(m));
+    count_batch(*hw, model, batch, engine.keep, recipes, part, rerun);
+    if (run.fast_math && checked) {
+      auto fast = scan(fast_math_, "bp_sweep_hw", p, batch, n, 1);
+      if (!fast) return fast.error();
+      for (std::size_t c = 0; c < claims; ++c) {
+        for (std::uint64_t k = 0; k < n; ++k) run.fast_failing[c] += fast->words[k * abi::kSumWords + 2 * abi::kMaxSlots + c];
       }
+      run.fast_identical = run.fast_identical && fast->words == hw->words;
+      run.fast_ms.insert(run.fast_ms.end(), fast->ms.begin(), fast->ms.end());
     }
+    run.hw_ms.insert(run.hw_ms.end(), hw->ms.begin(), hw->ms.end());
+    run.model_ms.insert(run.model_ms.end(), model.ms.begin(), model.ms.end());
+    append_folded();
+    const std::uint64_t piece_end = std::min(end, (batch + n) * kChunkCases);
+    folding = std::async(std::launch::async, [&spec, words = std::move(hw->words), piece_begin = batch * kChunkCases,
+                                              piece_end, recipes, claims] {
+      SweepPart piece;
+      piece.begin = piece_begin;
+      piece.end = piece_end;
+      piece.chunk_sums = engine_words(words, recipes, claims);
+      fold_blocks(spec, piece);
+      return piece;
+    });
+    if (engine.progress) engine.progress(piece_end - begin, end - begin);
   }
+  append_folded();
+  if (auto ok = rerun_chunks(spec, engine, p, std::move(rerun), part); !ok) return ok.error();
   if (spec.user) {
     if (auto ok = compare_user_tables(spec, engine, p, begin, end, part); !ok) return ok.error();
   }
-  if (engine.progress) engine.progress(end - begin, end - begin);
-  hw_out = std::move(*hw);
-  model_out = std::move(*model);
   return part;
 }
 
 Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& options, const Plan& p, BackendRun& run) {
   EngineOptions engine = options.engine;
   engine.threads = resolve_threads(engine.threads);
-  const std::uint64_t cases = spec.case_count();
-  const std::uint64_t chunks = (cases + kChunkCases - 1) / kChunkCases;
-  const std::size_t claims = spec.claims.size();
-  ChunkScan hw, model;
-  auto part = large_part(spec, engine, p, 0, cases, options.repeat, hw, model);
+  LargeRun large;
+  large.fast_math = options.fast_math && !spec.user;
+  auto part = large_part(spec, engine, p, 0, spec.case_count(), options.repeat, large);
   if (!part) return part.error();
   ProofResult& r = run.result;
   r = whole_result(spec, engine, std::move(*part));
-  run.info["mode"] = "on-device: claims and hardware-vs-model compared on the GPU; chunks re-run for the first cases";
-  run.info["timing"] = Json{{"sweep", timing_json(hw.ms, cases)}, {"model", timing_json(model.ms, cases)}};
-  if (!options.fast_math || spec.user) return Ok{};
-  auto fast = scan(fast_math_, "bp_sweep_hw", p, 0, chunks, 1);
-  if (!fast) return fast.error();
+  run.info["mode"] = large.checked_cases == r.cases
+                        ? "on-device: claims and hardware-vs-model compared on the GPU; chunks re-run for the first cases"
+                        : fmt::format("on-device: claims on every case; hardware-vs-model (and --use_fast_math) on {} "
+                                      "of {} cases: the first 2^32-case block and one in {}; chunks re-run for the "
+                                      "first cases",
+                                      large.checked_cases, r.cases, kSampledBlockStride);
+  run.info["model_cases"] = large.checked_cases;
+  run.info["timing"] = Json{{"sweep", timing_json(large.hw_ms, large.cases_per_launch)},
+                            {"model", timing_json(large.model_ms, large.cases_per_launch)}};
+  if (!large.fast_math) return Ok{};
   Json fm_claims = Json::array();
-  for (std::size_t c = 0; c < claims; ++c) {
-    std::uint64_t failing = 0;
-    for (std::uint64_t k = 0; k < chunks; ++k) failing += fast->words[k * abi::kSumWords + 2 * abi::kMaxSlots + c];
-    fm_claims.push_back({{"holds", failing == 0}, {"holding", cases - failing}, {"failing", failing}});
+  for (std::uint64_t failing : large.fast_failing) {
+    fm_claims.push_back({{"holds", failing == 0},
+                         {"cases", large.checked_cases},
+                         {"holding", large.checked_cases - failing},
+                         {"failing", failing}});
   }
   run.info["fast_math"] = Json{{"kernel_image_sha256", fast_math_.sha256},
                                {"claims", fm_claims},
-                               {"bits_identical", fast->words == hw.words},
-                               {"timing", timing_json(fast->ms, cases)}};
+                               {"bits_identical", large.fast_identical},
+                               {"timing", timing_json(large.fast_ms, large.cases_per_launch)}};
   return Ok{};
 }
 
@@ -659,6 +787,7 @@ Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& 
   if (!paths.empty()) run.info["vendor_conversion_paths"] = std::move(paths);
   if (spec.user) run.info["user_recipes"] = p.user_info;
   const auto start = std::chrono::steady_clock::now();
+  if (auto ok = specialize(spec, options, p, run.info["kernels"]); !ok) return ok.error();
   auto ok =
       spec.case_count() <= kFullDigestLimit ? prove_small(spec, options, p, run) : prove_large(spec, options, p, run);
   if (!ok) return ok.error();
@@ -675,8 +804,10 @@ Expected<SweepPart> CudaBackend::sweep_part(const Spec& spec, const BackendOptio
   EngineOptions engine = options.engine;
   engine.threads = resolve_threads(engine.threads);
   if (spec.case_count() > kFullDigestLimit) {
-    ChunkScan hw, model;
-    return large_part(spec, engine, p, begin, end, 1, hw, model);
+    Json kernels;
+    if (auto ok = specialize(spec, options, p, kernels); !ok) return ok.error();
+    LargeRun large;
+    return large_part(spec, engine, p, begin, end, 1, large);
   }
   auto table = eval(*p.module, p, begin, end - begin);
   if (!table) return table.error();

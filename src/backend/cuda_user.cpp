@@ -273,7 +273,9 @@ Expected<UserImage> build_user_image(const user::UserRecipes& user, const std::v
   std::string key_text = fmt::format("bitproof-cuda-user-v1\n{} {}\n{}\n", tool_version(), tool_git_commit(), t.version);
   for (const std::string& o : image.options) key_text += o + "\n";
   key_text += image.source + sha256_hex(std::string(lto_image)) + "\n";
-  auto sources = user.source_digests();
+  // No user files (catalogue recipes specialized for a spec): nothing to list.
+  auto sources = user.files.empty() ? Expected<std::vector<user::SourceDigest>>(std::vector<user::SourceDigest>{})
+                                    : user.source_digests();
   bool cacheable = sources.ok();
   if (sources) {
     for (const user::SourceDigest& d : *sources) key_text += d.path + " " + d.sha256 + "\n";

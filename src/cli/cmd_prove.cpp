@@ -27,6 +27,7 @@ struct ProveArgs {
   std::string scales_from_range;  // an audit report: its observed interval becomes the scale codes
   bool allow_partial = false;  // --scales-from may be a partial audit
   bool no_cache = false;       // user recipes: compile even when the cache has them
+  std::string specialize = "auto";  // cuda: link the sweep kernels for the spec's recipes (BackendOptions)
   std::size_t keep = kDefaultKeep;
   unsigned threads = 0;  // CPU threads, 0: every core
   std::string shard;     // "I/N": sweep only that slice and write a shard report
@@ -130,9 +131,12 @@ void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const A
 void print_hardware(const Spec& spec, const BackendRun& run, bool quiet) {
   const ProofResult& r = run.result;
   if (r.model_compared == 0 || (quiet && r.model_disagreement_count == 0)) return;
+  const std::uint64_t model_cases = run.info.value("model_cases", r.cases);  // sampled blocks on huge domains
+  const std::string which =
+      model_cases == r.cases ? "all" : fmt::format("every case of sampled blocks ({} of {} cases):", model_cases, r.cases);
   if (r.model_disagreement_count == 0) {
-    std::printf("%s hardware ≡ soft model on all %llu recipe evaluations; soft ≡ oracle witness on %llu cases (%s)\n",
-                run.label.c_str(), static_cast<unsigned long long>(r.model_compared),
+    std::printf("%s hardware ≡ soft model on %s %llu recipe evaluations; soft ≡ oracle witness on %llu cases (%s)\n",
+                run.label.c_str(), which.c_str(), static_cast<unsigned long long>(r.model_compared),
                 static_cast<unsigned long long>(r.witnessed_cases),
                 std::string(witness_mode_name(r.witness_mode)).c_str());
   } else {
@@ -152,7 +156,7 @@ void print_hardware(const Spec& spec, const BackendRun& run, bool quiet) {
     std::printf("  %s --use_fast_math: claims[%zu] %s (%llu/%llu)\n", run.label.c_str(), c,
                 fm["holds"].get<bool>() ? "survives" : "DOES NOT SURVIVE",
                 static_cast<unsigned long long>(fm["holding"].get<std::uint64_t>()),
-                static_cast<unsigned long long>(r.claims[c].cases));
+                static_cast<unsigned long long>(fm.value("cases", r.claims[c].cases)));
   }
 }
 
@@ -167,6 +171,16 @@ std::vector<std::string> read_files(const ProveArgs& a, const Spec& spec) {
   return files;
 }
 
+BackendOptions backend_options(const ProveArgs& a) {
+  BackendOptions options;
+  options.engine.keep = a.keep;
+  options.engine.threads = a.threads;
+  options.specialize = a.specialize == "on"    ? BackendOptions::Specialize::kOn
+                       : a.specialize == "off" ? BackendOptions::Specialize::kOff
+                                               : BackendOptions::Specialize::kAuto;
+  return options;
+}
+
 int run_shard(const ProveArgs& a, const Spec& spec) {
   auto shard = parse_shard_flag(a.shard, "--shard");
   if (!shard) return fail(shard.error());
@@ -174,15 +188,18 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   if (!a.out.markdown.empty() || !a.out.junit.empty() || !a.out.svg.empty()) {
     return fail({"--shard: a shard writes only --report; render the merged report"});
   }
+  if (digest_mode_for(spec.case_count()) == DigestMode::kBlockSums) {
+    return fail({fmt::format("--shard: {} has {} cases, above 2^32: its digest is kept per 2^32-case block, which "
+                             "shards do not carry yet; prove it whole, or in slices with --codes",
+                             spec.path, spec.case_count())});
+  }
   auto backends = select_backends(a.backend, spec);
   if (!backends) return fail(backends.error());
   auto files = a.out.open(read_files(a, spec));
   if (!files) return fail(files.error());
   const auto [begin, end] = shard_range(spec.case_count(), *shard);
   Progress progress(fmt::format("{} shard {}", spec.name, a.shard), a.gate.quiet);
-  BackendOptions options;
-  options.engine.keep = a.keep;
-  options.engine.threads = a.threads;
+  BackendOptions options = backend_options(a);
   options.engine.progress = progress.callback();
   std::vector<Json> reports;
   std::string names;
@@ -251,9 +268,7 @@ int run_prove(const ProveArgs& a) {
   if (!a.out.svg.empty()) {
     if (auto e = check_proof_map(*spec)) return fail(*e);
   }
-  BackendOptions options;
-  options.engine.keep = a.keep;
-  options.engine.threads = a.threads;
+  BackendOptions options = backend_options(a);
   std::vector<BackendRun> runs;
   for (const auto& backend : *backends) {
     Progress progress(fmt::format("{} ({})", spec->name, backend->name()), a.gate.quiet);
@@ -293,6 +308,10 @@ void add_prove_command(CLI::App& app, Commands& commands) {
   p->add_option("spec", args->spec, "proof spec (JSON)")->required();
   p->add_option("--backend", args->backend, "cpu, cuda or all that are available")
       ->check(CLI::IsMember({"cpu", "cuda", "all"}));
+  p->add_option("--specialize", args->specialize,
+                "cuda, above 2^24 cases: link the sweep kernels for this spec's recipes alone (NVRTC + nvJitLink, "
+                "cached): auto (from 2^40 cases), on or off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   args->out.add_flags(*p);
   auto* scales = p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
   p->add_option("--codes", args->codes,

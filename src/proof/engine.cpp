@@ -277,16 +277,34 @@ WitnessMode witness_mode_for(std::uint64_t cases) {
 }
 
 DigestMode digest_mode_for(std::uint64_t cases) {
-  return cases <= kFullDigestLimit ? DigestMode::kFull : DigestMode::kChunkSums;
+  if (cases <= kFullDigestLimit) return DigestMode::kFull;
+  return cases <= kBlockCases ? DigestMode::kChunkSums : DigestMode::kBlockSums;
+}
+
+std::uint64_t range_unit(std::uint64_t cases) {
+  return digest_mode_for(cases) == DigestMode::kBlockSums ? kBlockCases : kChunkCases;
 }
 
 std::string_view witness_mode_name(WitnessMode mode) { return mode == WitnessMode::kFull ? "full" : "sampled"; }
 
-std::string_view digest_mode_name(DigestMode mode) { return mode == DigestMode::kFull ? "full" : "chunk-sums"; }
+std::string_view digest_mode_name(DigestMode mode) {
+  switch (mode) {
+    case DigestMode::kFull: return "full";
+    case DigestMode::kChunkSums: return "chunk-sums";
+    case DigestMode::kBlockSums: return "block-sums";
+  }
+  return "?";
+}
 
 std::string digest_algorithm(DigestMode mode) {
-  if (mode == DigestMode::kFull) return "bitproof-cases-v1 (sha256, 65536-case chunks)";
-  return "bitproof-chunksums-v1 (sha256 over per-chunk output sums A, B per recipe and failing counts per claim)";
+  switch (mode) {
+    case DigestMode::kFull: return "bitproof-cases-v1 (sha256, 65536-case chunks)";
+    case DigestMode::kChunkSums:
+      return "bitproof-chunksums-v1 (sha256 over per-chunk output sums A, B per recipe and failing counts per claim)";
+    case DigestMode::kBlockSums: break;
+  }
+  return "bitproof-blocksums-v1 (sha256 over the sha256 of each 2^32-case block's per-chunk output sums A, B per recipe "
+         "and failing counts per claim)";
 }
 
 std::string witness_rule(WitnessMode mode) {
@@ -426,33 +444,71 @@ SweepPart sweep_range(const CaseEvaluator& eval, const Spec& spec, const EngineO
 // ---- parts ----
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t begin, std::uint64_t end,
-                                                                  std::size_t pieces) {
+                                                                  std::size_t pieces, std::uint64_t unit) {
   if (begin == end) return {{begin, end}};  // an empty slice is one empty range (one empty part per claim)
-  const std::uint64_t first = begin / kChunkCases;
-  const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
+  const std::uint64_t first = begin / unit;
+  const std::uint64_t units = (end - begin + unit - 1) / unit;
   const std::uint64_t wanted = std::max<std::size_t>(pieces, 1);
-  const std::uint64_t per = std::max<std::uint64_t>(1, (chunks + wanted - 1) / wanted);
+  const std::uint64_t per = std::max<std::uint64_t>(1, (units + wanted - 1) / wanted);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
-  for (std::uint64_t chunk = 0; chunk < chunks; chunk += per) {
-    ranges.emplace_back((first + chunk) * kChunkCases, std::min(end, (first + chunk + per) * kChunkCases));
+  for (std::uint64_t k = 0; k < units; k += per) {
+    ranges.emplace_back((first + k) * unit, std::min(end, (first + k + per) * unit));
   }
   return ranges;
 }
 
-std::string chunk_sums_digest(const Spec& spec, const std::vector<std::uint32_t>& words) {
-  std::vector<std::uint8_t> head;
-  const std::string tag = "bitproof-chunksums-v1";
-  head.assign(tag.begin(), tag.end());
+namespace {
+
+// "tag", case count (u64 LE), input, recipe and claim counts (u32 LE).
+std::vector<std::uint8_t> sums_header(const Spec& spec, std::string_view tag) {
+  std::vector<std::uint8_t> head(tag.begin(), tag.end());
   put_le(head, spec.case_count(), 8);
   put_le(head, spec.inputs.size(), 4);
   put_le(head, spec.recipes().size(), 4);
   put_le(head, spec.claims.size(), 4);
+  return head;
+}
+
+void hash_words(Sha256& h, const std::uint32_t* words, std::size_t n) {
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(n * 4);
+  for (std::size_t k = 0; k < n; ++k) put_le(bytes, words[k], 4);
+  h.update(bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+std::string chunk_sums_digest(const Spec& spec, const std::vector<std::uint32_t>& words) {
+  const std::vector<std::uint8_t> head = sums_header(spec, "bitproof-chunksums-v1");
   Sha256 h;
   h.update(head.data(), head.size());
-  std::vector<std::uint8_t> bytes;
-  bytes.reserve(words.size() * 4);
-  for (std::uint32_t w : words) put_le(bytes, w, 4);
-  h.update(bytes.data(), bytes.size());
+  hash_words(h, words.data(), words.size());
+  return to_hex(h.finish());
+}
+
+void fold_blocks(const Spec& spec, SweepPart& part) {
+  const std::uint64_t cases = spec.case_count();
+  if (digest_mode_for(cases) != DigestMode::kBlockSums || part.chunk_sums.empty()) return;
+  if (part.begin % kBlockCases != 0 || (part.end % kBlockCases != 0 && part.end != cases)) return;
+  const std::size_t words = chunk_sum_words(spec);
+  std::size_t at = 0;
+  for (std::uint64_t block = part.begin; block < part.end; block += kBlockCases) {
+    const std::uint64_t chunks = (std::min(part.end, block + kBlockCases) - block + kChunkCases - 1) / kChunkCases;
+    Sha256 h;
+    hash_words(h, part.chunk_sums.data() + at, chunks * words);
+    at += chunks * words;
+    const auto digest = h.finish();
+    part.block_digests.insert(part.block_digests.end(), digest.begin(), digest.end());
+  }
+  part.chunk_sums = {};
+}
+
+// The block-sum digest of a whole domain's block digests (block order).
+std::string block_sums_digest(const Spec& spec, const std::vector<std::uint8_t>& blocks) {
+  const std::vector<std::uint8_t> head = sums_header(spec, "bitproof-blocksums-v1");
+  Sha256 h;
+  h.update(head.data(), head.size());
+  h.update(blocks.data(), blocks.size());
   return to_hex(h.finish());
 }
 
@@ -480,6 +536,7 @@ SweepPart join_parts(const EngineOptions& options, std::vector<SweepPart> parts)
     append_kept(joined.model_disagreements, std::move(part.model_disagreements), options.keep);
     joined.chunk_digests.insert(joined.chunk_digests.end(), part.chunk_digests.begin(), part.chunk_digests.end());
     joined.chunk_sums.insert(joined.chunk_sums.end(), part.chunk_sums.begin(), part.chunk_sums.end());
+    joined.block_digests.insert(joined.block_digests.end(), part.block_digests.begin(), part.block_digests.end());
   }
   return joined;
 }
@@ -503,8 +560,13 @@ ProofResult merge_parts(const Spec& spec, const EngineOptions& options, std::vec
                            static_cast<std::uint32_t>(spec.recipes().size()));
     digest.add_chunk_hashes(whole.chunk_digests);
     result.case_digest = digest.finish_hex();
-  } else {
+  } else if (result.digest_mode == DigestMode::kChunkSums) {
     result.case_digest = chunk_sums_digest(spec, whole.chunk_sums);
+  } else {
+    whole.begin = 0;  // parts not folded yet fold here (the whole domain starts and ends where blocks do)
+    whole.end = result.cases;
+    fold_blocks(spec, whole);
+    result.case_digest = block_sums_digest(spec, whole.block_digests);
   }
   return result;
 }
@@ -553,16 +615,17 @@ void add_sampled_witness(const Spec& spec, const EngineOptions& options, ProofRe
   }
 }
 
-SweepPart sweep_parts(const EngineOptions& options, const RangeSweeper& sweep, std::uint64_t begin, std::uint64_t end,
-                      std::size_t pieces) {
+SweepPart sweep_parts(const Spec& spec, const EngineOptions& options, const RangeSweeper& sweep, std::uint64_t begin,
+                      std::uint64_t end, std::size_t pieces) {
   constexpr std::uint64_t kProgressCases = std::uint64_t{1} << 24;
   const unsigned threads = resolve_threads(options.threads);
   if (pieces == 0) pieces = std::max<std::size_t>(std::size_t{threads} * 4, (end - begin) / kProgressCases + 1);
-  const auto ranges = split_ranges(begin, end, pieces);
+  const auto ranges = split_ranges(begin, end, pieces, range_unit(spec.case_count()));
   std::vector<SweepPart> parts(ranges.size());
   std::atomic<std::uint64_t> done{0};
   parallel_for(ranges.size(), threads, [&](std::size_t k) {
     parts[k] = sweep(ranges[k].first, ranges[k].second);
+    fold_blocks(spec, parts[k]);
     const std::uint64_t now = done += ranges[k].second - ranges[k].first;
     if (options.progress) options.progress(now, end - begin);
   });
@@ -574,7 +637,7 @@ SweepPart sweep_parts(const EngineOptions& options, const RangeSweeper& sweep, s
 
 ProofResult run_sweep(const Spec& spec, const EngineOptions& options, const RangeSweeper& sweep, std::size_t pieces) {
   std::vector<SweepPart> whole;
-  whole.push_back(sweep_parts(options, sweep, 0, spec.case_count(), pieces));
+  whole.push_back(sweep_parts(spec, options, sweep, 0, spec.case_count(), pieces));
   ProofResult result = merge_parts(spec, options, std::move(whole));
   if (result.witness_mode == WitnessMode::kSampled) add_sampled_witness(spec, options, result);
   return result;
@@ -585,7 +648,7 @@ ProofResult run_proof(const Spec& spec, const EngineOptions& options) {
   // Large domains of vector-capable recipes take the CPU vector sweep (same
   // result, tested bit for bit against this scalar one).
   const simd::SimdImpl* impl = nullptr;
-  if (digest_mode_for(spec.case_count()) == DigestMode::kChunkSums) {
+  if (digest_mode_for(spec.case_count()) != DigestMode::kFull) {
     impl = simd::best_impl();
     if (impl != nullptr && simd::unsupported_reason(*impl, spec)) impl = nullptr;
   }

@@ -30,6 +30,13 @@
 //            those words in chunk order. It covers every output bit of every case
 //            (a sum, not a cryptographic hash, inside a chunk) and costs two adds
 //            a recipe a case, on the CPU and on the GPU alike.
+//            above kBlockCases (2^32): "block-sums", bitproof-blocksums-v1: the
+//            same chunk words, hashed per block of 2^32 cases (65,536 chunks; the
+//            last block may be shorter): SHA-256 of the block's words in chunk
+//            order, no header; the digest is SHA-256 over "bitproof-blocksums-v1",
+//            the same header and the block digests in order. A part keeps 32 bytes
+//            a block (2 MB for 2^48 cases), not the chunk words (~400 GB), and
+//            such domains are split on block boundaries (range_unit).
 //   claims   `correctly_rounded` and `exact` consult the oracle on every case:
 //            allowed up to kFullDigestLimit cases (check_sweepable); larger
 //            domains take `equal` claims only, except claims whose recipes all
@@ -50,6 +57,7 @@
 #include "oracle/exact.hpp"
 #include "parallel.hpp"  // resolve_threads, for the engine's callers
 #include "proof/spec.hpp"
+#include "report/digest.hpp"  // kChunkCases
 #include "splitmix.hpp"  // splitmix64: witness strata, merge's chunk picks
 
 namespace bitproof {
@@ -57,6 +65,7 @@ namespace bitproof {
 inline constexpr std::uint64_t kFullWitnessLimit = std::uint64_t{1} << 20;
 inline constexpr std::uint64_t kFullDigestLimit = std::uint64_t{1} << 24;
 inline constexpr std::uint64_t kWitnessStrata = 65536;
+inline constexpr std::uint64_t kBlockCases = kChunkCases << 16;  // 2^32: the block-sums digest's block
 
 // One case where a claim fails, with everything a reader needs to see why.
 struct Counterexample {
@@ -100,7 +109,7 @@ struct ModelDisagreement {
 };
 
 enum class WitnessMode : std::uint8_t { kFull, kSampled };
-enum class DigestMode : std::uint8_t { kFull, kChunkSums };
+enum class DigestMode : std::uint8_t { kFull, kChunkSums, kBlockSums };
 
 struct ProofResult {
   std::uint64_t cases = 0;
@@ -220,7 +229,15 @@ struct SweepPart {
   std::vector<ModelDisagreement> model_disagreements;
   std::vector<std::uint8_t> chunk_digests;  // full digest mode: 32 bytes per chunk
   std::vector<std::uint32_t> chunk_sums;    // chunk-sum mode: chunk_sum_words() per chunk
+  std::vector<std::uint8_t> block_digests;  // block-sum mode, once folded: 32 bytes per block
 };
+
+// The unit sweeps of a domain are split on: a chunk, or a block in block-sum mode.
+[[nodiscard]] std::uint64_t range_unit(std::uint64_t cases);
+// Block-sum mode: replaces a part's chunk words by its blocks' digests. The part
+// must start on a block and end on one or at the domain's end (ranges split on
+// range_unit do); another part, or another mode, is left as it is.
+void fold_blocks(const Spec& spec, SweepPart& part);
 
 // Checks one range. `hardware`, when given, holds a hardware backend's outputs
 // of the range's cases (recipes().size() words per case, spec recipe order):
@@ -230,15 +247,17 @@ struct SweepPart {
 
 using RangeSweeper = std::function<SweepPart(std::uint64_t begin, std::uint64_t end)>;
 
-// Chunk-aligned ranges covering [begin, end) (begin chunk-aligned), about
+// Ranges aligned on `unit` cases covering [begin, end) (begin aligned), about
 // `pieces` of them (fewer for small domains); an empty slice gives one empty range.
 [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> split_ranges(std::uint64_t begin, std::uint64_t end,
-                                                                                std::size_t pieces);
-// Runs `sweep` over chunk-aligned ranges of [begin, end) on options.threads
-// threads (0 pieces: enough for the threads and for progress every 2^24 cases),
-// reports progress, and joins the parts into one part of [begin, end).
-[[nodiscard]] SweepPart sweep_parts(const EngineOptions& options, const RangeSweeper& sweep, std::uint64_t begin,
-                                    std::uint64_t end, std::size_t pieces = 0);
+                                                                                std::size_t pieces,
+                                                                                std::uint64_t unit = kChunkCases);
+// Runs `sweep` over ranges of [begin, end) aligned on range_unit() on
+// options.threads threads (0 pieces: enough for the threads and for progress
+// every 2^24 cases), folds each part's blocks in block-sum mode, reports
+// progress, and joins the parts into one part of [begin, end).
+[[nodiscard]] SweepPart sweep_parts(const Spec& spec, const EngineOptions& options, const RangeSweeper& sweep,
+                                    std::uint64_t begin, std::uint64_t end, std::size_t pieces = 0);
 // The whole domain: sweep_parts over [0, cases), merged; adds the sampled
 // witness when the domain is above the full-witness limit.
 [[nodiscard]] ProofResult run_sweep(const Spec& spec, const EngineOptions& options, const RangeSweeper& sweep,

@@ -107,6 +107,98 @@ TEST_SUITE("backend") {
     for (std::size_t i = 1; i < ranges.size(); ++i) CHECK(ranges[i].first == ranges[i - 1].second);
   }
 
+  TEST_CASE("block sums above 2^32 cases: the digest written again by hand; folded parts equal the whole; controls") {
+    // fp16 × fp16 × two addends: 2^33 cases, two blocks of 65,536 chunks. No sweep:
+    // chunk words are made up, the digest is what is under test.
+    const Spec spec = parse(R"({"bitproof_spec": 1, "name": "t", "inputs": [
+        {"name": "a", "format": "fp16", "codes": "all"}, {"name": "b", "format": "fp16", "codes": "all"},
+        {"name": "c", "format": "fp16", "codes": {"range": [0, 1]}}],
+        "output": "fp16", "claims": [{"claim": "equal", "recipes": ["fp16fma.hfma", "fp16fma.fp64_fma"]}]})");
+    REQUIRE(spec.case_count() == (std::uint64_t{1} << 33));
+    CHECK(digest_mode_for(spec.case_count()) == DigestMode::kBlockSums);
+    CHECK(digest_mode_for(kBlockCases) == DigestMode::kChunkSums);
+    CHECK(range_unit(spec.case_count()) == kBlockCases);
+    const std::size_t words = chunk_sum_words(spec);  // A, B per recipe, one failing count
+    REQUIRE(words == 5);
+    const std::size_t per_block = (kBlockCases / kChunkCases) * words;
+    std::vector<std::uint32_t> all(2 * per_block);
+    std::mt19937 rng(7);
+    for (std::uint32_t& w : all) w = rng();
+    const auto whole_part = [&](const std::vector<std::uint32_t>& sums) {
+      SweepPart part;
+      part.begin = 0;
+      part.end = spec.case_count();
+      part.claims.resize(1);
+      part.chunk_sums = sums;
+      return part;
+    };
+    const auto digest_of = [&](std::vector<SweepPart> parts) {
+      return merge_parts(spec, EngineOptions{}, std::move(parts)).case_digest;
+    };
+    // By hand: SHA-256 over the tag, the header and each block's SHA-256 of its words (u32 LE).
+    const auto sha = [](const void* data, std::size_t size) {
+      Sha256 h;
+      h.update(data, size);
+      return h.finish();
+    };
+    std::string text = "bitproof-blocksums-v1";
+    const auto le = [&](std::uint64_t v, int bytes) {
+      for (int k = 0; k < bytes; ++k) text.push_back(static_cast<char>((v >> (8 * k)) & 0xFF));
+    };
+    le(spec.case_count(), 8);
+    for (std::uint64_t count : {3, 2, 1}) le(count, 4);  // inputs, recipes, claims
+    for (int block = 0; block < 2; ++block) {
+      std::vector<std::uint8_t> bytes;
+      for (std::size_t k = 0; k < per_block; ++k) {
+        for (int b = 0; b < 4; ++b) bytes.push_back(static_cast<std::uint8_t>(all[block * per_block + k] >> (8 * b)));
+      }
+      const auto d = sha(bytes.data(), bytes.size());
+      text.append(reinterpret_cast<const char*>(d.data()), d.size());
+    }
+    const std::string expected = to_hex(sha(text.data(), text.size()));
+    std::vector<SweepPart> whole;
+    whole.push_back(whole_part(all));
+    CHECK(digest_of(std::move(whole)) == expected);
+    // Two parts of one block each, folded as sweep_parts folds them: the same digest, 64 bytes kept.
+    std::vector<SweepPart> halves(2);
+    for (int block = 0; block < 2; ++block) {
+      SweepPart& h = halves[block];
+      h.begin = block * kBlockCases;
+      h.end = (block + 1) * kBlockCases;
+      h.claims.resize(1);
+      h.chunk_sums.assign(all.begin() + block * per_block, all.begin() + (block + 1) * per_block);
+      fold_blocks(spec, h);
+      CHECK(h.chunk_sums.empty());
+      CHECK(h.block_digests.size() == 32);
+    }
+    std::swap(halves[0], halves[1]);  // merge puts parts in case order
+    CHECK(digest_of(std::move(halves)) == expected);
+    // A part that does not start on a block is not folded.
+    SweepPart odd;
+    odd.begin = kChunkCases;
+    odd.end = kBlockCases;
+    odd.chunk_sums.assign(per_block - words, 0);
+    fold_blocks(spec, odd);
+    CHECK(odd.block_digests.empty());
+    // Negative controls: one word of the second block changed; the blocks' words exchanged.
+    std::vector<std::uint32_t> changed = all;
+    changed[per_block + 12345] ^= 1;
+    std::vector<SweepPart> one;
+    one.push_back(whole_part(changed));
+    CHECK(digest_of(std::move(one)) != expected);
+    std::vector<std::uint32_t> swapped(all.begin() + per_block, all.end());
+    swapped.insert(swapped.end(), all.begin(), all.begin() + per_block);
+    std::vector<SweepPart> other;
+    other.push_back(whole_part(swapped));
+    CHECK(digest_of(std::move(other)) != expected);
+    // Sweeps of the domain split on blocks.
+    for (const auto& [b, e] : split_ranges(0, spec.case_count(), 8, range_unit(spec.case_count()))) {
+      CHECK(b % kBlockCases == 0);
+      CHECK((e % kBlockCases == 0 || e == spec.case_count()));
+    }
+    CHECK(digest_algorithm(DigestMode::kBlockSums).starts_with("bitproof-blocksums-v1"));
+  }
+
   TEST_CASE("sweep_parts: progress reaches the total; two joined halves equal the whole") {
     const Spec spec = fp16_pairs(kHmulClaim, 0x3C00, 0x3C1F);  // 2^21 cases, 32 chunks
     const CaseEvaluator eval(spec);
@@ -119,16 +211,16 @@ TEST_SUITE("backend") {
       seen.push_back(done);
     };
     const RangeSweeper sweep = [&](std::uint64_t b, std::uint64_t e) { return sweep_range(eval, spec, options, b, e); };
-    const SweepPart whole = sweep_parts(options, sweep, 0, spec.case_count(), 8);
+    const SweepPart whole = sweep_parts(spec, options, sweep, 0, spec.case_count(), 8);
     REQUIRE(seen.size() == 8);
     CHECK(std::is_sorted(seen.begin(), seen.end()));
     CHECK(seen.back() == spec.case_count());
     options.progress = nullptr;
     const std::uint64_t mid = 13 * kChunkCases;
     std::vector<SweepPart> halves;
-    halves.push_back(sweep_parts(options, sweep, mid, spec.case_count()));
-    halves.push_back(sweep_parts(options, sweep, 0, mid));
-    const SweepPart empty = sweep_parts(options, sweep, mid, mid);  // a shard of N > chunks
+    halves.push_back(sweep_parts(spec, options, sweep, mid, spec.case_count()));
+    halves.push_back(sweep_parts(spec, options, sweep, 0, mid));
+    const SweepPart empty = sweep_parts(spec, options, sweep, mid, mid);  // a shard of N > chunks
     REQUIRE(empty.claims.size() == 1);
     CHECK(empty.claims[0].cases == 0);
     const SweepPart joined = join_parts(options, std::move(halves));

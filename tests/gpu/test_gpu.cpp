@@ -187,12 +187,12 @@ TEST_CASE("2^32 controls: round toward zero and flush-to-zero refuted on the GPU
   }
 }
 
-// bitproof_gpu_tests --prove SPEC [REPEAT]: one spec on the CUDA and the CPU
+// bitproof_gpu_tests --prove SPEC [REPEAT [generic|specialized]]: one spec on the CUDA and the CPU
 // backend, printed the way `bitproof prove` prints it, with the agreement, the
 // --use_fast_math verdicts and the kernel timings (the claim sweep launched
 // REPEAT times); exit 0 holds and agrees, 1 otherwise. For device logs and
 // bench/gpu_sweep.sh, where only this one binary may travel.
-int prove_mode(const std::string& path, int repeat) {
+int prove_mode(const std::string& path, int repeat, const std::string& kernels) {
   auto spec = load_spec(path);
   if (!spec) {
     std::printf("%s\n", spec.error().message.c_str());
@@ -201,6 +201,8 @@ int prove_mode(const std::string& path, int repeat) {
   BackendOptions options;
   options.engine.threads = 0;
   options.repeat = repeat;
+  if (kernels == "specialized") options.specialize = BackendOptions::Specialize::kOn;
+  if (kernels == "generic") options.specialize = BackendOptions::Specialize::kOff;
   auto cuda = gpu->prove(*spec, options);
   if (!cuda) {
     std::printf("%s\n", cuda.error().message.c_str());
@@ -280,7 +282,7 @@ int main(int argc, char** argv) {
   }
   gpu = backend->get();
   if (argc >= 3 && std::string(argv[1]) == "--prove") {
-    const int rc = prove_mode(argv[2], argc >= 4 ? std::atoi(argv[3]) : 1);
+    const int rc = prove_mode(argv[2], argc >= 4 ? std::atoi(argv[3]) : 1, argc >= 5 ? argv[4] : "auto");
     gpu = nullptr;
     return rc;
   }
