@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The claim sweep kernel's time against the hand-written peer of the same run and
-against its last recorded figure (bench/gpu_recorded.json, kept with bench/RESULTS.md).
+"""The claim sweep kernel's time (generic, and --specialize on) against the
+hand-written peer of the same run and against its last recorded figures
+(bench/gpu_recorded.json, kept with bench/RESULTS.md).
 
-    gpu_ratio.py BENCH_BITPROOF_LOG BENCH_HAND_LOG RECORDED_JSON
+    gpu_ratio.py BENCH_BITPROOF_LOG BENCH_SPECIALIZED_LOG BENCH_HAND_LOG RECORDED_JSON
 
 Prints one line per comparison; "REGRESSION" when the kernel is more than 5 %
 slower than recorded. Exit 0 always: a figure to read, not a test (no timing
@@ -35,17 +36,19 @@ def hand_median(log_path):
     return None
 
 
-bitproof = sweep_median(sys.argv[1])
-hand = hand_median(sys.argv[2])
-recorded = json.load(open(sys.argv[3]))["fp16-hmul-vs-fp32-round"]
-if bitproof is None:
-    print("claim sweep: no timing in", sys.argv[1])
-    sys.exit(0)
-line = f"claim sweep kernel (2^32 hmul claim): {bitproof:.3f} ms"
-if hand is not None:
-    line += f"; hand-written peer {hand:.3f} ms: bitproof takes {bitproof / hand:.2f}x the peer's time"
-print(line)
-ratio = bitproof / recorded["median_ms"]
-verdict = "REGRESSION" if ratio > 1.05 else ("faster" if ratio < 0.95 else "as recorded")
-print(f"against the recorded {recorded['median_ms']:.3f} ms ({recorded['commit']}, {recorded['date']}): "
-      f"{ratio:.3f}x, {verdict}")
+hand = hand_median(sys.argv[3])
+recorded = json.load(open(sys.argv[4]))
+for log, key, what in ((sys.argv[1], "fp16-hmul-vs-fp32-round", "generic"),
+                       (sys.argv[2], "fp16-hmul-vs-fp32-round-specialized", "specialized")):
+    bitproof = sweep_median(log)
+    if bitproof is None:
+        print(f"claim sweep ({what}): no timing in {log}")
+        continue
+    line = f"claim sweep kernel, {what} (2^32 hmul claim): {bitproof:.3f} ms"
+    if hand is not None:
+        line += f"; hand-written peer {hand:.3f} ms: {bitproof / hand:.2f}x the peer's time"
+    print(line)
+    mark = recorded[key]
+    ratio = bitproof / mark["median_ms"]
+    verdict = "REGRESSION" if ratio > 1.05 else ("faster" if ratio < 0.95 else "as recorded")
+    print(f"  against the recorded {mark['median_ms']:.3f} ms ({mark['commit']}, {mark['date']}): {ratio:.3f}x, {verdict}")

@@ -43,7 +43,8 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 -o "$OUT/gpu_peer_hand" bench/gpu_peer_hand.cu     >"$OUT/peer_hand_build.log" 2>&1
   step bench_hand 60 "$OUT/gpu_peer_hand"
 fi
-python3 bench/gpu_ratio.py "$OUT/bench_bitproof.log" "$OUT/bench_hand.log" bench/gpu_recorded.json | tee -a "$OUT/summary.txt"
+python3 bench/gpu_ratio.py "$OUT/bench_bitproof.log" "$OUT/bench_specialized.log" "$OUT/bench_hand.log" \
+  bench/gpu_recorded.json | tee -a "$OUT/summary.txt"
 # The same 2^32 claim with a user recipe (bench/user-hmul: a user's __hmul through NVRTC), 20 launches.
 step bench_user 300 "$GPU_TESTS" --prove bench/user-hmul/proof.json 20
 cat "$OUT/bench_user.log" | tee -a "$OUT/summary.txt"

@@ -122,19 +122,43 @@ struct SoftArith {
   BP_HD static constexpr std::uint32_t fadd_ro(std::uint32_t a, std::uint32_t b) {
     return soft::add<F>(a, b, soft::Round::kToOdd);
   }
+  // The binary64 path's NaNs are the H200's (sm_90, measured with run-time
+  // inputs; tests/arith/test_fma_arith.cpp holds the measurements):
+  //   (double)__half2float(h)     every NaN becomes 0x7FFFFFFFE0000000 (__half2float's 0x7FFFFFFF)
+  //   (double)__bfloat162float(h) sign and payload kept, quiet bit set
+  //   __fma_rn                    the first NaN of b, c, a, quieted; an invalid operation
+  //                               (Inf x 0, Inf - Inf) gives 0xFFF8000000000000, negative.
+  //                               The hardware takes the first NaN of its operands 0, 2, 1;
+  //                               which multiplicand is operand 0 is the compiler's choice:
+  //                               b in the sweep kernels (a in a probe compiled alone)
+  //   __double2half / bfloat16    sign and the payload's top bits kept (truncated), quiet bit set
+  BP_HD static constexpr bool nan64(std::uint64_t d) {
+    return (d & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (d & 0x000FFFFFFFFFFFFFull) != 0;
+  }
+  static constexpr std::uint64_t kQuiet64 = std::uint64_t{1} << 51;
   BP_HD static constexpr std::uint64_t half2double(std::uint16_t h) {
+    if ((h & 0x7C00) == 0x7C00 && (h & 0x03FF) != 0) return 0x7FFFFFFFE0000000ull;
     return soft::convert<D, H>(h, soft::Round::kNearestEven);
   }
   BP_HD static constexpr std::uint64_t bfloat162double(std::uint16_t h) {
+    if ((h & 0x7F80) == 0x7F80 && (h & 0x007F) != 0) {
+      return (std::uint64_t{h} >> 15 << 63) | 0x7FF0000000000000ull | kQuiet64 | (std::uint64_t{h} & 0x7F) << 45;
+    }
     return soft::convert<D, B>(h, soft::Round::kNearestEven);
   }
   BP_HD static constexpr std::uint64_t dfma(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-    return soft::fma<D>(a, b, c, soft::Round::kNearestEven);
+    if (nan64(b)) return b | kQuiet64;
+    if (nan64(c)) return c | kQuiet64;
+    if (nan64(a)) return a | kQuiet64;
+    const std::uint64_t r = soft::fma<D>(a, b, c, soft::Round::kNearestEven);
+    return nan64(r) ? 0xFFF8000000000000ull : r;
   }
   BP_HD static constexpr std::uint16_t double2half_rn(std::uint64_t d) {
+    if (nan64(d)) return static_cast<std::uint16_t>((d >> 48 & 0x8000) | 0x7E00 | (d >> 42 & 0x03FF));
     return static_cast<std::uint16_t>(soft::convert<H, D>(d, soft::Round::kNearestEven));
   }
   BP_HD static constexpr std::uint16_t double2bfloat16_rn(std::uint64_t d) {
+    if (nan64(d)) return static_cast<std::uint16_t>((d >> 48 & 0x8000) | 0x7FC0 | (d >> 45 & 0x007F));
     return static_cast<std::uint16_t>(soft::convert<B, D>(d, soft::Round::kNearestEven));
   }
 };

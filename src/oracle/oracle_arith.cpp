@@ -142,13 +142,47 @@ Exact dbl(std::uint64_t bits) { return oracle::exact_of_ieee(bits, kDoubleExp, k
 std::uint64_t to_double(const Exact& v) { return oracle::round_to_ieee(v, kDoubleExp, kDoubleMan, Rounding::kNearestEven); }
 }  // namespace
 
-std::uint64_t OracleArith::half2double(std::uint16_t h) { return to_double(half(h)); }
-std::uint64_t OracleArith::bfloat162double(std::uint16_t h) { return to_double(oracle::exact_of(FormatId::bf16, h)); }
-std::uint64_t OracleArith::dfma(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  return to_double(oracle::fma(dbl(a), dbl(b), dbl(c)));
+// NaNs: the values are exact, the NaN bits the H200's (SoftArith states the
+// rules; written here again from the measurements, as field arithmetic).
+namespace {
+constexpr std::uint64_t kDoubleQuiet = std::uint64_t{1} << (kDoubleMan - 1);
+bool is_nan_double(std::uint64_t d) { return dbl(d).kind == Kind::kNaN; }
+std::uint64_t quieted(std::uint64_t d) { return d | kDoubleQuiet; }
+// A binary64 NaN narrowed to a format of `man` mantissa bits: sign, all-ones
+// exponent, the payload's top `man` bits, the quiet bit.
+std::uint16_t narrowed_nan(std::uint64_t d, int exp, int man) {
+  const std::uint64_t sign = d >> 63;
+  const std::uint64_t top = (d & ((std::uint64_t{1} << kDoubleMan) - 1)) >> (kDoubleMan - man);
+  return static_cast<std::uint16_t>(sign << (exp + man) | ((std::uint64_t{1} << exp) - 1) << man |
+                                    std::uint64_t{1} << (man - 1) | top);
 }
-std::uint16_t OracleArith::double2half_rn(std::uint64_t d) { return to_half(dbl(d), Rounding::kNearestEven); }
+}  // namespace
+
+std::uint64_t OracleArith::half2double(std::uint16_t h) {
+  if (half(h).kind == Kind::kNaN) return 0x7FFFFFFFE0000000ull;  // __half2float gives 0x7FFFFFFF for every NaN
+  return to_double(half(h));
+}
+std::uint64_t OracleArith::bfloat162double(std::uint16_t h) {
+  if (oracle::exact_of(FormatId::bf16, h).kind == Kind::kNaN) {
+    const std::uint64_t sign = h >> 15, payload = h & 0x7Fu;
+    return quieted(sign << 63 | std::uint64_t{0x7FF} << kDoubleMan | payload << (kDoubleMan - 7));
+  }
+  return to_double(oracle::exact_of(FormatId::bf16, h));
+}
+std::uint64_t OracleArith::dfma(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  for (std::uint64_t x : {b, c, a}) {  // the sweep kernels' operand order (SoftArith::dfma)
+    if (is_nan_double(x)) return quieted(x);
+  }
+  const Exact r = oracle::fma(dbl(a), dbl(b), dbl(c));
+  if (r.kind == Kind::kNaN) return std::uint64_t{0xFFF8} << 48;  // invalid: the negative default NaN
+  return to_double(r);
+}
+std::uint16_t OracleArith::double2half_rn(std::uint64_t d) {
+  if (is_nan_double(d)) return narrowed_nan(d, 5, 10);
+  return to_half(dbl(d), Rounding::kNearestEven);
+}
 std::uint16_t OracleArith::double2bfloat16_rn(std::uint64_t d) {
+  if (is_nan_double(d)) return narrowed_nan(d, 8, 7);
   return static_cast<std::uint16_t>(rounded(FormatId::bf16, dbl(d), Rounding::kNearestEven));
 }
 

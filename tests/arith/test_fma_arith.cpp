@@ -91,7 +91,7 @@ TEST_SUITE("arith") {
       bad += SoftArith::bfloat162double(x) != OracleArith::bfloat162double(x);
       bad += SoftArith::bfloat162float(x) != OracleArith::bfloat162float(x);
       bad += SoftArith::double2half_rn(SoftArith::half2double(x)) !=
-             (((x & 0x7C00) == 0x7C00 && (x & 0x3FF) != 0) ? 0x7FFF : x);  // round trip; NaN canonical
+             (((x & 0x7C00) == 0x7C00 && (x & 0x3FF) != 0) ? 0x7FFF : x);  // round trip; NaN: __half2float's
     }
     CHECK(bad == 0);
     bad += mismatches("double2half/bf16", 1 << 20, 3, [](std::uint64_t r, std::uint64_t) -> std::string {
@@ -121,6 +121,58 @@ TEST_SUITE("arith") {
                          OracleArith::bfma(a, b, c));
     });
     CHECK(bad == 0);
+  }
+
+  TEST_CASE("the binary64 path's NaN bits are the H200's (measured with run-time inputs, 2026-12-02)") {
+    // The H200 (sm_90) takes the first NaN of its FMA operands 0, 2, 1, quieted; an
+    // invalid operation gives the negative default NaN. A probe compiled alone put a
+    // in operand 0; the sweep kernels put b there (two NaN multiplicands give b's
+    // payload: the BF16 FP64 route on the device). The rows are the probe's, the
+    // multiplicands exchanged to the kernels' order.
+    const std::uint64_t qa = 0x7FF8000000000111ull, qb = 0xFFF8000000000222ull, sc = 0x7FF4000000000333ull,
+                        sd = 0xFFF4000000000444ull, one = 0x3FF0000000000000ull, inf = 0x7FF0000000000000ull;
+    const std::uint64_t dfma_measured[][4] = {
+        {one, qa, one, qa},           {qb, one, one, qb},
+        {one, one, sc, 0x7FFC000000000333ull},  {qb, qa, one, qa},
+        {qa, qb, one, qb},            {one, qa, qb, qa},
+        {qa, one, qb, qb},            {qa, sc, one, 0x7FFC000000000333ull},
+        {sc, qa, one, qa},            {one, qa, sc, qa},
+        {one, sc, qa, 0x7FFC000000000333ull},   {one, sd, sc, 0xFFFC000000000444ull},
+        {sc, one, sd, 0xFFFC000000000444ull},   {0, inf, one, 0xFFF8000000000000ull},
+        {0, inf, qa, qa},             {inf, 0, qb, qb},
+        {0, inf, sc, 0x7FFC000000000333ull},    {0x8000000000000000ull, inf, one, 0xFFF8000000000000ull},
+        {one, inf, 0xFFF0000000000000ull, 0xFFF8000000000000ull}};
+    for (const auto& m : dfma_measured) {
+      CHECK_MESSAGE(SoftArith::dfma(m[0], m[1], m[2]) == m[3], fmt::format("soft dfma {:#x} {:#x} {:#x}", m[0], m[1], m[2]));
+      CHECK_MESSAGE(OracleArith::dfma(m[0], m[1], m[2]) == m[3], fmt::format("oracle dfma {:#x} {:#x} {:#x}", m[0], m[1], m[2]));
+    }
+    // __double2half and __double2bfloat16 of NaNs: {binary64, fp16, bf16}.
+    const std::uint64_t narrow_measured[][3] = {
+        {qa, 0x7E00, 0x7FC0},         {qb, 0xFE00, 0xFFC0},
+        {sc, 0x7F00, 0x7FE0},         {0x7FFFFFFFFFFFFFFFull, 0x7FFF, 0x7FFF},
+        {0xFFF8000000000000ull, 0xFE00, 0xFFC0}, {0x7FF8040000000000ull, 0x7E01, 0x7FC0},
+        {0x7FF0000000000001ull, 0x7E00, 0x7FC0}, {0x7FF0200000000000ull, 0x7E08, 0x7FC1},
+        {0x7FF83FFFFFFFFFFFull, 0x7E0F, 0x7FC1}};
+    for (const auto& m : narrow_measured) {
+      CHECK(SoftArith::double2half_rn(m[0]) == m[1]);
+      CHECK(OracleArith::double2half_rn(m[0]) == m[1]);
+      CHECK(SoftArith::double2bfloat16_rn(m[0]) == m[2]);
+      CHECK(OracleArith::double2bfloat16_rn(m[0]) == m[2]);
+    }
+    // (double)__half2float(h) and (double)__bfloat162float(h) of NaNs.
+    const std::uint64_t widen_measured[][4] = {
+        {0x7C01, 0x7FFFFFFFE0000000ull, 0x7F81, 0x7FF8200000000000ull},
+        {0x7E00, 0x7FFFFFFFE0000000ull, 0x7FC0, 0x7FF8000000000000ull},
+        {0xFC01, 0x7FFFFFFFE0000000ull, 0xFF81, 0xFFF8200000000000ull},
+        {0x7FFF, 0x7FFFFFFFE0000000ull, 0x7FFF, 0x7FFFE00000000000ull},
+        {0xFE01, 0x7FFFFFFFE0000000ull, 0xFFC5, 0xFFF8A00000000000ull},
+        {0x7D55, 0x7FFFFFFFE0000000ull, 0x7FA0, 0x7FFC000000000000ull}};
+    for (const auto& m : widen_measured) {
+      CHECK(SoftArith::half2double(static_cast<std::uint16_t>(m[0])) == m[1]);
+      CHECK(OracleArith::half2double(static_cast<std::uint16_t>(m[0])) == m[1]);
+      CHECK(SoftArith::bfloat162double(static_cast<std::uint16_t>(m[2])) == m[3]);
+      CHECK(OracleArith::bfloat162double(static_cast<std::uint16_t>(m[2])) == m[3]);
+    }
   }
 
   TEST_CASE("negative control: round to odd differs from nearest even and from toward zero") {

@@ -80,6 +80,23 @@ TEST_SUITE("proof") {
     CHECK(llvm->kind == "value");
   }
 
+  TEST_CASE("the FP64 route's NaN bits: Inf x 0 + c gives the H200's 0xFE00, hfma 0x7FFF (found on the GPU)") {
+    Spec spec = load("fp16-fma-routes.json");
+    slice(spec, "a", 0x7C00, 0x7C00);  // +Inf
+    slice(spec, "b", 0x0000, 0x0000);  // +0
+    slice(spec, "c", 0x3C00, 0x3C0F);  // 1 .. 1 + 15 * 2^-10
+    REQUIRE(spec.case_count() == 16);
+    const ProofResult r = run_proof(spec, {16, 1});
+    CHECK(r.witness_disagreement_count == 0);
+    CHECK(r.claims[0].holds());  // hfma ≡ the exact oracle: both NaN, the canonical 0x7FFF
+    CHECK(r.claims[2].holds());  // round to odd (FP32 operations give the canonical NaN)
+    REQUIRE_FALSE(r.claims[1].holds());
+    CHECK(r.claims[1].cases - r.claims[1].holding == 16);
+    CHECK(r.claims[1].by_kind.at("nan-bits") == 16);
+    REQUIRE_FALSE(r.claims[1].counterexamples.empty());
+    CHECK(r.claims[1].counterexamples[0].outputs == std::vector<std::uint32_t>{0xFE00, 0x7FFF});  // FP64 route, hfma
+  }
+
   TEST_CASE("bf16-fma-routes on a CPU slice: every route holds on ordinary exponents; the signless control is refuted") {
     Spec spec = load("bf16-fma-routes.json");
     slice(spec, "a", 0x3F80, 0x3F9F);  // 1 .. 1.2421875
