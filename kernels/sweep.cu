@@ -89,6 +89,18 @@ __device__ __forceinline__ void with_recipe(int index, F& f) {
   }
 }
 
+// Recipe R on one case's codes (the codes past its arity ignored).
+template <class R, class Ar>
+__device__ __forceinline__ std::uint32_t eval_recipe(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  if constexpr (R::kCard.arity == 1) {
+    return R::template eval<Ar>(a);
+  } else if constexpr (R::kCard.arity == 2) {
+    return R::template eval<Ar>(a, b);
+  } else {
+    return R::template eval<Ar>(a, b, c);
+  }
+}
+
 // ---- the claim sweep's stage ----
 //
 // A thread evaluates its cases in batches. Each slot's arm evaluates its recipe
@@ -133,13 +145,7 @@ template <class Ar, class R, int kBatch>
 __device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, std::uint32_t* rows,
                                                    const std::uint32_t* first_rows) {
   return stage_outputs<kBatch>(codes, rows, first_rows, [](std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-    if constexpr (R::kCard.arity == 1) {
-      return R::template eval<Ar>(a);
-    } else if constexpr (R::kCard.arity == 2) {
-      return R::template eval<Ar>(a, b);
-    } else {
-      return R::template eval<Ar>(a, b, c);
-    }
+    return eval_recipe<R, Ar>(a, b, c);
   });
 }
 
@@ -176,13 +182,7 @@ struct EvalOne {
   std::uint32_t out;
   template <class R>
   __device__ __forceinline__ void run() {
-    if constexpr (R::kCard.arity == 1) {
-      out = R::template eval<Ar>(c0);
-    } else if constexpr (R::kCard.arity == 2) {
-      out = R::template eval<Ar>(c0, c1);
-    } else {
-      out = R::template eval<Ar>(c0, c1, c2);
-    }
+    out = eval_recipe<R, Ar>(c0, c1, c2);
   }
   __device__ __forceinline__ void none() { out = 0; }
 #if defined(BITPROOF_KERNELS_USER_SLOTS)
@@ -412,6 +412,8 @@ __device__ void model_chunks(const abi::SweepParams& p) {
 #endif
     CodeWalker walk(p.domain, start + begin);
     std::uint32_t n = 0;
+    // One switch a case (eval_one): a loop of one recipe a thread measured no faster
+    // (111 ms for the 2^32 claim either way: the soft arithmetic is the cost).
     for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; ++offset) {
       const RunCodes c = walk.next();
       n += eval_one<DeviceArith>(index, c.first, c.second, c.third) !=
