@@ -57,8 +57,9 @@ phase_done "fuzzing"
 # The suites' largest sweeps take every k-th case here (tests/sweep_stride.hpp: the Release
 # run above proved them exhaustively; the test binaries print the stride).
 echo "== tests (AddressSanitizer + UndefinedBehaviorSanitizer) =="
+# Tests labelled "heavy" (the largest report regenerations, tests/cli/CMakeLists.txt) ran above.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan -j"$jobs" --output-on-failure
+  ctest --test-dir build-asan -j"$jobs" --output-on-failure --label-exclude heavy
 phase_done "tests (sanitizers)"
 
 echo "== time per phase =="

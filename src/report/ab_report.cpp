@@ -285,7 +285,7 @@ std::vector<JUnitCase> ab_junit_cases(const Json& report) {
   std::vector<JUnitCase> cases;
   for (const Json& o : r["outputs"]) {
     const bool differ = o["differing_elements"].get<std::uint64_t>() != 0;
-    JUnitCase c{classname, "cases: " + o["name"].get<std::string>(), differ != expect_differ, "", ""};
+    JUnitCase c = junit_case(classname, "cases: " + o["name"].get<std::string>(), differ != expect_differ, "", "");
     if (c.failed) {
       c.message = differ ? "the arms differ" : "the negative control's arms agree";
       for (const Json& d : r["first_differences"]) {
@@ -297,7 +297,7 @@ std::vector<JUnitCase> ab_junit_cases(const Json& report) {
   if (!r["trace_proof"].is_null()) {
     const Json& t = r["trace_proof"];
     const bool identical = t["identical"].get<bool>();
-    JUnitCase c{classname, "trace proof", identical == expect_differ, "", ""};
+    JUnitCase c = junit_case(classname, "trace proof", identical == expect_differ, "", "");
     if (c.failed) {
       c.message = identical ? "the negative control's graphs are identical" : "the graphs differ";
       for (const std::string& line : trace_lines(t, spec)) c.body += line + "\n";
@@ -307,8 +307,8 @@ std::vector<JUnitCase> ab_junit_cases(const Json& report) {
   for (const Json& b : report["backends"]) {
     if (!b.contains("disagreements")) continue;
     const bool failed = b["disagreements"].get<std::uint64_t>() != 0;
-    cases.push_back({classname, "backend agreement: " + b["name"].get<std::string>(), failed,
-                     failed ? "backends disagree" : "", ""});
+    cases.push_back(junit_case(classname, "backend agreement: " + b["name"].get<std::string>(), failed,
+                               failed ? "backends disagree" : "", ""));
   }
   return cases;
 }

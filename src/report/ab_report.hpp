@@ -40,6 +40,17 @@ struct JUnitCase {
   std::string type = "refuted";
   std::string out;
 };
+// A case of the default type ("refuted") and no captured output.
+[[nodiscard]] inline JUnitCase junit_case(std::string classname, std::string name, bool failed, std::string message,
+                                          std::string body) {
+  JUnitCase c;
+  c.classname = std::move(classname);
+  c.name = std::move(name);
+  c.failed = failed;
+  c.message = std::move(message);
+  c.body = std::move(body);
+  return c;
+}
 [[nodiscard]] std::vector<JUnitCase> ab_junit_cases(const Json& report);
 // One <testsuites> document with one suite of `cases`.
 [[nodiscard]] std::string junit_document(const std::string& suite, const std::vector<JUnitCase>& cases);

@@ -188,16 +188,16 @@ std::vector<JUnitCase> proof_cases(const Json& report) {
       const bool failed = !passes || !same_counts;
       std::string body;
       for (const Json& cx : claim["counterexamples"]) body += counterexample_text(cx) + "\n";
-      cases.push_back({suite + "." + name, fmt::format("claim {}: {}", c, claim["summary"].get<std::string>()), failed,
-                       claim["summary"].get<std::string>(), body});
+      cases.push_back(junit_case(suite + "." + name, fmt::format("claim {}: {}", c, claim["summary"].get<std::string>()),
+                                 failed, claim["summary"].get<std::string>(), body));
     }
   }
   // The backends' agreement and the witness belong to the verdict too: a red case when they fail.
   const ReportJudgement judged = judge_report(report);
   std::string problems;
   for (const std::string& p : judged.problems) problems += p + "\n";
-  cases.push_back({suite + ".agreement", "backends agree, hardware equals the model, witness agrees",
-                   !judged.problems.empty(), judged.problems.empty() ? "" : judged.problems.front(), problems});
+  cases.push_back(junit_case(suite + ".agreement", "backends agree, hardware equals the model, witness agrees",
+                             !judged.problems.empty(), judged.problems.empty() ? "" : judged.problems.front(), problems));
   return cases;
 }
 
@@ -246,10 +246,11 @@ std::vector<JUnitCase> domain_cases(const Json& report) {
       if (claim.contains(side) && !claim[side].is_null())
         body += std::string(side) + ": " + counterexample_text(claim[side]) + "\n";
     }
-    cases.push_back({suite + ".domain",
-                     fmt::format("claim {}: {} over {}, maximal interval {}", c, claim["claim"].get<std::string>(),
-                                 result["over"]["input"].get<std::string>(), maximal),
-                     !holds, holds ? "" : "the claim does not hold on the spec's whole interval", body});
+    cases.push_back(junit_case(suite + ".domain",
+                               fmt::format("claim {}: {} over {}, maximal interval {}", c,
+                                           claim["claim"].get<std::string>(),
+                                           result["over"]["input"].get<std::string>(), maximal),
+                               !holds, holds ? "" : "the claim does not hold on the spec's whole interval", body));
   }
   return cases;
 }

@@ -313,17 +313,17 @@ std::vector<JUnitCase> time_junit_cases(const Json& report) {
   const std::string suite = r["spec"]["name"].get<std::string>();
   std::vector<JUnitCase> cases;
   const bool order = r["run"]["verdict"] == "order-dependent";
-  cases.push_back({suite, "verdict", order, order ? "order-dependent: the times are not attributable" : "",
-                   r["run"]["sentence"].get<std::string>()});
+  cases.push_back(junit_case(suite, "verdict", order, order ? "order-dependent: the times are not attributable" : "",
+                             r["run"]["sentence"].get<std::string>()));
   if (!r["claim"].is_null()) {
     const bool failed = !r["claim"]["passes"].get<bool>();
-    cases.push_back({suite, "claim: " + r["claim"]["text"].get<std::string>(), failed,
-                     failed ? r["claim"]["why"].get<std::string>() : "", r["claim"]["why"].get<std::string>()});
+    cases.push_back(junit_case(suite, "claim: " + r["claim"]["text"].get<std::string>(), failed,
+                               failed ? r["claim"]["why"].get<std::string>() : "", r["claim"]["why"].get<std::string>()));
   }
   if (!r["calibration"].is_null()) {
     const bool failed = r["calibration"]["verdict"] != "same";
-    cases.push_back({suite, "calibration: A against A", failed, failed ? "A against A is not \"same\"" : "",
-                     r["calibration"]["sentence"].get<std::string>()});
+    cases.push_back(junit_case(suite, "calibration: A against A", failed, failed ? "A against A is not \"same\"" : "",
+                               r["calibration"]["sentence"].get<std::string>()));
   }
   return cases;
 }
