@@ -53,7 +53,10 @@ class Backend {
 
 [[nodiscard]] std::unique_ptr<Backend> make_cpu_backend();
 // Error (exit 3) when this build has no CUDA backend, or no driver or device is there.
-[[nodiscard]] Expected<std::unique_ptr<Backend>> make_cuda_backend();
+// `devices`: the CUDA device ordinals to sweep on (--devices); none means device 0.
+[[nodiscard]] Expected<std::unique_ptr<Backend>> make_cuda_backend(const std::vector<int>& devices = {});
+// How many CUDA devices this machine has (exit 3 without a driver or device).
+[[nodiscard]] Expected<int> cuda_device_count();
 // Whether this build has the CUDA backend compiled in.
 [[nodiscard]] bool cuda_backend_built();
 

@@ -29,6 +29,8 @@
 #include <cstring>
 #include <future>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "backend/cuda_driver.hpp"
 #include "backend/cuda_user.hpp"
@@ -115,12 +117,12 @@ class CudaBackend : public Backend {
  public:
   [[nodiscard]] std::string name() const override { return "cuda"; }
 
-  static Expected<std::unique_ptr<CudaBackend>> open() {
+  static Expected<std::unique_ptr<CudaBackend>> open(int ordinal = 0) {
     auto loaded = cuda::driver();
     if (!loaded) return loaded.error();
     auto backend = std::make_unique<CudaBackend>();
     backend->drv_ = *loaded;
-    if (auto ok = backend->init(); !ok) return ok.error();
+    if (auto ok = backend->init(ordinal); !ok) return ok.error();
     return backend;
   }
 
@@ -143,7 +145,7 @@ class CudaBackend : public Backend {
                                                std::uint64_t end) override;
 
  private:
-  Expected<Ok> init();
+  Expected<Ok> init(int ordinal);
   Expected<Ok> load_module(Module& m, const unsigned char* image, std::size_t size);
   Expected<Ok> plan(const Spec& spec, Plan& p);
   // The spec's own image, linked for its recipes (the plan's slots), made the
@@ -208,9 +210,9 @@ class CudaBackend : public Backend {
   int minor_ = 0;
 };
 
-Expected<Ok> CudaBackend::init() {
+Expected<Ok> CudaBackend::init(int ordinal) {
   const Driver* drv = drv_;
-  auto opened = open_first_device(drv, "--backend cuda");
+  auto opened = open_device(drv, "--backend cuda", ordinal);
   if (!opened) return opened.error();
   device_ = opened->device;
   context_ = opened->context;
@@ -663,7 +665,7 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
   // The soft model and the fast-math image on every block up to kEveryBlockCases
   // cases; above, on the first block and one block in kSampledBlockStride (the
   // soft model costs ~20 claim sweeps: on every one of 2^48 cases, hours).
-  const bool every_block = end - begin <= kEveryBlockCases;
+  const bool every_block = spec.case_count() <= kEveryBlockCases;  // the domain's, so a split samples alike
   const std::uint64_t first = begin / kChunkCases;
   const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
   const std::size_t recipes = p.recipes.slots;
@@ -692,7 +694,7 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     const std::uint64_t n = std::min(kBatchChunks, first + chunks - batch);
     auto hw = scan(*p.module, "bp_sweep_hw", p, batch, n, repeat);
     if (!hw) return hw.error();
-    const bool checked = every_block || (batch - first) / kBatchChunks % kSampledBlockStride == 0;
+    const bool checked = every_block || batch / kBatchChunks % kSampledBlockStride == 0;
     // Model: hardware against the soft model compiled for the device, every case of the batch.
     ChunkScan model;
     if (checked) {
@@ -769,6 +771,8 @@ Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& op
 }
 
 Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& options) {
+  const Driver* drv = drv_;
+  BP_CU(drv->cuCtxSetCurrent(context_));
   if (spec.user) spec.user->gpu_runs = true;  // the GPU runs user recipes the CPU cannot
   if (auto ok = check_sweepable(spec, true); !ok) return ok.error();
   Plan p;
@@ -797,6 +801,8 @@ Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& 
 
 Expected<SweepPart> CudaBackend::sweep_part(const Spec& spec, const BackendOptions& options, std::uint64_t begin,
                                             std::uint64_t end) {
+  const Driver* drv = drv_;
+  BP_CU(drv->cuCtxSetCurrent(context_));
   if (spec.user) spec.user->gpu_runs = true;
   if (auto ok = check_sweepable(spec, true); !ok) return ok.error();
   Plan p;
@@ -814,14 +820,93 @@ Expected<SweepPart> CudaBackend::sweep_part(const Spec& spec, const BackendOptio
   return checked_table(spec, engine, *table, p.recipes.slots, begin, end);
 }
 
+// Several GPUs of one host (--devices): a large domain's blocks (chunks, up
+// to 2^32 cases) are split into one contiguous range per device, each swept on
+// its own thread, and the parts joined in case order: the result is the one a
+// single GPU gives. Copy-back domains (2^24 cases at most) run on the first.
+class MultiCudaBackend : public Backend {
+ public:
+  explicit MultiCudaBackend(std::vector<std::unique_ptr<CudaBackend>> devices) : devices_(std::move(devices)) {}
+  [[nodiscard]] std::string name() const override { return "cuda"; }
+
+  [[nodiscard]] Expected<BackendRun> prove(const Spec& spec, const BackendOptions& options) override {
+    if (spec.case_count() <= kFullDigestLimit) return devices_.front()->prove(spec, options);
+    EngineOptions engine = options.engine;
+    engine.threads = resolve_threads(engine.threads);
+    const auto start = std::chrono::steady_clock::now();
+    auto part = sweep_part(spec, options, 0, spec.case_count());
+    if (!part) return part.error();
+    BackendRun run{"cuda", fmt::format("CUDA kernels on {} GPUs, hardware bits checked against the soft model",
+                                       devices_.size()),
+                   whole_result(spec, engine, std::move(*part))};
+    run.label = fmt::format("cuda x{}", devices_.size());
+    run.info["devices"] = devices_.size();
+    run.info["mode"] = "on-device, one contiguous range of blocks per GPU, joined in case order (--use_fast_math "
+                       "image not run with several devices)";
+    run.info["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return run;
+  }
+
+  [[nodiscard]] Expected<SweepPart> sweep_part(const Spec& spec, const BackendOptions& options, std::uint64_t begin,
+                                               std::uint64_t end) override {
+    if (spec.case_count() <= kFullDigestLimit) return devices_.front()->sweep_part(spec, options, begin, end);
+    const auto ranges = split_ranges(begin, end, devices_.size(), range_unit(spec.case_count()));
+    std::vector<Expected<SweepPart>> parts(ranges.size(), Error{"not swept"});
+    std::vector<std::uint64_t> done(ranges.size(), 0);
+    std::mutex progress_mutex;
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < ranges.size(); ++k) {
+      threads.emplace_back([&, k] {
+        BackendOptions mine = options;
+        if (options.engine.progress) {
+          mine.engine.progress = [&, k](std::uint64_t now, std::uint64_t) {
+            const std::lock_guard<std::mutex> lock(progress_mutex);
+            done[k] = now;
+            std::uint64_t all = 0;
+            for (std::uint64_t d : done) all += d;
+            options.engine.progress(all, end - begin);
+          };
+        }
+        parts[k] = devices_[k]->sweep_part(spec, mine, ranges[k].first, ranges[k].second);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    std::vector<SweepPart> joined;
+    for (auto& p : parts) {
+      if (!p) return p.error();
+      joined.push_back(std::move(*p));
+    }
+    EngineOptions engine = options.engine;
+    return join_parts(engine, std::move(joined));
+  }
+
+ private:
+  std::vector<std::unique_ptr<CudaBackend>> devices_;
+};
+
 }  // namespace
 
 bool cuda_backend_built() { return true; }
 
-Expected<std::unique_ptr<Backend>> make_cuda_backend() {
-  auto b = CudaBackend::open();
-  if (!b) return b.error();
-  return std::unique_ptr<Backend>(std::move(*b));
+Expected<int> cuda_device_count() {
+  auto loaded = cuda::driver();
+  if (!loaded) return loaded.error();
+  return cuda::device_count(*loaded, "--devices");
+}
+
+Expected<std::unique_ptr<Backend>> make_cuda_backend(const std::vector<int>& devices) {
+  if (devices.size() <= 1) {
+    auto b = CudaBackend::open(devices.empty() ? 0 : devices.front());
+    if (!b) return b.error();
+    return std::unique_ptr<Backend>(std::move(*b));
+  }
+  std::vector<std::unique_ptr<CudaBackend>> opened;
+  for (int d : devices) {
+    auto b = CudaBackend::open(d);
+    if (!b) return b.error();
+    opened.push_back(std::move(*b));
+  }
+  return std::unique_ptr<Backend>(std::make_unique<MultiCudaBackend>(std::move(opened)));
 }
 
 }  // namespace bitproof
@@ -832,7 +917,11 @@ namespace bitproof {
 
 bool cuda_backend_built() { return false; }
 
-Expected<std::unique_ptr<Backend>> make_cuda_backend() {
+Expected<int> cuda_device_count() {
+  return Error{"--devices: no CUDA backend here (this bitproof was built without it, or found no NVIDIA driver)", kExitNoBackend};
+}
+
+Expected<std::unique_ptr<Backend>> make_cuda_backend(const std::vector<int>&) {
   return Error{"--backend cuda: this bitproof was built without the CUDA backend", kExitNoBackend};
 }
 

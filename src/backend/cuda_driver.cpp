@@ -51,15 +51,28 @@ Expected<const Driver*> driver() {
   return loaded;
 }
 
-Expected<DeviceContext> open_first_device(const Driver* drv, const std::string& what) {
-  DeviceContext c;
+Expected<int> device_count(const Driver* drv, const std::string& what) {
   const CUresult rc = drv->cuInit(0);
   if (rc == CUDA_ERROR_NO_DEVICE) return Error{what + ": no CUDA device on this machine", kExitNoBackend};
   BP_CU(rc);
   int count = 0;
   BP_CU(drv->cuDeviceGetCount(&count));
   if (count == 0) return Error{what + ": no CUDA device on this machine", kExitNoBackend};
-  BP_CU(drv->cuDeviceGet(&c.device, 0));
+  return count;
+}
+
+Expected<DeviceContext> open_first_device(const Driver* drv, const std::string& what) {
+  return open_device(drv, what, 0);
+}
+
+Expected<DeviceContext> open_device(const Driver* drv, const std::string& what, int ordinal) {
+  DeviceContext c;
+  auto count = device_count(drv, what);
+  if (!count) return count.error();
+  if (ordinal < 0 || ordinal >= *count) {
+    return Error{fmt::format("{}: no CUDA device {} (this machine has {}: 0 to {})", what, ordinal, *count, *count - 1)};
+  }
+  BP_CU(drv->cuDeviceGet(&c.device, ordinal));
   BP_CU(drv->cuDevicePrimaryCtxRetain(&c.context, c.device));
   BP_CU(drv->cuCtxSetCurrent(c.context));
   char name[256] = {};

@@ -59,6 +59,10 @@ struct DeviceContext {
 };
 // Exit 3 when there is no device; `what` names the request in that message ("--backend cuda").
 [[nodiscard]] Expected<DeviceContext> open_first_device(const Driver* drv, const std::string& what);
+// Device `ordinal` (exit 2 when the machine has no such device; exit 3 when it has none).
+[[nodiscard]] Expected<DeviceContext> open_device(const Driver* drv, const std::string& what, int ordinal);
+// The CUDA devices of this machine (exit 3 when none).
+[[nodiscard]] Expected<int> device_count(const Driver* drv, const std::string& what);
 
 // "file:line: call: CUDA_ERROR_X (text)" as an Error with exit code 3.
 [[nodiscard]] Error failure(const Driver& d, CUresult rc, const char* call, const char* file, int line);

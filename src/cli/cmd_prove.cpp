@@ -1,6 +1,8 @@
 // bitproof prove SPEC: every claim of a spec over its whole domain.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 #include "audit/admission.hpp"
@@ -28,6 +30,7 @@ struct ProveArgs {
   bool allow_partial = false;  // --scales-from may be a partial audit
   bool no_cache = false;       // user recipes: compile even when the cache has them
   std::string specialize = "auto";  // cuda: link the sweep kernels for the spec's recipes (BackendOptions)
+  std::string devices;              // cuda: "all" or device ordinals "0,1"; empty: device 0
   std::size_t keep = kDefaultKeep;
   unsigned threads = 0;  // CPU threads, 0: every core
   std::string shard;     // "I/N": sweep only that slice and write a shard report
@@ -69,14 +72,45 @@ Expected<Spec> load_with_override(const ProveArgs& a) {
 // header does not model, a domain beyond its tables) and a GPU is here, the
 // GPU runs them alone, this says so, and the report's cuda entry says the CPU
 // witness is missing.
-Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::string& which, const Spec& spec) {
+// --devices all|I,J,...: the CUDA device ordinals, each once.
+Expected<std::vector<int>> parse_devices(const std::string& text) {
+  if (text.empty()) return std::vector<int>{};
+  if (text == "all") {
+    auto count = cuda_device_count();
+    if (!count) return count.error();
+    std::vector<int> all(static_cast<std::size_t>(*count));
+    for (int d = 0; d < *count; ++d) all[static_cast<std::size_t>(d)] = d;
+    return all;
+  }
+  std::vector<int> devices;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    int d = -1;
+    const auto [ptr, ec] = std::from_chars(text.data() + at, text.data() + comma, d);
+    if (ec != std::errc{} || ptr != text.data() + comma || d < 0 ||
+        std::find(devices.begin(), devices.end(), d) != devices.end()) {
+      return Error{fmt::format("--devices: expected all or distinct device numbers like 0,1, got \"{}\"", text)};
+    }
+    devices.push_back(d);
+    at = comma + 1;
+  }
+  return devices;
+}
+
+Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::string& which, const Spec& spec,
+                                                                const std::string& devices_flag = "") {
   std::vector<std::unique_ptr<Backend>> backends;
   if (which != "cuda") backends.push_back(make_cpu_backend());
-  if (which == "cpu") return backends;
-  auto cuda = make_cuda_backend();
+  if (which == "cpu") {
+    if (!devices_flag.empty()) return Error{"--devices: the cpu backend runs on every core (--threads); --devices picks GPUs"};
+    return backends;
+  }
+  auto devices = parse_devices(devices_flag);
+  if (!devices) return devices.error();
+  auto cuda = make_cuda_backend(*devices);
   if (cuda) {
     backends.push_back(std::move(*cuda));
-  } else if (which == "cuda") {
+  } else if (which == "cuda" || !devices_flag.empty()) {
     return cuda.error();
   }
   if (!spec.user || backends.size() < 2) return backends;
@@ -193,7 +227,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
                              "shards do not carry yet; prove it whole, or in slices with --codes",
                              spec.path, spec.case_count())});
   }
-  auto backends = select_backends(a.backend, spec);
+  auto backends = select_backends(a.backend, spec, a.devices);
   if (!backends) return fail(backends.error());
   auto files = a.out.open(read_files(a, spec));
   if (!files) return fail(files.error());
@@ -259,7 +293,7 @@ int run_prove(const ProveArgs& a) {
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   if (spec->user) spec->user->no_cache = a.no_cache;
   if (!a.shard.empty()) return run_shard(a, *spec);
-  auto backends = select_backends(a.backend, *spec);
+  auto backends = select_backends(a.backend, *spec, a.devices);
   if (!backends) return fail(backends.error());
   auto files = a.out.open(read_files(a, *spec));
   if (!files) return fail(files.error());
@@ -312,6 +346,9 @@ void add_prove_command(CLI::App& app, Commands& commands) {
                 "cuda, above 2^24 cases: link the sweep kernels for this spec's recipes alone (NVRTC + nvJitLink, "
                 "cached): auto (from 2^40 cases), on or off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
+  p->add_option("--devices", args->devices,
+                "cuda: the GPUs to sweep on, all or numbers like 0,1 (large domains are split among them, the "
+                "result is one GPU's)");
   args->out.add_flags(*p);
   auto* scales = p->add_option("--scales", args->scales, "replace the codes of the input named scale by LO:HI");
   p->add_option("--codes", args->codes,

@@ -187,6 +187,41 @@ TEST_CASE("2^32 controls: round toward zero and flush-to-zero refuted on the GPU
   }
 }
 
+// --devices: a large domain split among devices, joined in case order, gives one
+// device's result. Two backends on device 0 stand in for two GPUs (the split, the
+// threads and the join are the same code); with controls refuted, so the kept
+// counterexamples and kinds come from both halves.
+TEST_CASE("several devices (two backends on device 0): the same result as one, for chunk sums and block sums") {
+  auto two = make_cuda_backend({0, 0});
+  REQUIRE_MESSAGE(two.ok(), (two.ok() ? "" : two.error().message));
+  BackendOptions options;
+  options.engine = {8, 0};
+  options.fast_math = false;
+  const std::vector<Spec> specs = {
+      parse(R"({"bitproof_spec": 1, "name": "fp16-controls", "inputs": [
+      {"name": "a", "format": "fp16", "codes": "all"}, {"name": "b", "format": "fp16", "codes": "all"}],
+      "output": "fp16", "claims": [{"claim": "equal", "recipes": ["fp16.hmul", "fp16.control.hmul_rz"]},
+        {"claim": "equal", "recipes": ["fp16.hmul", "fp16.fp32_round"]}]})"),
+      parse(R"({"bitproof_spec": 1, "name": "fma-slice", "inputs": [
+      {"name": "a", "format": "fp16", "codes": "all"}, {"name": "b", "format": "fp16", "codes": "all"},
+      {"name": "c", "format": "fp16", "codes": {"range": [31743, 31745]}}], "output": "fp16", "claims": [
+        {"claim": "equal", "recipes": ["fp16fma.fp64_fma", "fp16fma.hfma"]},
+        {"claim": "equal", "recipes": ["fp16fma.fp32_fma", "fp16fma.hfma"]}]})")};
+  for (const Spec& spec : specs) {
+    auto one = gpu->prove(spec, options);
+    REQUIRE_MESSAGE(one.ok(), (one.ok() ? "" : one.error().message));
+    auto split = (*two)->prove(spec, options);
+    REQUIRE_MESSAGE(split.ok(), (split.ok() ? "" : split.error().message));
+    CHECK_FALSE(one->result.claims[0].holds());
+    CHECK(proof_result_json(spec, one->result, 8).dump() == proof_result_json(spec, split->result, 8).dump());
+    CHECK(one->result.case_digest == split->result.case_digest);
+    CHECK(one->result.model_compared == split->result.model_compared);
+    MESSAGE(fmt::format("{}: {} cases, digest {} ({}); split: {}", spec.name, spec.case_count(),
+                        one->result.case_digest.substr(0, 16), digest_mode_name(one->result.digest_mode),
+                        split->info.dump()));
+  }
+}
+
 // bitproof_gpu_tests --prove SPEC [REPEAT [generic|specialized]]: one spec on the CUDA and the CPU
 // backend, printed the way `bitproof prove` prints it, with the agreement, the
 // --use_fast_math verdicts and the kernel timings (the claim sweep launched
