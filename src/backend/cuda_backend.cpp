@@ -692,6 +692,8 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
   };
   for (std::uint64_t batch = first; batch < first + chunks; batch += kBatchChunks) {
     const std::uint64_t n = std::min(kBatchChunks, first + chunks - batch);
+    const std::uint64_t batch_begin = batch * kChunkCases;
+    const std::uint64_t batch_end = std::min(end, (batch + n) * kChunkCases);
     auto hw = scan(*p.module, "bp_sweep_hw", p, batch, n, repeat);
     if (!hw) return hw.error();
     const bool checked = every_block || batch / kBatchChunks % kSampledBlockStride == 0;
@@ -701,8 +703,8 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
       auto scanned = scan(*p.module, "bp_sweep_model", p, batch, n, 1);
       if (!scanned) return scanned.error();
       model = std::move(*scanned);
-      part.model_compared += (std::min(end, (batch + n) * kChunkCases) - batch * kChunkCases) * catalogue_slots;
-      run.checked_cases += std::min(end, (batch + n) * kChunkCases) - batch * kChunkCases;
+      part.model_compared += (batch_end - batch_begin) * catalogue_slots;
+      run.checked_cases += batch_end - batch_begin;
     }
     count_batch(*hw, model, batch, engine.keep, recipes, part, rerun);
     if (run.fast_math && checked) {
@@ -717,17 +719,16 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     run.hw_ms.insert(run.hw_ms.end(), hw->ms.begin(), hw->ms.end());
     run.model_ms.insert(run.model_ms.end(), model.ms.begin(), model.ms.end());
     append_folded();
-    const std::uint64_t piece_end = std::min(end, (batch + n) * kChunkCases);
-    folding = std::async(std::launch::async, [&spec, words = std::move(hw->words), piece_begin = batch * kChunkCases,
-                                              piece_end, recipes, claims] {
+    folding = std::async(std::launch::async, [&spec, words = std::move(hw->words), batch_begin, batch_end, recipes,
+                                              claims] {
       SweepPart piece;
-      piece.begin = piece_begin;
-      piece.end = piece_end;
+      piece.begin = batch_begin;
+      piece.end = batch_end;
       piece.chunk_sums = engine_words(words, recipes, claims);
       fold_blocks(spec, piece);
       return piece;
     });
-    if (engine.progress) engine.progress(piece_end - begin, end - begin);
+    if (engine.progress) engine.progress(batch_end - begin, end - begin);
   }
   append_folded();
   if (auto ok = rerun_chunks(spec, engine, p, std::move(rerun), part); !ok) return ok.error();
@@ -876,8 +877,7 @@ class MultiCudaBackend : public Backend {
       if (!p) return p.error();
       joined.push_back(std::move(*p));
     }
-    EngineOptions engine = options.engine;
-    return join_parts(engine, std::move(joined));
+    return join_parts(options.engine, std::move(joined));
   }
 
  private:
