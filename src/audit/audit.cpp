@@ -19,6 +19,32 @@ namespace {
 // a multiple of every code width.
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 constexpr std::size_t kLockStripes = 64;
+constexpr std::uint32_t kClassTableCodes = std::uint32_t{1} << 16;
+
+// classify_code for every code below 2^16, built once per format: it decodes
+// the code, and the statistics classify every distinct code of every tensor.
+using ClassTable = std::vector<ClassifiedCode>;
+const ClassTable& class_table(FormatId format) {
+  static std::mutex lock;
+  static std::map<FormatId, ClassTable> tables;
+  const std::lock_guard guard(lock);
+  ClassTable& t = tables[format];
+  if (t.empty()) {
+    t.reserve(kClassTableCodes);
+    for (std::uint32_t code = 0; code < kClassTableCodes; ++code) t.push_back(classify_code(format, code));
+  }
+  return t;
+}
+
+// classify_code of one format, through its table.
+struct Classifier {
+  explicit Classifier(FormatId f) : format(f), table(class_table(f)) {}
+  ClassifiedCode operator()(std::uint32_t code) const {
+    return code < kClassTableCodes ? table[code] : classify_code(format, code);
+  }
+  FormatId format;
+  const ClassTable& table;
+};
 
 bool is_listed(const Selection& s, DType d) { return std::find(s.dtypes.begin(), s.dtypes.end(), d) != s.dtypes.end(); }
 
@@ -115,29 +141,67 @@ struct Group {
   int bits = 8;
   std::vector<DType> dtypes;
   CodeCounts histogram;
+  // While tensors are added: the counts of codes below 2^16 by code (a
+  // tensor's few thousand codes then cost one add each, not a merge of the
+  // whole group's histogram), and wider codes as they come; finish() makes
+  // `histogram` of both.
+  std::vector<std::uint64_t> dense;
+  CodeCounts wide;
 };
+
+bool has_nan(FormatId format, const CodeCounts& h) {
+  const Classifier classify(format);
+  return std::any_of(h.begin(), h.end(), [&](const auto& bin) { return classify(bin.first).kind == CodeClass::kNaN; });
+}
 
 void add_to(Group& g, const TensorAudit& t) {
   ++g.tensors;
   g.bytes += t.bytes;
   g.bits = code_bits(t.dtype);
   if (std::find(g.dtypes.begin(), g.dtypes.end(), t.dtype) == g.dtypes.end()) g.dtypes.push_back(t.dtype);
-  g.nan_tensors += stats_of(t.format, t.histogram).nan != 0;
-  merge_counts(g.histogram, t.histogram);
+  g.nan_tensors += has_nan(t.format, t.histogram);
+  for (const auto& [code, count] : t.histogram) {
+    if (code >= kClassTableCodes) {
+      g.wide.emplace_back(code, count);
+      continue;
+    }
+    if (code >= g.dense.size()) g.dense.resize(code < 256 ? 256 : kClassTableCodes);
+    g.dense[code] += count;
+  }
+}
+
+template <class Key>
+std::map<Key, Group> finish(std::map<Key, Group> groups) {
+  for (auto& [key, g] : groups) {
+    for (std::uint32_t code = 0; code < g.dense.size(); ++code) {
+      if (g.dense[code] != 0) g.histogram.emplace_back(code, g.dense[code]);
+    }
+    std::sort(g.wide.begin(), g.wide.end());
+    for (const auto& [code, count] : g.wide) {
+      if (!g.histogram.empty() && g.histogram.back().first == code) {
+        g.histogram.back().second += count;
+      } else {
+        g.histogram.emplace_back(code, count);
+      }
+    }
+    g.dense = {};
+    g.wide = {};
+  }
+  return groups;
 }
 
 // Per format, in kFormats order.
 std::map<FormatId, Group> by_format(const AuditResult& audit) {
   std::map<FormatId, Group> groups;
   for (const TensorAudit& t : audit.tensors) add_to(groups[t.format], t);
-  return groups;
+  return finish(std::move(groups));
 }
 
 // Layers in ascending order (tensors outside any layer, key nullopt, first), then formats.
 std::map<std::pair<std::optional<std::uint32_t>, FormatId>, Group> by_layer(const AuditResult& audit) {
   std::map<std::pair<std::optional<std::uint32_t>, FormatId>, Group> layers;
   for (const TensorAudit& t : audit.tensors) add_to(layers[{t.layer, t.format}], t);
-  return layers;
+  return finish(std::move(layers));
 }
 
 std::string dtype_list(const std::vector<DType>& dtypes) {
@@ -369,12 +433,13 @@ std::optional<std::uint32_t> layer_of(std::string_view name) {
 }
 
 CodeStats stats_of(FormatId format, const CodeCounts& h) {
+  const Classifier classify(format);
   CodeStats s;
   for (const auto& [code, count] : h) {
     s.codes += count;
     if (!s.min) s.min = code;
     s.max = code;
-    const ClassifiedCode c = classify_code(format, code);
+    const ClassifiedCode c = classify(code);
     s.negative += c.negative ? count : 0;
     switch (c.kind) {
       case CodeClass::kNaN: s.nan += count; continue;

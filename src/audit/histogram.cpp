@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "backend/cpu_features.hpp"
@@ -46,98 +47,175 @@ void portable_block(const unsigned char* p, std::size_t n, Histogram& h) {
 
 #ifdef BITPROOF_HISTOGRAM_AVX2
 
+// The vector paths are written once for 8- and 16-bit codes (kBits): a
+// range pass (vector min/max) and a counter of kN consecutive codes (vector
+// compares, each lane its own counter, summed out before it can overflow).
 constexpr std::size_t kVector = 32;
-constexpr std::size_t kMaxRounds = 255;  // a byte counter holds 255 increments
-constexpr unsigned kPassValues = 8;
+constexpr std::size_t kVector512 = 64;
+constexpr unsigned kPassValues = 8;      // AVX2: 16 registers
+constexpr unsigned kPassValues512 = 16;  // AVX-512BW: 32 registers
 
-__attribute__((target("avx2"))) void byte_range(const unsigned char* p, std::size_t n, unsigned& lo, unsigned& hi) {
-  __m256i mn = _mm256_set1_epi8(static_cast<char>(0xFF));
+// 8-bit codes count into a Histogram's 64-bit bins, 16-bit codes into 32-bit bins.
+template <int kBits>
+using BinOf = std::conditional_t<kBits == 8, std::uint64_t, std::uint32_t>;
+// Rounds a lane counter holds: 255 in a byte, 32,767 in a 16-bit lane (madd sums it as signed).
+template <int kBits>
+constexpr std::size_t kMaxRounds = kBits == 8 ? 255 : 32767;
+
+template <int kBits>
+unsigned code_at(const unsigned char* p) {
+  if constexpr (kBits == 8) {
+    return *p;
+  } else {
+    std::uint16_t c;
+    std::memcpy(&c, p, 2);
+    return c;
+  }
+}
+
+// lo/hi over the lanes of the stored min/max vectors and the codes left at p[i..n).
+template <int kBits, std::size_t kBytes>
+void finish_range(const unsigned char (&lows)[kBytes], const unsigned char (&highs)[kBytes], const unsigned char* p,
+                  std::size_t i, std::size_t n, unsigned& lo, unsigned& hi) {
+  constexpr std::size_t kStep = kBits / 8;
+  lo = (1u << kBits) - 1;
+  hi = 0;
+  for (std::size_t k = 0; k < kBytes; k += kStep) {
+    lo = std::min(lo, code_at<kBits>(lows + k));
+    hi = std::max(hi, code_at<kBits>(highs + k));
+  }
+  for (; i + kStep <= n; i += kStep) {
+    lo = std::min(lo, code_at<kBits>(p + i));
+    hi = std::max(hi, code_at<kBits>(p + i));
+  }
+}
+
+template <int kBits>
+__attribute__((target("avx2"))) void code_range_avx2(const unsigned char* p, std::size_t n, unsigned& lo,
+                                                     unsigned& hi) {
+  __m256i mn = _mm256_set1_epi8(-1);
   __m256i mx = _mm256_setzero_si256();
   std::size_t i = 0;
   for (; i + kVector <= n; i += kVector) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-    mn = _mm256_min_epu8(mn, x);
-    mx = _mm256_max_epu8(mx, x);
+    mn = kBits == 8 ? _mm256_min_epu8(mn, x) : _mm256_min_epu16(mn, x);
+    mx = kBits == 8 ? _mm256_max_epu8(mx, x) : _mm256_max_epu16(mx, x);
   }
   alignas(32) unsigned char lows[kVector];
   alignas(32) unsigned char highs[kVector];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lows), mn);
   _mm256_store_si256(reinterpret_cast<__m256i*>(highs), mx);
-  lo = 255;
-  hi = 0;
-  for (std::size_t k = 0; k < kVector; ++k) {
-    lo = std::min<unsigned>(lo, lows[k]);
-    hi = std::max<unsigned>(hi, highs[k]);
-  }
-  for (; i < n; ++i) {
-    lo = std::min<unsigned>(lo, p[i]);
-    hi = std::max<unsigned>(hi, p[i]);
-  }
+  finish_range<kBits>(lows, highs, p, i, n, lo, hi);
 }
 
-__attribute__((target("avx2"))) std::uint64_t sum_bytes(__m256i counts) {
-  const __m256i s = _mm256_sad_epu8(counts, _mm256_setzero_si256());
-  return static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0)) +
-         static_cast<std::uint64_t>(_mm256_extract_epi64(s, 1)) +
-         static_cast<std::uint64_t>(_mm256_extract_epi64(s, 2)) +
-         static_cast<std::uint64_t>(_mm256_extract_epi64(s, 3));
+template <int kBits>
+__attribute__((target("avx512f,avx512bw"))) void code_range_avx512(const unsigned char* p, std::size_t n,
+                                                                   unsigned& lo, unsigned& hi) {
+  __m512i mn = _mm512_set1_epi8(-1);
+  __m512i mx = _mm512_setzero_si512();
+  std::size_t i = 0;
+  for (; i + kVector512 <= n; i += kVector512) {
+    const __m512i x = _mm512_loadu_si512(p + i);
+    mn = kBits == 8 ? _mm512_min_epu8(mn, x) : _mm512_min_epu16(mn, x);
+    mx = kBits == 8 ? _mm512_max_epu8(mx, x) : _mm512_max_epu16(mx, x);
+  }
+  alignas(64) unsigned char lows[kVector512];
+  alignas(64) unsigned char highs[kVector512];
+  _mm512_store_si512(lows, mn);
+  _mm512_store_si512(highs, mx);
+  finish_range<kBits>(lows, highs, p, i, n, lo, hi);
 }
 
-// Counts the values first .. first+kN-1 (kN <= 8) over the n (a multiple of
-// 32) bytes at p, prefetching the bytes at `ahead` (the next block) into L2 as
-// it goes: the next block's memory traffic then overlaps this block's compares.
-template <int kN>
-__attribute__((target("avx2"))) void count_eight(const unsigned char* p, std::size_t n, unsigned first, Histogram& h,
-                                                 const unsigned char* ahead) {
+// The count in a vector of lane counters.
+template <int kBits>
+__attribute__((target("avx2"))) std::uint64_t lane_sum_avx2(__m256i counts) {
+  std::uint64_t total = 0;
+  if constexpr (kBits == 8) {
+    alignas(32) std::uint64_t sums[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_sad_epu8(counts, _mm256_setzero_si256()));
+    for (std::uint64_t v : sums) total += v;
+  } else {
+    alignas(32) std::int32_t sums[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_madd_epi16(counts, _mm256_set1_epi16(1)));
+    for (std::int32_t v : sums) total += static_cast<std::uint32_t>(v);
+  }
+  return total;
+}
+
+template <int kBits>
+__attribute__((target("avx512f,avx512bw"))) std::uint64_t lane_sum_avx512(__m512i counts) {
+  std::uint64_t total = 0;
+  if constexpr (kBits == 8) {
+    alignas(64) std::uint64_t sums[8];
+    _mm512_store_si512(sums, _mm512_sad_epu8(counts, _mm512_setzero_si512()));
+    for (std::uint64_t v : sums) total += v;
+  } else {
+    alignas(64) std::int32_t sums[16];
+    _mm512_store_si512(sums, _mm512_madd_epi16(counts, _mm512_set1_epi16(1)));
+    for (std::int32_t v : sums) total += static_cast<std::uint32_t>(v);
+  }
+  return total;
+}
+
+// Counts the codes first .. first+kN-1 over the n (a multiple of 32) bytes at
+// p into bins[0..kN), prefetching the bytes at `ahead` (the next block) into
+// L2 as it goes: the next block's memory traffic then overlaps this block's
+// compares. A lane counts by subtracting the compare's all-ones.
+template <int kBits, int kN>
+__attribute__((target("avx2"))) void count_avx2(const unsigned char* p, std::size_t n, unsigned first,
+                                                BinOf<kBits>* bins, const unsigned char* ahead) {
   __m256i value[kN];
-  for (int j = 0; j < kN; ++j) value[j] = _mm256_set1_epi8(static_cast<char>(first + j));
+  for (int j = 0; j < kN; ++j) {
+    value[j] = kBits == 8 ? _mm256_set1_epi8(static_cast<char>(first + j))
+                          : _mm256_set1_epi16(static_cast<short>(first + j));
+  }
   for (std::size_t i = 0; i < n;) {
     __m256i acc[kN];
     for (int j = 0; j < kN; ++j) acc[j] = _mm256_setzero_si256();
-    const std::size_t end = std::min(n, i + kMaxRounds * kVector);
+    const std::size_t end = std::min(n, i + kMaxRounds<kBits> * kVector);
     for (; i < end; i += kVector) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
       if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 8
-      for (int j = 0; j < kN; ++j) acc[j] = _mm256_sub_epi8(acc[j], _mm256_cmpeq_epi8(x, value[j]));
+      for (int j = 0; j < kN; ++j) {
+        acc[j] = kBits == 8 ? _mm256_sub_epi8(acc[j], _mm256_cmpeq_epi8(x, value[j]))
+                            : _mm256_sub_epi16(acc[j], _mm256_cmpeq_epi16(x, value[j]));
+      }
     }
-    for (int j = 0; j < kN; ++j) h[first + j] += sum_bytes(acc[j]);
+    for (int j = 0; j < kN; ++j) bins[j] += static_cast<BinOf<kBits>>(lane_sum_avx2<kBits>(acc[j]));
   }
 }
 
-// AVX-512BW: 64 bytes a step and 32 registers, so up to 16 values a pass (a
+// AVX-512BW: 64 bytes a step and 32 registers, so up to 16 codes a pass (a
 // scale tensor's dozen exponents in one pass); a compare gives a mask, a
 // masked add counts it.
-constexpr std::size_t kVector512 = 64;
-constexpr unsigned kPassValues512 = 16;
-
-template <int kN>
-__attribute__((target("avx512f,avx512bw"))) void count_sixteen(const unsigned char* p, std::size_t n, unsigned first,
-                                                                Histogram& h, const unsigned char* ahead) {
+template <int kBits, int kN>
+__attribute__((target("avx512f,avx512bw"))) void count_avx512(const unsigned char* p, std::size_t n, unsigned first,
+                                                              BinOf<kBits>* bins, const unsigned char* ahead) {
   __m512i value[kN];
-  for (int j = 0; j < kN; ++j) value[j] = _mm512_set1_epi8(static_cast<char>(first + j));
-  const __m512i one = _mm512_set1_epi8(1);
+  for (int j = 0; j < kN; ++j) {
+    value[j] = kBits == 8 ? _mm512_set1_epi8(static_cast<char>(first + j))
+                          : _mm512_set1_epi16(static_cast<short>(first + j));
+  }
+  const __m512i one = kBits == 8 ? _mm512_set1_epi8(1) : _mm512_set1_epi16(1);
   for (std::size_t i = 0; i < n;) {
     __m512i acc[kN];
     for (int j = 0; j < kN; ++j) acc[j] = _mm512_setzero_si512();
-    const std::size_t end = std::min(n, i + kMaxRounds * kVector512);
+    const std::size_t end = std::min(n, i + kMaxRounds<kBits> * kVector512);
     for (; i < end; i += kVector512) {
       const __m512i x = _mm512_loadu_si512(p + i);
       _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 16
       for (int j = 0; j < kN; ++j) {
-        acc[j] = _mm512_mask_add_epi8(acc[j], _mm512_cmpeq_epi8_mask(x, value[j]), acc[j], one);
+        acc[j] = kBits == 8 ? _mm512_mask_add_epi8(acc[j], _mm512_cmpeq_epi8_mask(x, value[j]), acc[j], one)
+                            : _mm512_mask_add_epi16(acc[j], _mm512_cmpeq_epi16_mask(x, value[j]), acc[j], one);
       }
     }
-    for (int j = 0; j < kN; ++j) {
-      alignas(64) std::uint64_t sums[8];
-      _mm512_store_si512(sums, _mm512_sad_epu8(acc[j], _mm512_setzero_si512()));
-      for (std::uint64_t v : sums) h[first + j] += v;
-    }
+    for (int j = 0; j < kN; ++j) bins[j] += static_cast<BinOf<kBits>>(lane_sum_avx512<kBits>(acc[j]));
   }
 }
 
-using CountPass = void (*)(const unsigned char*, std::size_t, unsigned, Histogram&, const unsigned char*);
+using CountPass = void (*)(const unsigned char*, std::size_t, unsigned, std::uint64_t*, const unsigned char*);
 
 // The counters for 1..kMax values a pass: table[k - 1] counts k values.
 template <template <int> class Pass, int... kN>
@@ -146,11 +224,11 @@ constexpr std::array<CountPass, sizeof...(kN)> pass_table(std::integer_sequence<
 }
 template <int kN>
 struct Eight {
-  static constexpr CountPass fn = count_eight<kN>;
+  static constexpr CountPass fn = count_avx2<8, kN>;
 };
 template <int kN>
 struct Sixteen {
-  static constexpr CountPass fn = count_sixteen<kN>;
+  static constexpr CountPass fn = count_avx512<8, kN>;
 };
 constexpr auto kEightPasses = pass_table<Eight>(std::make_integer_sequence<int, kPassValues>{});
 constexpr auto kSixteenPasses = pass_table<Sixteen>(std::make_integer_sequence<int, kPassValues512>{});
@@ -166,7 +244,7 @@ void narrow_windows(const unsigned char* p, std::size_t n, unsigned lo, unsigned
   const std::size_t whole = n - n % kStep;
   for (unsigned first = lo; first <= hi; first += kValues) {
     const unsigned values = std::min(kValues, hi - first + 1);
-    kPasses[values - 1](p, whole, first, h, first == lo ? ahead : p);
+    kPasses[values - 1](p, whole, first, h.data() + first, first == lo ? ahead : p);
   }
   for (std::size_t i = whole; i < n; ++i) ++h[p[i]];
 }
@@ -208,7 +286,7 @@ void add_blocks(std::span<const unsigned char> bytes, Histogram& h, NarrowBlock 
     }
     unsigned lo = 0;
     unsigned hi = 0;
-    byte_range(p, n, lo, hi);
+    code_range_avx2<8>(p, n, lo, hi);
     have_guess = hi - lo < detail::kNarrowSpan;
     if (have_guess) {
       narrow(p, n, lo, hi, h, ahead);
@@ -216,117 +294,6 @@ void add_blocks(std::span<const unsigned char> bytes, Histogram& h, NarrowBlock 
       guess_hi = hi;
     } else {
       portable_block(p, n, h);
-    }
-  }
-}
-
-// ---- 16-bit codes ----
-
-constexpr std::size_t kMaxRounds16 = 32767;  // a 16-bit lane summed as signed by madd
-
-__attribute__((target("avx2"))) void code_range16_avx2(const unsigned char* p, std::size_t n, unsigned& lo,
-                                                       unsigned& hi) {
-  __m256i mn = _mm256_set1_epi16(-1);
-  __m256i mx = _mm256_setzero_si256();
-  std::size_t i = 0;
-  for (; i + kVector <= n; i += kVector) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-    mn = _mm256_min_epu16(mn, x);
-    mx = _mm256_max_epu16(mx, x);
-  }
-  alignas(32) std::uint16_t lows[16];
-  alignas(32) std::uint16_t highs[16];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lows), mn);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(highs), mx);
-  lo = 0xFFFF;
-  hi = 0;
-  for (int k = 0; k < 16; ++k) {
-    lo = std::min<unsigned>(lo, lows[k]);
-    hi = std::max<unsigned>(hi, highs[k]);
-  }
-  for (; i + 2 <= n; i += 2) {
-    std::uint16_t c;
-    std::memcpy(&c, p + i, 2);
-    lo = std::min<unsigned>(lo, c);
-    hi = std::max<unsigned>(hi, c);
-  }
-}
-
-__attribute__((target("avx512f,avx512bw"))) void code_range16_avx512(const unsigned char* p, std::size_t n,
-                                                                     unsigned& lo, unsigned& hi) {
-  __m512i mn = _mm512_set1_epi16(-1);
-  __m512i mx = _mm512_setzero_si512();
-  std::size_t i = 0;
-  for (; i + kVector512 <= n; i += kVector512) {
-    const __m512i x = _mm512_loadu_si512(p + i);
-    mn = _mm512_min_epu16(mn, x);
-    mx = _mm512_max_epu16(mx, x);
-  }
-  alignas(64) std::uint16_t lows[32];
-  alignas(64) std::uint16_t highs[32];
-  _mm512_store_si512(lows, mn);
-  _mm512_store_si512(highs, mx);
-  lo = 0xFFFF;
-  hi = 0;
-  for (int k = 0; k < 32; ++k) {
-    lo = std::min<unsigned>(lo, lows[k]);
-    hi = std::max<unsigned>(hi, highs[k]);
-  }
-  for (; i + 2 <= n; i += 2) {
-    std::uint16_t c;
-    std::memcpy(&c, p + i, 2);
-    lo = std::min<unsigned>(lo, c);
-    hi = std::max<unsigned>(hi, c);
-  }
-}
-
-// Counts the codes first .. first+7 over the n (a multiple of 32) bytes at p into bins[0..7].
-__attribute__((target("avx2"))) void count16_eight(const unsigned char* p, std::size_t n, unsigned first,
-                                                   std::uint32_t* bins, const unsigned char* ahead) {
-  __m256i value[kPassValues];
-  for (unsigned j = 0; j < kPassValues; ++j) value[j] = _mm256_set1_epi16(static_cast<short>(first + j));
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (std::size_t i = 0; i < n;) {
-    __m256i acc[kPassValues];
-    for (unsigned j = 0; j < kPassValues; ++j) acc[j] = _mm256_setzero_si256();
-    const std::size_t end = std::min(n, i + kMaxRounds16 * kVector);
-    for (; i < end; i += kVector) {
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-      if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
-#pragma GCC unroll 8
-      for (unsigned j = 0; j < kPassValues; ++j) acc[j] = _mm256_sub_epi16(acc[j], _mm256_cmpeq_epi16(x, value[j]));
-    }
-    for (unsigned j = 0; j < kPassValues; ++j) {
-      alignas(32) std::int32_t sums[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_madd_epi16(acc[j], ones));
-      for (std::int32_t v : sums) bins[j] += static_cast<std::uint32_t>(v);
-    }
-  }
-}
-
-// AVX-512BW: 32 codes a step, 16 values a pass, a compare mask and a masked add.
-__attribute__((target("avx512f,avx512bw"))) void count16_sixteen(const unsigned char* p, std::size_t n,
-                                                                  unsigned first, std::uint32_t* bins,
-                                                                  const unsigned char* ahead) {
-  __m512i value[kPassValues512];
-  for (unsigned j = 0; j < kPassValues512; ++j) value[j] = _mm512_set1_epi16(static_cast<short>(first + j));
-  const __m512i one = _mm512_set1_epi16(1);
-  for (std::size_t i = 0; i < n;) {
-    __m512i acc[kPassValues512];
-    for (unsigned j = 0; j < kPassValues512; ++j) acc[j] = _mm512_setzero_si512();
-    const std::size_t end = std::min(n, i + kMaxRounds16 * kVector512);
-    for (; i < end; i += kVector512) {
-      const __m512i x = _mm512_loadu_si512(p + i);
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
-#pragma GCC unroll 16
-      for (unsigned j = 0; j < kPassValues512; ++j) {
-        acc[j] = _mm512_mask_add_epi16(acc[j], _mm512_cmpeq_epi16_mask(x, value[j]), acc[j], one);
-      }
-    }
-    for (unsigned j = 0; j < kPassValues512; ++j) {
-      alignas(64) std::int32_t sums[16];
-      _mm512_store_si512(sums, _mm512_madd_epi16(acc[j], one));
-      for (std::int32_t v : sums) bins[j] += static_cast<std::uint32_t>(v);
     }
   }
 }
@@ -483,10 +450,10 @@ void add16(std::span<const unsigned char> bytes, const Isa16& isa, CodeCounts& s
 Isa16 isa16(detail::HistogramIsa isa) {
 #ifdef BITPROOF_HISTOGRAM_AVX2
   if (isa == detail::HistogramIsa::kAvx512 && detail::isa_available(isa)) {
-    return {code_range16_avx512, count16_sixteen, kVector512, kPassValues512};
+    return {code_range_avx512<16>, count_avx512<16, kPassValues512>, kVector512, kPassValues512};
   }
   if (isa == detail::HistogramIsa::kAvx2 && detail::isa_available(isa)) {
-    return {code_range16_avx2, count16_eight, kVector, kPassValues};
+    return {code_range_avx2<16>, count_avx2<16, kPassValues>, kVector, kPassValues};
   }
 #endif
   (void)isa;
