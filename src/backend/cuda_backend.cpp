@@ -109,9 +109,93 @@ struct Plan {
 
 // Large sweeps (CudaBackend::large_part): the soft model and the fast-math
 // image check every block of a domain up to kEveryBlockCases cases, and the
-// first block and one in kSampledBlockStride above it.
+// first block and one in sampled_block_stride() above it: one in 64, and no
+// more than kMostSampledBlocks blocks (a sampled block costs ~50 claim
+// sweeps of it: 2^48 cases at one in 64 would spend longer on the model than
+// on the claims; at the cap, 2^40 of its cases are compared).
 constexpr std::uint64_t kEveryBlockCases = std::uint64_t{1} << 36;
-constexpr std::uint64_t kSampledBlockStride = 64;
+constexpr std::uint64_t kMostSampledBlocks = 256;
+
+// The stride of sampled blocks for a domain of `cases` (above kEveryBlockCases).
+std::uint64_t sampled_block_stride(std::uint64_t cases) {
+  const std::uint64_t blocks = (cases + kBlockCases - 1) / kBlockCases;
+  return std::max<std::uint64_t>(64, (blocks + kMostSampledBlocks - 1) / kMostSampledBlocks);
+}
+
+// Pinned host memory (cuMemHostAlloc), freed with the object.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer() {
+    if (ptr_ != nullptr) drv_->cuMemFreeHost(ptr_);
+  }
+  Expected<Ok> allocate(const Driver* drv, std::size_t bytes) {
+    drv_ = drv;
+    BP_CU(drv->cuMemHostAlloc(&ptr_, std::max<std::size_t>(bytes, 4), 0));
+    return Ok{};
+  }
+  template <class T>
+  [[nodiscard]] T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+
+ private:
+  const Driver* drv_ = nullptr;
+  void* ptr_ = nullptr;
+};
+
+// A stream of its own (blocking: the legacy default stream's launches, the
+// sampled model checks, still wait for it), synchronized and destroyed with
+// the object so that nothing queued outlives the buffers declared before it.
+class Stream {
+ public:
+  explicit Stream(const Driver* drv) : drv_(drv) {}
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream() {
+    if (stream_ == nullptr) return;
+    drv_->cuStreamSynchronize(stream_);
+    drv_->cuStreamDestroy(stream_);
+  }
+  Expected<Ok> create() {
+    const Driver* drv = drv_;
+    BP_CU(drv->cuStreamCreate(&stream_, CU_STREAM_DEFAULT));
+    return Ok{};
+  }
+  [[nodiscard]] CUstream get() const { return stream_; }
+
+ private:
+  const Driver* drv_;
+  CUstream stream_ = nullptr;
+};
+
+// One batch of the pipelined claim sweep: its device words, their pinned host
+// copy, and events that time the kernel and mark the copy done.
+struct PipeSlot {
+  explicit PipeSlot(const Driver* d) : drv(d) {}
+  PipeSlot(const PipeSlot&) = delete;
+  PipeSlot& operator=(const PipeSlot&) = delete;
+  ~PipeSlot() {
+    for (CUevent e : {start, stop, copied}) {
+      if (e != nullptr) drv->cuEventDestroy(e);
+    }
+  }
+  Expected<Ok> open(std::uint64_t max_chunks) {
+    if (auto ok = sums.allocate(drv, max_chunks * abi::kSumWords * 4); !ok) return ok;
+    if (auto ok = kinds.allocate(drv, abi::kMaxClaims * abi::kKinds * 8); !ok) return ok;
+    if (auto ok = host_sums.allocate(drv, max_chunks * abi::kSumWords * 4); !ok) return ok;
+    if (auto ok = host_kinds.allocate(drv, abi::kMaxClaims * abi::kKinds * 8); !ok) return ok;
+    for (CUevent* e : {&start, &stop, &copied}) BP_CU(drv->cuEventCreate(e, CU_EVENT_DEFAULT));
+    return Ok{};
+  }
+  const Driver* drv;
+  DeviceBuffer sums, kinds;
+  HostBuffer host_sums, host_kinds;
+  CUevent start = nullptr, stop = nullptr, copied = nullptr;
+  std::uint64_t chunks = 0;
+};
 
 class CudaBackend : public Backend {
  public:
@@ -194,6 +278,11 @@ class CudaBackend : public Backend {
                             std::vector<std::uint64_t> rerun, SweepPart& part);
   Expected<ChunkScan> scan(const Module& m, const char* kernel, const Plan& p, std::uint64_t first_chunk,
                            std::uint64_t chunks, int repeat);
+  // The same scan queued on `stream` (clear, launch, copy back) without waiting;
+  // take_scan waits for it and returns what scan would have.
+  Expected<Ok> queue_scan(PipeSlot& slot, CUfunction f, const Plan& p, std::uint64_t first_chunk,
+                          std::uint64_t chunks, CUstream stream);
+  Expected<ChunkScan> take_scan(PipeSlot& slot);
   // Re-runs whole chunks on the device and checks them on the CPU (hardware table).
   Expected<SweepPart> rerun_chunk(const Spec& spec, const EngineOptions& engine, const Plan& p,
                                   const CaseEvaluator& eval, std::uint64_t chunk);
@@ -518,6 +607,39 @@ Expected<CudaBackend::ChunkScan> CudaBackend::scan(const Module& m, const char* 
   return out;
 }
 
+Expected<Ok> CudaBackend::queue_scan(PipeSlot& slot, CUfunction f, const Plan& p, std::uint64_t first_chunk,
+                                     std::uint64_t chunks, CUstream stream) {
+  const Driver* drv = drv_;
+  const std::size_t sum_bytes = chunks * abi::kSumWords * 4;
+  constexpr std::size_t kKindBytes = abi::kMaxClaims * abi::kKinds * 8;
+  BP_CU(drv->cuMemsetD8Async(slot.sums.get(), 0, sum_bytes, stream));
+  BP_CU(drv->cuMemsetD8Async(slot.kinds.get(), 0, kKindBytes, stream));
+  abi::SweepParams params{p.domain, p.recipes, p.claims, p.kind, first_chunk, chunks, slot.sums.get(), slot.kinds.get()};
+  void* args[] = {&params};
+  BP_CU(drv->cuEventRecord(slot.start, stream));
+  BP_CU(drv->cuLaunchKernel(f, static_cast<unsigned>(chunks), 1, 1, abi::kThreads, 1, 1, 0, stream, args, nullptr));
+  BP_CU(drv->cuEventRecord(slot.stop, stream));
+  BP_CU(drv->cuMemcpyDtoHAsync(slot.host_sums.as<void>(), slot.sums.get(), sum_bytes, stream));
+  BP_CU(drv->cuMemcpyDtoHAsync(slot.host_kinds.as<void>(), slot.kinds.get(), kKindBytes, stream));
+  BP_CU(drv->cuEventRecord(slot.copied, stream));
+  slot.chunks = chunks;
+  return Ok{};
+}
+
+Expected<CudaBackend::ChunkScan> CudaBackend::take_scan(PipeSlot& slot) {
+  const Driver* drv = drv_;
+  BP_CU(drv->cuEventSynchronize(slot.copied));
+  float ms = 0;
+  BP_CU(drv->cuEventElapsedTime(&ms, slot.start, slot.stop));
+  ChunkScan out;
+  out.ms.push_back(ms);
+  const auto* words = slot.host_sums.as<const std::uint32_t>();
+  out.words.assign(words, words + slot.chunks * abi::kSumWords);
+  const auto* kinds = slot.host_kinds.as<const unsigned long long>();
+  out.kinds.assign(kinds, kinds + abi::kMaxClaims * abi::kKinds);
+  return out;
+}
+
 Expected<SweepPart> CudaBackend::rerun_chunk(const Spec& spec, const EngineOptions& engine, const Plan& p,
                                              const CaseEvaluator& eval, std::uint64_t chunk) {
   const std::uint64_t begin = chunk * kChunkCases;
@@ -663,9 +785,10 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
   }
   constexpr std::uint64_t kBatchChunks = kBlockCases / kChunkCases;
   // The soft model and the fast-math image on every block up to kEveryBlockCases
-  // cases; above, on the first block and one block in kSampledBlockStride (the
-  // soft model costs ~20 claim sweeps: on every one of 2^48 cases, hours).
+  // cases; above, on the first block and one block in sampled_block_stride()
+  // (on every one of 2^48 cases the soft model would take hours).
   const bool every_block = spec.case_count() <= kEveryBlockCases;  // the domain's, so a split samples alike
+  const std::uint64_t stride = sampled_block_stride(spec.case_count());
   const std::uint64_t first = begin / kChunkCases;
   const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
   const std::size_t recipes = p.recipes.slots;
@@ -690,13 +813,34 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     part.chunk_sums.insert(part.chunk_sums.end(), piece.chunk_sums.begin(), piece.chunk_sums.end());
     part.block_digests.insert(part.block_digests.end(), piece.block_digests.begin(), piece.block_digests.end());
   };
-  for (std::uint64_t batch = first; batch < first + chunks; batch += kBatchChunks) {
+  // The claim sweep runs one batch ahead of the host (two slots on a stream),
+  // except when timing repeats are asked for (each launch then runs alone).
+  const bool pipelined = repeat <= 1;
+  PipeSlot slots[2] = {PipeSlot(drv_), PipeSlot(drv_)};
+  Stream stream(drv_);  // after the slots: destroyed (synchronized) first
+  auto sweep = function(*p.module, fmt::format("bp_sweep_hw_{}", p.slots));
+  if (!sweep) return sweep.error();
+  const auto queue = [&](std::uint64_t batch, PipeSlot& slot) {
+    return queue_scan(slot, *sweep, p, batch, std::min(kBatchChunks, first + chunks - batch), stream.get());
+  };
+  if (pipelined) {
+    for (PipeSlot& slot : slots) {
+      if (auto ok = slot.open(std::min(kBatchChunks, chunks)); !ok) return ok.error();
+    }
+    if (auto ok = stream.create(); !ok) return ok.error();
+    if (auto ok = queue(first, slots[0]); !ok) return ok.error();
+  }
+  int current = 0;
+  for (std::uint64_t batch = first; batch < first + chunks; batch += kBatchChunks, current ^= 1) {
     const std::uint64_t n = std::min(kBatchChunks, first + chunks - batch);
     const std::uint64_t batch_begin = batch * kChunkCases;
     const std::uint64_t batch_end = std::min(end, (batch + n) * kChunkCases);
-    auto hw = scan(*p.module, "bp_sweep_hw", p, batch, n, repeat);
+    if (pipelined && batch + n < first + chunks) {
+      if (auto ok = queue(batch + n, slots[current ^ 1]); !ok) return ok.error();
+    }
+    auto hw = pipelined ? take_scan(slots[current]) : scan(*p.module, "bp_sweep_hw", p, batch, n, repeat);
     if (!hw) return hw.error();
-    const bool checked = every_block || batch / kBatchChunks % kSampledBlockStride == 0;
+    const bool checked = every_block || batch / kBatchChunks % stride == 0;
     // Model: hardware against the soft model compiled for the device, every case of the batch.
     ChunkScan model;
     if (checked) {
@@ -752,7 +896,7 @@ Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& op
                         : fmt::format("on-device: claims on every case; hardware-vs-model (and --use_fast_math) on {} "
                                       "of {} cases: the first 2^32-case block and one in {}; chunks re-run for the "
                                       "first cases",
-                                      large.checked_cases, r.cases, kSampledBlockStride);
+                                      large.checked_cases, r.cases, sampled_block_stride(spec.case_count()));
   run.info["model_cases"] = large.checked_cases;
   run.info["timing"] = Json{{"sweep", timing_json(large.hw_ms, large.cases_per_launch)},
                             {"model", timing_json(large.model_ms, large.cases_per_launch)}};
