@@ -97,10 +97,22 @@ Expected<std::vector<int>> parse_devices(const std::string& text) {
   return devices;
 }
 
+// The most cases the cpu backend takes on. Its sweep runs 10^7 to 10^9 cases a second
+// (bench/RESULTS.md), so 2^40 is hours to days; all 2^48 FP16 triples would be years.
+constexpr std::uint64_t kMostCpuCases = std::uint64_t{1} << 40;
+
+Error too_many_for_cpu(const Spec& spec) {
+  return Error{fmt::format("{}: {} cases: more than the 2^40 the cpu backend sweeps (days to years on a CPU); "
+                           "prove it with --backend cuda, or a slice of it with --codes NAME=LO:HI",
+                           spec.name, spec.case_count())};
+}
+
 Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::string& which, const Spec& spec,
                                                                 const std::string& devices_flag = "") {
   std::vector<std::unique_ptr<Backend>> backends;
-  if (which != "cuda") backends.push_back(make_cpu_backend());
+  const bool cpu_can = spec.case_count() <= kMostCpuCases;
+  if (which == "cpu" && !cpu_can) return too_many_for_cpu(spec);
+  if (which != "cuda" && cpu_can) backends.push_back(make_cpu_backend());
   if (which == "cpu") {
     if (!devices_flag.empty()) return Error{"--devices: the cpu backend runs on every core (--threads); --devices picks GPUs"};
     return backends;
@@ -113,6 +125,9 @@ Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::strin
   } else if (which == "cuda" || !devices_flag.empty()) {
     return cuda.error();
   }
+  if (backends.empty()) return too_many_for_cpu(spec);  // --backend all, past the CPU's cases, no GPU
+  if (!cpu_can) std::printf("%s: the cpu backend is left out (%llu cases; it takes at most 2^40)\n", spec.name.c_str(),
+                            static_cast<unsigned long long>(spec.case_count()));
   if (!spec.user || backends.size() < 2) return backends;
   if (spec.user->has_tables()) {  // data, not code: nothing for a GPU to run
     std::printf("user recipes: output tables are checked on the cpu backend alone\n");

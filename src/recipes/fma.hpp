@@ -199,7 +199,7 @@ concept ExactPolicy = requires { Ar::kExact; };
 
 struct ExactFp16 {
   static constexpr RecipeCard kCard =
-      card("exact.fma_fp16", "exact-fma", "a·b + c exact in a 128-bit integer, rounded once to FP16 (the fast oracle)",
+      card("exact.fma_fp16", "exact-fma", "a·b + c exact in a 32-bit integer window, rounded once to FP16 (the fast oracle)",
            "oracle/fma_exact.hpp", FormatId::fp16, Role::kReference);
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
@@ -265,7 +265,7 @@ struct Bf16RoundToOdd {
 
 struct ExactBf16 {
   static constexpr RecipeCard kCard =
-      card("exact.fma_bf16", "exact-fma", "a·b + c exact in a 128-bit integer, rounded once to BF16 (the fast oracle)",
+      card("exact.fma_bf16", "exact-fma", "a·b + c exact in a 32-bit integer window, rounded once to BF16 (the fast oracle)",
            "oracle/fma_exact.hpp", FormatId::bf16, Role::kReference);
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b, std::uint32_t c) {

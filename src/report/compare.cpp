@@ -132,6 +132,10 @@ Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::
 
 }  // namespace
 
+// The largest proof verify re-runs: 2^36 cases is about an hour and a half of the CPU
+// sweep on two cores for a three-input FMA claim (bench/RESULTS.md).
+constexpr std::uint64_t kMostCasesVerified = std::uint64_t{1} << 36;
+
 Expected<Json> rerun_result(const Json& report, const std::string& path, const std::string& spec_dir) {
   const Json& result = report["result"];
   if (report["kind"] == "ab") return rerun_ab(result, path, spec_dir);
@@ -145,6 +149,12 @@ Expected<Json> rerun_result(const Json& report, const std::string& path, const s
     return discovery_result_json(*spec, *d);
   }
   if (auto ok = check_sweepable(*spec); !ok) return ok.error();
+  if (const std::uint64_t cases = spec->case_count(); cases > kMostCasesVerified) {
+    return Error{fmt::format("{}: {} cases: report verify re-runs a proof on this machine's CPU, which takes days "
+                             "past 2^36 cases; on a GPU, prove the spec again (bitproof prove proofs/{}.json "
+                             "--backend cuda --report again.json) and compare (bitproof report diff {} again.json)",
+                             path, cases, spec->name, path)};
+  }
   const std::size_t keep = result.value("keep", std::size_t{8});
   EngineOptions options;
   options.keep = keep;

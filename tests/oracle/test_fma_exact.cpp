@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -136,6 +137,28 @@ TEST_SUITE("oracle") {
     CHECK(rn.cases * stride >= (std::uint64_t{1} << 24));
     report_tally(rn, "fp16 nearest even");
     report_tally(rz, "fp16 toward zero");
+  }
+
+  TEST_CASE("the FP16 box reaches the oracle's window cut (terms more than kWindow binades apart)") {
+    // Without such triples the box above could not catch a wrong sticky bit.
+    const auto side = box_side(fast::kFp16, kFp16Exponents);
+    std::uint64_t cut = 0;
+    for (std::uint32_t a : side) {
+      for (std::uint32_t b : side) {
+        for (std::uint32_t c : side) {
+          const auto x = fast::detail::decode(fast::kFp16, a), y = fast::detail::decode(fast::kFp16, b),
+                     z = fast::detail::decode(fast::kFp16, c);
+          using fast::detail::Cls;
+          if (x.cls != Cls::kFinite || y.cls != Cls::kFinite || z.cls != Cls::kFinite) continue;
+          const int p_top = fast::detail::top_of(x.sig * y.sig, x.exp + y.exp);
+          const int z_top = fast::detail::top_of(z.sig, z.exp);
+          const int low = std::min(x.exp + y.exp, z.exp);
+          if (std::max(p_top, z_top) - fast::kWindow > low) ++cut;
+        }
+      }
+    }
+    MESSAGE(cut, " triples of the FP16 box take the window cut");
+    CHECK(cut > 1000);
   }
 
   TEST_CASE("fast FMA oracle ≡ Boost oracle on every triple of a 2^21 BF16 box (edge exponents)") {
