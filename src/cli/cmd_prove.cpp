@@ -38,30 +38,46 @@ struct ProveArgs {
   Gate gate;
 };
 
-Expected<Spec> load_with_override(const ProveArgs& a) {
-  auto spec = load_spec(a.spec);
-  if (spec && !a.scales_from.empty()) {
-    if (auto ok = audit::apply_scales_from(*spec, a.scales_from, a.allow_partial, audit::ScalesFrom::kSet); !ok)
+// Applies --scales-from(-range), --codes and --scales to the spec, in that order.
+Expected<Ok> override_domain(const ProveArgs& a, Spec& spec) {
+  if (!a.scales_from.empty()) {
+    if (auto ok = audit::apply_scales_from(spec, a.scales_from, a.allow_partial, audit::ScalesFrom::kSet); !ok)
       return ok.error();
   }
-  if (spec && !a.scales_from_range.empty()) {
-    if (auto ok = audit::apply_scales_from(*spec, a.scales_from_range, a.allow_partial, audit::ScalesFrom::kRange); !ok)
+  if (!a.scales_from_range.empty()) {
+    if (auto ok = audit::apply_scales_from(spec, a.scales_from_range, a.allow_partial, audit::ScalesFrom::kRange); !ok)
       return ok.error();
   }
   for (const std::string& flag : a.codes) {
-    if (!spec) break;
     const auto eq = flag.find('=');
     if (eq == std::string::npos || eq == 0) {
       return Error{fmt::format("--codes: expected NAME=LO:HI, got \"{}\"", flag), kExitBadInput};
     }
     auto range = parse_range_flag(flag.substr(eq + 1), "--codes");
     if (!range) return range.error();
-    if (auto ok = override_range(*spec, flag.substr(0, eq), *range, "--codes"); !ok) return ok.error();
+    if (auto ok = override_range(spec, flag.substr(0, eq), *range, "--codes"); !ok) return ok.error();
   }
-  if (!spec || a.scales.empty()) return spec;
+  if (a.scales.empty()) return Ok{};
   auto range = parse_range_flag(a.scales, "--scales");
   if (!range) return range.error();
-  if (auto ok = override_range(*spec, "scale", *range, "--scales"); !ok) return ok.error();
+  return override_range(spec, "scale", *range, "--scales");
+}
+
+// The spec with its domain flags applied; a note when that drops the counts the spec
+// states for its own domain (printed once the new domain is known to be good).
+Expected<Spec> load_with_override(const ProveArgs& a) {
+  auto spec = load_spec(a.spec);
+  if (!spec) return spec;
+  const bool states_counts = std::any_of(spec->claims.begin(), spec->claims.end(), [](const Claim& c) {
+    return c.expect.has_value() || c.expected_cases.has_value();
+  });
+  if (auto ok = override_domain(a, *spec); !ok) return ok.error();
+  const bool overridden = !a.codes.empty() || !a.scales.empty() || !a.scales_from.empty() || !a.scales_from_range.empty();
+  if (overridden && states_counts && !a.gate.quiet) {
+    std::printf("note: %s states counts for its own domain (expect, expected_cases); the domain given here "
+                "replaces it, so they are not checked\n",
+                spec->name.c_str());
+  }
   return spec;
 }
 
