@@ -142,8 +142,10 @@ Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::strin
     return cuda.error();
   }
   if (backends.empty()) return too_many_for_cpu(spec);  // --backend all, past the CPU's cases, no GPU
-  if (!cpu_can) std::printf("%s: the cpu backend is left out (%llu cases; it takes at most 2^40)\n", spec.name.c_str(),
-                            static_cast<unsigned long long>(spec.case_count()));
+  if (!cpu_can && which == "all") {  // said only where the user asked for it
+    std::printf("%s: the cpu backend is left out (%llu cases; it takes at most 2^40)\n", spec.name.c_str(),
+                static_cast<unsigned long long>(spec.case_count()));
+  }
   if (!spec.user || backends.size() < 2) return backends;
   if (spec.user->has_tables()) {  // data, not code: nothing for a GPU to run
     std::printf("user recipes: output tables are checked on the cpu backend alone\n");
