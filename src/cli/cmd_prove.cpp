@@ -63,17 +63,21 @@ Expected<Ok> override_domain(const ProveArgs& a, Spec& spec) {
   return override_range(spec, "scale", *range, "--scales");
 }
 
+// Whether the spec states counts of its own domain (a finding's `expect`, `expected_cases`).
+bool states_counts(const Spec& spec) {
+  return std::any_of(spec.claims.begin(), spec.claims.end(),
+                     [](const Claim& c) { return c.expect.has_value() || c.expected_cases.has_value(); });
+}
+
 // The spec with its domain flags applied; a note when that drops the counts the spec
-// states for its own domain (printed once the new domain is known to be good).
+// states for its own domain (an override drops them: proof/spec.hpp), printed once the
+// new domain is known to be good.
 Expected<Spec> load_with_override(const ProveArgs& a) {
   auto spec = load_spec(a.spec);
   if (!spec) return spec;
-  const bool states_counts = std::any_of(spec->claims.begin(), spec->claims.end(), [](const Claim& c) {
-    return c.expect.has_value() || c.expected_cases.has_value();
-  });
+  const bool stated = states_counts(*spec);
   if (auto ok = override_domain(a, *spec); !ok) return ok.error();
-  const bool overridden = !a.codes.empty() || !a.scales.empty() || !a.scales_from.empty() || !a.scales_from_range.empty();
-  if (overridden && states_counts && !a.gate.quiet) {
+  if (stated && !states_counts(*spec) && !a.gate.quiet) {
     std::printf("note: %s states counts for its own domain (expect, expected_cases); the domain given here "
                 "replaces it, so they are not checked\n",
                 spec->name.c_str());

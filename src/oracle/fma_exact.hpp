@@ -152,6 +152,20 @@ BP_HD constexpr Word align(Word sig, int exp, int common) {
 
 BP_HD constexpr int top_of(Word sig, int exp) { return exp + width(sig) - 1; }
 
+// The common exponent E of two nonzero terms sig·2^exp, and whether one of them lies so
+// far under the other (more than kWindow binades under the top) that it is cut to a sticky bit.
+struct Alignment {
+  int common;
+  bool cut;
+};
+BP_HD constexpr Alignment alignment(Word p_sig, int p_exp, Word z_sig, int z_exp) {
+  const int p_top = top_of(p_sig, p_exp);
+  const int z_top = top_of(z_sig, z_exp);
+  const int top = p_top > z_top ? p_top : z_top;
+  const int lowest = p_exp < z_exp ? p_exp : z_exp;
+  return lowest < top - kWindow ? Alignment{top - kWindow, true} : Alignment{lowest, false};
+}
+
 }  // namespace detail
 
 // Whether the window argument of the header holds: inputs of precision p with
@@ -188,11 +202,7 @@ BP_HD constexpr Result fma(Binary in, Binary out, std::uint32_t a, std::uint32_t
   const Word p_sig = x.sig * y.sig;  // < 2^2p: exact
   const int p_exp = x.exp + y.exp;
   if (z.cls == Cls::kZero) return detail::round(out, p_neg, p_sig, p_exp, mode);
-  const int p_top = detail::top_of(p_sig, p_exp);
-  const int z_top = detail::top_of(z.sig, z.exp);
-  const int top = p_top > z_top ? p_top : z_top;
-  int common = p_exp < z.exp ? p_exp : z.exp;
-  if (common < top - kWindow) common = top - kWindow;
+  const int common = detail::alignment(p_sig, p_exp, z.sig, z.exp).common;
   const Word p = detail::align(p_sig, p_exp, common);
   const Word s = detail::align(z.sig, z.exp, common);
   if (p_neg == z.neg) return detail::round(out, p_neg, p + s, common, mode);

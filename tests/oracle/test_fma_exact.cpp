@@ -7,7 +7,6 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -150,10 +149,7 @@ TEST_SUITE("oracle") {
                      z = fast::detail::decode(fast::kFp16, c);
           using fast::detail::Cls;
           if (x.cls != Cls::kFinite || y.cls != Cls::kFinite || z.cls != Cls::kFinite) continue;
-          const int p_top = fast::detail::top_of(x.sig * y.sig, x.exp + y.exp);
-          const int z_top = fast::detail::top_of(z.sig, z.exp);
-          const int low = std::min(x.exp + y.exp, z.exp);
-          if (std::max(p_top, z_top) - fast::kWindow > low) ++cut;
+          if (fast::detail::alignment(x.sig * y.sig, x.exp + y.exp, z.sig, z.exp).cut) ++cut;
         }
       }
     }
