@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine (issue 18): the double-rounding table (all 2^32 pairs of FP16 / BF16
-# add, subtract, multiply against the FP32 route) and the FMA claims over all 2^48
+# add, subtract, multiply, divide and the 2^16 square roots against the FP32 route) and the FMA claims over all 2^48
 # triples, with `bitproof prove --backend cuda`. Reports and logs go to $OUT (default
 # ./fma-device-out); a summary is printed last (also $OUT/summary.txt).
 #
@@ -38,7 +38,8 @@ run_spec() {  # run_spec NAME SPEC [prove arguments...] (2^32 table rows: the ge
 case "$WHAT" in
   table)
     for spec in fp16-hmul-vs-fp32-round fp16-hadd-vs-fp32-round fp16-hsub-vs-fp32-round \
-                bf16-badd-vs-fp32-round bf16-bsub-vs-fp32-round bf16-bmul-vs-fp32-round; do
+                bf16-badd-vs-fp32-round bf16-bsub-vs-fp32-round bf16-bmul-vs-fp32-round \
+                fp16-hdiv-vs-fp32-round fp16-hsqrt-vs-fp32-round bf16-bdiv-vs-fp32-round bf16-bsqrt-vs-fp32-round; do
       run_spec "table/$spec" "$spec"
     done ;;
   whole)

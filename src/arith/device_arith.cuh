@@ -35,6 +35,14 @@
 //   dfma           __fma_rn          (fma.rn.f64)
 //   double2half_rn __double2half     (cvt.rn.f16.f64)
 //   double2bfloat16_rn __double2bfloat16 (cvt.rn.bf16.f64)
+//   hdiv           __hdiv            rcp.approx.ftz.f32 of b times a, cvt.rn.f16.f32, refined with two FP32
+//                                    FMAs only when that result is below 0x008F in magnitude and nonzero
+//   hsqrt          hsqrt             sqrt.approx.ftz.f32, then cvt.rn.f16.f32
+//   bdiv           __hdiv on __nv_bfloat16  div.approx.f32 (b scaled by 1/4 when |b| >= 2^126), cvt.rn.bf16.f32
+//   bsqrt          hsqrt on __nv_bfloat16   sqrt.approx.f32, then cvt.rn.bf16.f32
+//   fdiv, fsqrt    __fdiv_rn, __fsqrt_rn (div.rn.f32, sqrt.rn.f32: IEEE, also under --use_fast_math)
+//   The four approximate ones are modelled by their intent, the correctly rounded result: the
+//   model sweep counts the cases where the hardware differs from it.
 //
 // Set BITPROOF_DEVICE_SOFT_FTZ to use SoftArith's twin for hmul_ftz on the device
 // instead of the PTX instruction.
@@ -228,6 +236,48 @@ struct DeviceArith {
     return __half_as_ushort(__double2half(__longlong_as_double(static_cast<long long>(bits))));
 #else
     return SoftArith::double2half_rn(bits);
+#endif
+  }
+  BP_HD static std::uint16_t hdiv(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__hdiv(__ushort_as_half(a), __ushort_as_half(b)));
+#else
+    return SoftArith::hdiv(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t hsqrt(std::uint16_t a) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(::hsqrt(__ushort_as_half(a)));
+#else
+    return SoftArith::hsqrt(a);
+#endif
+  }
+  BP_HD static std::uint16_t bdiv(std::uint16_t a, std::uint16_t b) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(__hdiv(__ushort_as_bfloat16(a), __ushort_as_bfloat16(b)));
+#else
+    return SoftArith::bdiv(a, b);
+#endif
+  }
+  BP_HD static std::uint16_t bsqrt(std::uint16_t a) {
+#if defined(__CUDA_ARCH__)
+    return __bfloat16_as_ushort(::hsqrt(__ushort_as_bfloat16(a)));
+#else
+    return SoftArith::bsqrt(a);
+#endif
+  }
+  BP_HD static std::uint32_t fdiv(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(__fdiv_rn(__uint_as_float(a), __uint_as_float(b)));
+#else
+    return SoftArith::fdiv(a, b);
+#endif
+  }
+  BP_HD static std::uint32_t fsqrt(std::uint32_t a) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(__fsqrt_rn(__uint_as_float(a)));
+#else
+    return SoftArith::fsqrt(a);
 #endif
   }
   BP_HD static std::uint16_t double2bfloat16_rn(std::uint64_t bits) {

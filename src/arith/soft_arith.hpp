@@ -32,6 +32,13 @@
 //   dfma(a, b, c)   binary64 fused multiply-add, RNE (__fma_rn)
 //   double2half_rn(d), double2bfloat16_rn(d)  binary64 -> binary16 / bfloat16, RNE
 //                   (__double2half, __double2bfloat16: cvt.rn.f16.f64 / cvt.rn.bf16.f64)
+//   hdiv(a, b), hsqrt(a)   binary16 divide and square root, correctly rounded (RNE): the
+//                   intent of __hdiv and hsqrt, which CUDA computes from approximate FP32
+//                   reciprocals and roots (device_arith.cuh); the GPU's model sweep says
+//                   whether the hardware gives these bits
+//   bdiv(a, b), bsqrt(a)   the same for bfloat16 (__hdiv, hsqrt on __nv_bfloat16)
+//   fdiv(a, b), fsqrt(a)   binary32 divide and square root, RNE (__fdiv_rn, __fsqrt_rn);
+//                   NaN results are the canonical 0x7FFFFFFF
 #pragma once
 
 #include <cstdint>
@@ -122,6 +129,22 @@ struct SoftArith {
   BP_HD static constexpr std::uint32_t fadd_ro(std::uint32_t a, std::uint32_t b) {
     return soft::add<F>(a, b, soft::Round::kToOdd);
   }
+  BP_HD static constexpr std::uint16_t hdiv(std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(soft::div<H>(a, b, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint16_t hsqrt(std::uint16_t a) {
+    return static_cast<std::uint16_t>(soft::sqrt<H>(a, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint16_t bdiv(std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(soft::div<B>(a, b, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint16_t bsqrt(std::uint16_t a) {
+    return static_cast<std::uint16_t>(soft::sqrt<B>(a, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint32_t fdiv(std::uint32_t a, std::uint32_t b) {
+    return soft::div<F>(a, b, soft::Round::kNearestEven);
+  }
+  BP_HD static constexpr std::uint32_t fsqrt(std::uint32_t a) { return soft::sqrt<F>(a, soft::Round::kNearestEven); }
   // The binary64 path's NaNs are the H200's (sm_90, measured with run-time
   // inputs; tests/arith/test_fma_arith.cpp holds the measurements):
   //   (double)__half2float(h)     every NaN becomes 0x7FFFFFFFE0000000 (__half2float's 0x7FFFFFFF)
@@ -174,6 +197,21 @@ static_assert(SoftArith::hmul_ftz(0xBC00, 0x0400) == 0x8400);  // -1 · 2^-14 st
 static_assert(SoftArith::hmul(0x3BFF, 0x0400) == 0x0400);      // the ordinary multiply rounds up to 2^-14
 static_assert(SoftArith::hmul(0x0000, 0x7C00) == 0x7FFF);  // 0 * Inf = NaN
 static_assert(SoftArith::hadd(0x3C00, 0xBC00) == 0x0000);  // 1 - 1 = +0
+static_assert(SoftArith::hdiv(0x3C00, 0x4200) == 0x3555);  // 1/3 = 0.333251953125 (0b0'01101'0101010101)
+static_assert(SoftArith::hdiv(0x4000, 0x3C00) == 0x4000);  // 2/1 = 2
+static_assert(SoftArith::hdiv(0x3C00, 0x0000) == 0x7C00);  // 1/0 = +Inf
+static_assert(SoftArith::hdiv(0x8000, 0x8000) == 0x7FFF);  // 0/0 = NaN
+static_assert(SoftArith::hdiv(0x0001, 0x4000) == 0x0000);  // 2^-24 / 2 = 2^-25: a tie, to even 0
+static_assert(SoftArith::hdiv(0x0003, 0x4000) == 0x0002);  // 3·2^-25: 1.5 quanta, to even 2
+static_assert(SoftArith::hdiv(0x7BFF, 0x3800) == 0x7C00);  // 65504 / 0.5 = 131008: Inf
+static_assert(SoftArith::hsqrt(0x4400) == 0x4000);         // √4 = 2
+static_assert(SoftArith::hsqrt(0x4000) == 0x3DA8);         // √2 = 1.4140625 (0b0'01111'0110101000)
+static_assert(SoftArith::hsqrt(0x8000) == 0x8000);         // √-0 = -0
+static_assert(SoftArith::hsqrt(0xBC00) == 0x7FFF);         // √-1 = NaN
+static_assert(SoftArith::hsqrt(0x0001) == 0x0C00);         // √2^-24 = 2^-12
+static_assert(SoftArith::fdiv(0x3F800000u, 0x40400000u) == 0x3EAAAAABu);  // 1/3 in binary32, rounded up
+static_assert(SoftArith::fsqrt(0x40000000u) == 0x3FB504F3u);             // √2 in binary32
+static_assert(SoftArith::bdiv(0x3F80, 0x4040) == 0x3EAB);                 // 1/3 in bfloat16
 static_assert(SoftArith::float2half_rn(0x3F800000u) == 0x3C00);
 static_assert(SoftArith::half2float(0x0001) == 0x33800000u);  // 2^-24
 static_assert(SoftArith::fmul(0x3FC00000u, 0x40000000u) == 0x40400000u);  // 1.5 * 2 = 3

@@ -248,6 +248,55 @@ BP_HD constexpr typename F::Bits fma(typename F::Bits a, typename F::Bits b, typ
   }
 }
 
+// a / b with one rounding (formats up to binary32). The dividend's significand
+// is lifted to bit 62, so the integer quotient has at least 62 − 24 = 38 bits
+// and a nonzero remainder can be folded into its last bit as a sticky bit, far
+// below any rounding position.
+template <class F>
+BP_HD constexpr typename F::Bits div(typename F::Bits a, typename F::Bits b, Round mode) {
+  static_assert(F::kMan <= 23, "the quotient keeps 38 bits only for significands of at most 24 bits");
+  const Unpacked x = unpack<F>(a);
+  const Unpacked y = unpack<F>(b);
+  const bool neg = x.neg != y.neg;
+  if (x.cls == Class::kNaN || y.cls == Class::kNaN) return F::kNaN;
+  if (x.cls == y.cls && (x.cls == Class::kInf || x.cls == Class::kZero)) return F::kNaN;  // ∞/∞, 0/0
+  if (x.cls == Class::kInf || y.cls == Class::kZero) return F::kInf | (neg ? F::kSign : 0);
+  if (x.cls == Class::kZero || y.cls == Class::kInf) return signed_zero(neg, F::kSign);
+  const int lift = 62 - (bit_width(x.sig) - 1);
+  const std::uint64_t num = x.sig << lift;
+  const std::uint64_t q = num / y.sig;
+  const std::uint64_t sticky = num % y.sig != 0 ? 1 : 0;
+  return round_pack<F>(neg, x.exp - lift - y.exp, q | sticky, mode);
+}
+
+// The integer square root ⌊√v⌋, one result bit at a time from the top.
+BP_HD constexpr std::uint64_t isqrt(std::uint64_t v) {
+  std::uint64_t root = 0;
+  for (int bit = 31; bit >= 0; --bit) {
+    const std::uint64_t trial = root | (std::uint64_t{1} << bit);
+    if (trial * trial <= v) root = trial;
+  }
+  return root;
+}
+
+// √a with one rounding (formats up to binary32); √(−0) = −0, a negative
+// nonzero input gives NaN. The significand is lifted by an even amount to bit
+// 61 or 62 so the exponent halves exactly; the integer root then has 31 bits
+// and an inexact root's remainder folds into its last bit as a sticky bit.
+template <class F>
+BP_HD constexpr typename F::Bits sqrt(typename F::Bits a, Round mode) {
+  static_assert(F::kMan <= 23, "the root keeps 31 bits only for significands of at most 24 bits");
+  const Unpacked x = unpack<F>(a);
+  if (x.cls == Class::kNaN || (x.neg && x.cls != Class::kZero)) return F::kNaN;
+  if (x.cls != Class::kFinite) return a;  // ±0, +∞
+  int lift = 62 - (bit_width(x.sig) - 1);
+  if (((x.exp - lift) & 1) != 0) --lift;  // an even exponent left
+  const std::uint64_t v = x.sig << lift;
+  const std::uint64_t root = isqrt(v);
+  const std::uint64_t sticky = root * root != v ? 1 : 0;
+  return round_pack<F>(false, (x.exp - lift) / 2, root | sticky, mode);
+}
+
 // Conversion between IEEE formats, rounded once; NaN becomes the canonical NaN.
 template <class To, class From>
 BP_HD constexpr typename To::Bits convert(typename From::Bits bits, Round mode) {

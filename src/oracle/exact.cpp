@@ -191,6 +191,32 @@ Exact add(const Exact& a, const Exact& b) {
 
 Exact fma(const Exact& a, const Exact& b, const Exact& c) { return add(mul(a, b), c); }
 
+Exact div(const Exact& a, const Exact& b) {
+  const bool negative = a.negative != b.negative;
+  if (a.kind == Kind::kNaN || b.kind == Kind::kNaN) return Exact::nan();
+  if (a.kind == b.kind && (a.kind == Kind::kInf || a.kind == Kind::kZero)) return Exact::nan();
+  if (a.kind == Kind::kInf || b.kind == Kind::kZero) return Exact::inf(negative);
+  if (a.kind == Kind::kZero || b.kind == Kind::kInf) return Exact::zero(negative);
+  // a.mag · 2^shift / b.mag has at least kStickyBits bits.
+  const int shift = std::max(0, kStickyBits + bit_length(b.mag) - bit_length(a.mag));
+  const Int numerator = a.mag << shift;
+  const Int quotient = numerator / b.mag;
+  const Int sticky = numerator % b.mag != 0 ? 1 : 0;
+  return finite(negative, (quotient << 1) | sticky, a.exp2 - b.exp2 - shift - 1);
+}
+
+Exact sqrt(const Exact& a) {
+  if (a.kind == Kind::kNaN || (a.negative && a.kind != Kind::kZero)) return Exact::nan();
+  if (a.kind != Kind::kFinite) return a;  // ±0, +∞
+  // a.mag · 2^shift has at least 2·kStickyBits bits and an even exponent, so its root has kStickyBits.
+  int shift = std::max(0, 2 * kStickyBits - bit_length(a.mag));
+  if (((a.exp2 - shift) & 1) != 0) ++shift;
+  const Int radicand = a.mag << shift;
+  const Int root = boost::multiprecision::sqrt(radicand);
+  const Int sticky = root * root != radicand ? 1 : 0;
+  return finite(false, (root << 1) | sticky, (a.exp2 - shift) / 2 - 1);
+}
+
 bool same_value(const Exact& a, const Exact& b) {
   if (a.kind != b.kind) return false;
   if (a.kind == Kind::kNaN) return true;

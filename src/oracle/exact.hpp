@@ -46,6 +46,16 @@ struct Exact {
 [[nodiscard]] Exact add(const Exact& a, const Exact& b);
 [[nodiscard]] Exact fma(const Exact& a, const Exact& b, const Exact& c);
 
+// A quotient or a square root is in general no finite binary value. These give
+// its first kStickyBits significant bits and, when anything is lost below them,
+// one more bit set (a sticky bit): every rounding of that value to at most
+// kStickyBits − 1 significant bits (any format bitproof knows: binary64 has 53)
+// is the rounding of the true value, since both lie strictly between the same
+// two neighbours. An exact quotient or root (4/2, √4) is returned exactly.
+inline constexpr int kStickyBits = 128;
+[[nodiscard]] Exact div(const Exact& a, const Exact& b);  // IEEE 754 §6: ∞/∞, 0/0 NaN; x/0 ∞
+[[nodiscard]] Exact sqrt(const Exact& a);                 // √−0 = −0; √ of a negative nonzero NaN
+
 [[nodiscard]] bool same_value(const Exact& a, const Exact& b);  // NaN equals NaN; -0 != +0
 
 struct Rounded {

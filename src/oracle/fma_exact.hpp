@@ -84,14 +84,25 @@ BP_HD constexpr std::uint32_t inf_code(Binary f, bool neg) {
   return (exp_ones(f) << f.man_bits) | (neg ? sign_bit(f) : 0);
 }
 BP_HD constexpr std::uint32_t zero_code(Binary f, bool neg) { return neg ? sign_bit(f) : 0; }
+BP_HD constexpr std::uint32_t magnitude(Binary f, std::uint32_t code) { return code & (sign_bit(f) - 1); }
+BP_HD constexpr bool is_nan_or_inf(Binary f, std::uint32_t code) { return magnitude(f, code) >= inf_code(f, false); }
+
+// A finite code (zero included: sig 0) without branches: a subnormal's exponent
+// field 0 reads as 1 with no hidden bit, so sig = magnitude − (field − 1)·2^man_bits.
+BP_HD constexpr Decoded decode_finite(Binary f, std::uint32_t code) {
+  const std::uint32_t mag = magnitude(f, code);
+  const std::uint32_t field = mag >> f.man_bits;
+  const std::uint32_t normal_field = field > 0 ? field : 1;
+  const Word sig = mag - ((normal_field - 1) << f.man_bits);
+  return {sig == 0 ? Cls::kZero : Cls::kFinite, code != mag, sig,
+          static_cast<int>(normal_field) - bias(f) - f.man_bits};
+}
 
 BP_HD constexpr Decoded decode(Binary f, std::uint32_t code) {
-  const bool neg = (code & sign_bit(f)) != 0;
-  const std::uint32_t e = (code >> f.man_bits) & exp_ones(f);
-  const std::uint32_t m = code & man_mask(f);
-  if (e == exp_ones(f)) return {m == 0 ? Cls::kInf : Cls::kNaN, neg, 0, 0};
-  if (e == 0) return {m == 0 ? Cls::kZero : Cls::kFinite, neg, m, least_exp(f)};
-  return {Cls::kFinite, neg, m | (man_mask(f) + 1), static_cast<int>(e) - bias(f) - f.man_bits};
+  if (is_nan_or_inf(f, code)) {
+    return {magnitude(f, code) == inf_code(f, false) ? Cls::kInf : Cls::kNaN, (code & sign_bit(f)) != 0, 0, 0};
+  }
+  return decode_finite(f, code);
 }
 
 // The number of significant bits of v (0 for 0). The hardware count of leading
@@ -103,67 +114,78 @@ BP_HD constexpr int width(Word v) {
   return v == 0 ? 0 : kWordBits - __builtin_clz(v);
 }
 
-// Rounds (neg ? −1 : 1) · mag · 2^e (mag > 0) once into f.
+// Rounds (neg ? −1 : 1) · mag · 2^e (0 < mag < 2^(kWordBits−1)) once into f.
+// mag is first shifted up to x with its top bit at kWordBits − 2, so the last
+// place q lies kWordBits − 2 − man_bits or more places above x's bit 0 (drop
+// below): never a left shift, and x plus half a last place fits the word.
 BP_HD constexpr Result round(Binary f, bool neg, Word mag, int e, Mode mode) {
-  const int top = e + width(mag) - 1;  // 2^top <= value < 2^(top+1)
-  int q = (top > min_normal_exp(f) ? top : min_normal_exp(f)) - f.man_bits;  // the result's last place
-  Word n = 0;
-  bool inexact = false;
-  if (q <= e) {
-    n = mag << (e - q);
-  } else {
-    const int drop = q - e;
-    Word rest = mag;
-    if (drop < kWordBits) {
-      n = mag >> drop;
-      rest = mag - (n << drop);
-    }
-    inexact = rest != 0;
-    // half = 2^(drop−1); mag < 2^(kWordBits−1), so a drop past that is below half of the last place.
-    const bool above_half = drop < kWordBits && rest > (Word{1} << (drop - 1));
-    const bool at_half = drop < kWordBits && rest == (Word{1} << (drop - 1));
-    if (mode == Mode::kNearestEven && (above_half || (at_half && (n & 1) != 0))) n += 1;
+  const int up_shift = kWordBits - 1 - width(mag);
+  const Word x = mag << up_shift;
+  const int x_exp = e - up_shift;                // x · 2^x_exp is the value
+  const int top = x_exp + kWordBits - 2;         // 2^top <= value < 2^(top+1)
+  const int q = (top > min_normal_exp(f) ? top : min_normal_exp(f)) - f.man_bits;  // the result's last place
+  const int drop = q - x_exp;                    // >= kWordBits − 2 − man_bits > 0
+  Word n = 0;     // the rounded value in last places (with the hidden bit)
+  bool inexact = true;
+  if (drop < kWordBits) {  // else the value is below half the least subnormal
+    const Word cut = x >> drop;
+    inexact = (cut << drop) != x;
+    const Word half_less_one = (Word{1} << (drop - 1)) - 1;  // ties go up only from an odd cut
+    n = mode == Mode::kNearestEven ? (x + half_less_one + (cut & 1)) >> drop : cut;
   }
-  if (n == 0) return {zero_code(f, neg), true};
-  if (n == (Word{1} << (f.man_bits + 1))) {  // rounded up into the next binade
-    n >>= 1;
-    q += 1;
-  }
+  // Field − 1 above the mantissa plus n with its hidden bit: a carry out of the
+  // mantissa moves into the exponent, a subnormal rounded up becomes the least normal.
+  const std::uint32_t body = (static_cast<std::uint32_t>(q - least_exp(f)) << f.man_bits) + n;
+  const std::uint32_t inf = inf_code(f, false);
   const std::uint32_t sign = neg ? sign_bit(f) : 0;
-  if (n <= man_mask(f)) return {sign | static_cast<std::uint32_t>(n), inexact};  // subnormal (q is the least)
-  const int field = q + f.man_bits + bias(f);
-  if (field >= static_cast<int>(exp_ones(f))) {
-    if (mode == Mode::kTowardZero) return {sign | ((exp_ones(f) << f.man_bits) - 1), true};
-    return {inf_code(f, neg), true};
-  }
-  return {sign | (static_cast<std::uint32_t>(field) << f.man_bits) | (static_cast<std::uint32_t>(n) & man_mask(f)),
-          inexact};
+  if (body >= inf) return {sign | (mode == Mode::kTowardZero ? inf - 1 : inf), true};
+  return {sign | body, inexact};
 }
 
-// sig · 2^exp as a multiple of 2^common: exact when exp >= common, else cut with
-// the lost bits ORed into the last place (see the header comment).
-BP_HD constexpr Word align(Word sig, int exp, int common) {
-  if (exp >= common) return sig << (exp - common);
-  const int drop = common - exp;
-  if (drop >= kWordBits) return 1;  // sig != 0: all of it is lost
-  const Word lost = sig & ((Word{1} << drop) - 1);
-  return (sig >> drop) | (lost != 0 ? 1u : 0u);
+// sig · 2^(common + d) as a multiple of 2^common: exact when d >= 0, else cut
+// with the lost bits ORed into the last place (see the header comment).
+BP_HD constexpr Word align(Word sig, int d) {
+  if (d >= 0) return sig << d;
+  const int drop = -d;
+  if (drop >= kWordBits) return sig != 0 ? 1 : 0;
+  return (sig >> drop) | ((sig << (kWordBits - drop)) != 0 ? 1u : 0u);
 }
 
 BP_HD constexpr int top_of(Word sig, int exp) { return exp + width(sig) - 1; }
 
-// The common exponent E of two nonzero terms sig·2^exp, and whether one of them lies so
+// The common exponent E of two terms sig·2^exp (a zero term takes the other's
+// exponent, so it neither sets the top nor lowers E), and whether one of them lies so
 // far under the other (more than kWindow binades under the top) that it is cut to a sticky bit.
 struct Alignment {
   int common;
   bool cut;
 };
 BP_HD constexpr Alignment alignment(Word p_sig, int p_exp, Word z_sig, int z_exp) {
+  if (p_sig == 0) p_exp = z_exp;
+  if (z_sig == 0) z_exp = p_exp;
   const int p_top = top_of(p_sig, p_exp);
   const int z_top = top_of(z_sig, z_exp);
   const int top = p_top > z_top ? p_top : z_top;
   const int lowest = p_exp < z_exp ? p_exp : z_exp;
   return lowest < top - kWindow ? Alignment{top - kWindow, true} : Alignment{lowest, false};
+}
+
+// a·b + c when an input is NaN or ∞ (IEEE 754-2019 §7.2: ∞·0 and ∞ − ∞ are invalid).
+BP_HD constexpr Result fma_special(Binary in, Binary out, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  const Decoded x = decode(in, a);
+  const Decoded y = decode(in, b);
+  const Decoded z = decode(in, c);
+  const Result nan{nan_code(out), false};
+  if (x.cls == Cls::kNaN || y.cls == Cls::kNaN || z.cls == Cls::kNaN) return nan;
+  const bool p_neg = x.neg != y.neg;
+  const bool p_inf = x.cls == Cls::kInf || y.cls == Cls::kInf;
+  const bool p_zero = x.cls == Cls::kZero || y.cls == Cls::kZero;
+  if (p_inf && p_zero) return nan;  // ∞ · 0
+  if (p_inf) {
+    if (z.cls == Cls::kInf && z.neg != p_neg) return nan;  // ∞ − ∞
+    return {inf_code(out, p_neg), false};
+  }
+  return {inf_code(out, z.neg), false};  // only the addend is ∞
 }
 
 }  // namespace detail
@@ -177,37 +199,29 @@ BP_HD constexpr bool window_holds(Binary in, Binary out) {
 static_assert(window_holds(kFp16, kFp16) && window_holds(kBf16, kBf16));
 
 // a·b + c with inputs in `in` and the result correctly rounded into `out`
-// (formats for which window_holds).
+// (formats for which window_holds). Finite inputs, zeros included, take one
+// path with few branches (the GPU runs it on every case of a 2^48 sweep).
 BP_HD constexpr Result fma(Binary in, Binary out, std::uint32_t a, std::uint32_t b, std::uint32_t c,
                            Mode mode = Mode::kNearestEven) {
-  using detail::Cls;
-  const detail::Decoded x = detail::decode(in, a);
-  const detail::Decoded y = detail::decode(in, b);
-  const detail::Decoded z = detail::decode(in, c);
-  const Result nan{detail::nan_code(out), false};
-  if (x.cls == Cls::kNaN || y.cls == Cls::kNaN || z.cls == Cls::kNaN) return nan;
+  if (detail::is_nan_or_inf(in, a) || detail::is_nan_or_inf(in, b) || detail::is_nan_or_inf(in, c)) {
+    return detail::fma_special(in, out, a, b, c);
+  }
+  const detail::Decoded x = detail::decode_finite(in, a);
+  const detail::Decoded y = detail::decode_finite(in, b);
+  const detail::Decoded z = detail::decode_finite(in, c);
   const bool p_neg = x.neg != y.neg;
-  const bool p_inf = x.cls == Cls::kInf || y.cls == Cls::kInf;
-  const bool p_zero = x.cls == Cls::kZero || y.cls == Cls::kZero;
-  if (p_inf && p_zero) return nan;  // ∞ · 0
-  if (p_inf) {
-    if (z.cls == Cls::kInf && z.neg != p_neg) return nan;  // ∞ − ∞
-    return {detail::inf_code(out, p_neg), false};
-  }
-  if (z.cls == Cls::kInf) return {detail::inf_code(out, z.neg), false};
-  if (p_zero) {
-    if (z.cls == Cls::kZero) return {detail::zero_code(out, p_neg && z.neg), false};
-    return detail::round(out, z.neg, z.sig, z.exp, mode);
-  }
   const Word p_sig = x.sig * y.sig;  // < 2^2p: exact
   const int p_exp = x.exp + y.exp;
-  if (z.cls == Cls::kZero) return detail::round(out, p_neg, p_sig, p_exp, mode);
   const int common = detail::alignment(p_sig, p_exp, z.sig, z.exp).common;
-  const Word p = detail::align(p_sig, p_exp, common);
-  const Word s = detail::align(z.sig, z.exp, common);
-  if (p_neg == z.neg) return detail::round(out, p_neg, p + s, common, mode);
-  if (p == s) return {detail::zero_code(out, false), false};  // exact cancellation: +0
-  return p > s ? detail::round(out, p_neg, p - s, common, mode) : detail::round(out, z.neg, s - p, common, mode);
+  const Word p = detail::align(p_sig, p_exp - common);
+  const Word s = detail::align(z.sig, z.exp - common);
+  // Both below 2^(kWindow+1): their sum and difference fit a signed word.
+  const auto sum = static_cast<std::int32_t>(p_neg == z.neg ? p + s : p - s);
+  const bool neg = p_neg != (sum < 0);
+  const auto mag = static_cast<Word>(sum < 0 ? -sum : sum);
+  // A zero sum is exact: +0 unless both terms are −0 (exact cancellation gives +0 in both modes).
+  if (mag == 0) return {detail::zero_code(out, p_neg && z.neg), false};
+  return detail::round(out, neg, mag, common, mode);
 }
 
 // The correctly rounded FP16 and BF16 FMAs (nearest even), as codes.

@@ -135,6 +135,28 @@ std::uint32_t OracleArith::fadd_ro(std::uint32_t a, std::uint32_t b) {
   return truncated.inexact ? (*truncated.code | 1u) : *truncated.code;
 }
 
+std::uint16_t OracleArith::hdiv(std::uint16_t a, std::uint16_t b) {
+  return to_half(oracle::div(half(a), half(b)), Rounding::kNearestEven);
+}
+std::uint16_t OracleArith::hsqrt(std::uint16_t a) { return to_half(oracle::sqrt(half(a)), Rounding::kNearestEven); }
+std::uint16_t OracleArith::bdiv(std::uint16_t a, std::uint16_t b) {
+  return static_cast<std::uint16_t>(rounded(
+      FormatId::bf16, oracle::div(oracle::exact_of(FormatId::bf16, a), oracle::exact_of(FormatId::bf16, b)),
+      Rounding::kNearestEven));
+}
+std::uint16_t OracleArith::bsqrt(std::uint16_t a) {
+  return static_cast<std::uint16_t>(
+      rounded(FormatId::bf16, oracle::sqrt(oracle::exact_of(FormatId::bf16, a)), Rounding::kNearestEven));
+}
+std::uint32_t OracleArith::fdiv(std::uint32_t a, std::uint32_t b) {
+  return rounded(FormatId::fp32,
+                 oracle::div(oracle::exact_of(FormatId::fp32, a), oracle::exact_of(FormatId::fp32, b)),
+                 Rounding::kNearestEven);
+}
+std::uint32_t OracleArith::fsqrt(std::uint32_t a) {
+  return rounded(FormatId::fp32, oracle::sqrt(oracle::exact_of(FormatId::fp32, a)), Rounding::kNearestEven);
+}
+
 namespace {
 constexpr int kDoubleExp = 11;
 constexpr int kDoubleMan = 52;

@@ -42,6 +42,12 @@ struct OracleArith {
   static std::uint64_t dfma(std::uint64_t a, std::uint64_t b, std::uint64_t c);
   static std::uint16_t double2half_rn(std::uint64_t d);
   static std::uint16_t double2bfloat16_rn(std::uint64_t d);
+  static std::uint16_t hdiv(std::uint16_t a, std::uint16_t b);
+  static std::uint16_t hsqrt(std::uint16_t a);
+  static std::uint16_t bdiv(std::uint16_t a, std::uint16_t b);
+  static std::uint16_t bsqrt(std::uint16_t a);
+  static std::uint32_t fdiv(std::uint32_t a, std::uint32_t b);
+  static std::uint32_t fsqrt(std::uint32_t a);
 };
 
 }  // namespace bitproof

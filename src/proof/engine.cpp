@@ -149,6 +149,8 @@ oracle::Exact intent_value(const RecipeCard& card, const std::uint32_t* codes) {
     }
     case Intent::kFma:
       return oracle::fma(first, oracle::exact_of(card.inputs[1], codes[1]), oracle::exact_of(card.inputs[2], codes[2]));
+    case Intent::kQuotient: return oracle::div(first, oracle::exact_of(card.inputs[1], codes[1]));
+    case Intent::kSquareRoot: return oracle::sqrt(first);
   }
   return oracle::Exact::nan();
 }

@@ -6,6 +6,13 @@
 //   fp32_add / fp32_sub    float2half_rn(fadd(h2f a, ±h2f b))      FP32 add rounded, then FP16: two roundings
 //   badd / bsub / bmul     the BF16 operations (add/sub/mul.bf16 on sm_90)
 //   fp32_* (bf16)          float2bfloat16_rn(f(bfloat162float a, bfloat162float b))
+//   hdiv / hsqrt           Ar::hdiv(a, b), Ar::hsqrt(a): FP16 ÷ and √. The model is the intent,
+//   bdiv / bsqrt           one correct rounding; CUDA computes both from approximate FP32
+//                          instructions (rcp.approx, div.approx, sqrt.approx: see the pins), so
+//                          the GPU's model sweep is what says whether the shipped code is correctly
+//                          rounded (each card's caveat)
+//   fp32_div / fp32_sqrt   float2half_rn(fdiv_rn(h2f a, h2f b)), float2half_rn(fsqrt_rn(h2f a)),
+//                          and the BF16 forms
 // Why they should agree: for +, −, ×, ÷ and √, rounding first to p' bits and then to p
 // bits is innocuous when p' ≥ 2p + 2 (Figueroa, SIGNUM 1995; Roux's formal proof):
 // FP32 has p' = 24, FP16 p = 11 (2p + 2 = 24) and BF16 p = 8 (18). FP32's exponent range
@@ -49,6 +56,51 @@ inline constexpr Pin kPinBf16Ops{PinKind::kCode,
                                  "2930-2959",
                                  "one BF16 add / subtract / multiply on the device; the host path: the float "
                                  "operation, then __float2bfloat16"};
+inline constexpr Pin kPinHdiv{PinKind::kCode,
+                              upstream::kCudaToolkit,
+                              "include/cuda_fp16.hpp",
+                              upstream::kCudaRelease,
+                              "__hdiv",
+                              "2723-2750",
+                              "device: rcp.approx.ftz.f32 of b times a, cvt.rn.f16.f32; two FP32 FMAs refine it only when "
+                              "that result is nonzero and below 0x008F in magnitude; the host path: float divide, then "
+                              "__float2half"};
+inline constexpr Pin kPinHsqrt{PinKind::kCode,
+                               upstream::kCudaToolkit,
+                               "include/cuda_fp16.hpp",
+                               upstream::kCudaRelease,
+                               "hsqrt, __APPROX_FCAST",
+                               "2758-2769, 3223-3225",
+                               "cvt.f32.f16, sqrt.approx.ftz.f32, cvt.rn.f16.f32; device only"};
+inline constexpr Pin kPinBdiv{PinKind::kCode,
+                              upstream::kCudaToolkit,
+                              "include/cuda_bf16.hpp",
+                              upstream::kCudaRelease,
+                              "__hdiv, __internal_device_hdiv (__nv_bfloat16)",
+                              "3067-3093",
+                              "device: div.approx.f32 (b scaled by 1/4 when |b| >= 2^126, the quotient by 1/4 after), "
+                              "then __float2bfloat16 (\"good enough for c-r bfloat div\", its comment says)"};
+inline constexpr Pin kPinBsqrt{PinKind::kCode,
+                               upstream::kCudaToolkit,
+                               "include/cuda_bf16.hpp",
+                               upstream::kCudaRelease,
+                               "hsqrt (__nv_bfloat16)",
+                               "3481-3485",
+                               "sqrt.approx.f32, then __float2bfloat16_rn; device only"};
+inline constexpr Pin kPinFdivRn{PinKind::kCode,
+                                upstream::kCudaToolkit,
+                                "include/crt/device_functions.h",
+                                upstream::kCudaRelease,
+                                "__fdiv_rn",
+                                "1324",
+                                "one FP32 divide, nearest even (div.rn.f32; IEEE also under --use_fast_math)"};
+inline constexpr Pin kPinFsqrtRn{PinKind::kCode,
+                                 upstream::kCudaToolkit,
+                                 "include/crt/device_functions.h",
+                                 upstream::kCudaRelease,
+                                 "__fsqrt_rn",
+                                 "1233",
+                                 "one FP32 square root, nearest even (sqrt.rn.f32)"};
 inline constexpr Pin kPinFaddRn{PinKind::kCode,
                                 upstream::kCudaToolkit,
                                 "include/crt/device_functions.h",
@@ -70,6 +122,16 @@ constexpr RecipeCard card(std::string_view name, std::string_view label, std::st
                     .output = format,
                     .intent = intent};
 }
+
+// The card of a one-input recipe (√).
+constexpr RecipeCard unary(RecipeCard c) {
+  c.arity = 1;
+  return c;
+}
+
+inline constexpr std::string_view kApproxCaveat =
+    "the model is the intent, the correctly rounded result; CUDA computes it from an approximate FP32 "
+    "instruction, so where the hardware parts from it the GPU's model sweep counts the cases";
 
 // ---- FP16 ----
 
@@ -114,6 +176,83 @@ struct Fp32Sub {
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b) {
     return Ar::float2half_rn(Ar::fadd(Ar::half2float(a), Ar::half2float(b) ^ kFloatSign));
+  }
+};
+
+struct Hdiv {
+  static constexpr RecipeCard kCard =
+      pinned(card("fp16.hdiv", "hdiv", "hdiv(a, b): one FP16 divide, nearest even (the intent of __hdiv)",
+                  FormatId::fp16, Intent::kQuotient),
+             {&kPinHdiv}, kApproxCaveat);
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b) {
+    return Ar::hdiv(a, b);
+  }
+};
+
+struct Fp32Div {
+  static constexpr RecipeCard kCard = pinned(
+      card("fp16.fp32_div", "fp32-div",
+           "float2half_rn(fdiv_rn(half2float(a), half2float(b))): FP32 divide rounded to FP16", FormatId::fp16,
+           Intent::kQuotient),
+      {&kPinFdivRn, &upstream::kPinHalf2Float, &upstream::kPinFloat2HalfRn, &kPinHdiv});
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b) {
+    return Ar::float2half_rn(Ar::fdiv(Ar::half2float(a), Ar::half2float(b)));
+  }
+};
+
+struct Hsqrt {
+  static constexpr RecipeCard kCard =
+      pinned(unary(card("fp16.hsqrt", "hsqrt", "hsqrt(a): one FP16 square root, nearest even (the intent of hsqrt)",
+                        FormatId::fp16, Intent::kSquareRoot)),
+             {&kPinHsqrt}, kApproxCaveat);
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a) {
+    return Ar::hsqrt(a);
+  }
+};
+
+struct Fp32Sqrt {
+  static constexpr RecipeCard kCard =
+      pinned(unary(card("fp16.fp32_sqrt", "fp32-sqrt",
+                        "float2half_rn(fsqrt_rn(half2float(a))): FP32 square root rounded to FP16", FormatId::fp16,
+                        Intent::kSquareRoot)),
+             {&kPinFsqrtRn, &upstream::kPinHalf2Float, &upstream::kPinFloat2HalfRn, &kPinHsqrt});
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a) {
+    return Ar::float2half_rn(Ar::fsqrt(Ar::half2float(a)));
+  }
+};
+
+// Negative controls: the FP32 result cut to FP16 toward zero (the last rounding must be to nearest).
+struct DivTruncated {
+  static constexpr RecipeCard kCard = [] {
+    RecipeCard c = card("fp16.control.fp32_div_rz", "fp32-div-rz",
+                        "float2half_rz(fdiv_rn(half2float(a), half2float(b))): the last rounding toward zero",
+                        FormatId::fp16, Intent::kQuotient);
+    c.role = Role::kControl;
+    c.control_of = "fp16.fp32_div";
+    return c;
+  }();
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b) {
+    return Ar::float2half_rz(Ar::fdiv(Ar::half2float(a), Ar::half2float(b)));
+  }
+};
+
+struct SqrtTruncated {
+  static constexpr RecipeCard kCard = [] {
+    RecipeCard c = unary(card("fp16.control.fp32_sqrt_rz", "fp32-sqrt-rz",
+                              "float2half_rz(fsqrt_rn(half2float(a))): the last rounding toward zero", FormatId::fp16,
+                              Intent::kSquareRoot));
+    c.role = Role::kControl;
+    c.control_of = "fp16.fp32_sqrt";
+    return c;
+  }();
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a) {
+    return Ar::float2half_rz(Ar::fsqrt(Ar::half2float(a)));
   }
 };
 
@@ -185,6 +324,52 @@ struct Bf16Fp32Mul {
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b) {
     return Ar::float2bfloat16_rn(Ar::fmul(Ar::bfloat162float(a), Ar::bfloat162float(b)));
+  }
+};
+
+struct Bdiv {
+  static constexpr RecipeCard kCard =
+      pinned(card("bf16.bdiv", "bdiv", "hdiv on __nv_bfloat16: one BF16 divide, nearest even (the intent of __hdiv)",
+                  FormatId::bf16, Intent::kQuotient),
+             {&kPinBdiv}, kApproxCaveat);
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b) {
+    return Ar::bdiv(a, b);
+  }
+};
+
+struct Bf16Fp32Div {
+  static constexpr RecipeCard kCard = pinned(
+      card("bf16.fp32_div", "fp32-div",
+           "float2bfloat16_rn(fdiv_rn(bfloat162float(a), bfloat162float(b))): FP32 divide rounded to BF16",
+           FormatId::bf16, Intent::kQuotient),
+      {&kPinFdivRn, &fma_route::kPinFloat2Bf16, &kPinBdiv});
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b) {
+    return Ar::float2bfloat16_rn(Ar::fdiv(Ar::bfloat162float(a), Ar::bfloat162float(b)));
+  }
+};
+
+struct Bsqrt {
+  static constexpr RecipeCard kCard = pinned(
+      unary(card("bf16.bsqrt", "bsqrt", "hsqrt on __nv_bfloat16: one BF16 square root, nearest even (its intent)",
+                 FormatId::bf16, Intent::kSquareRoot)),
+      {&kPinBsqrt}, kApproxCaveat);
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a) {
+    return Ar::bsqrt(a);
+  }
+};
+
+struct Bf16Fp32Sqrt {
+  static constexpr RecipeCard kCard =
+      pinned(unary(card("bf16.fp32_sqrt", "fp32-sqrt",
+                        "float2bfloat16_rn(fsqrt_rn(bfloat162float(a))): FP32 square root rounded to BF16",
+                        FormatId::bf16, Intent::kSquareRoot)),
+             {&kPinFsqrtRn, &fma_route::kPinFloat2Bf16, &kPinBsqrt});
+  template <class Ar>
+  BP_HD static constexpr std::uint32_t eval(std::uint32_t a) {
+    return Ar::float2bfloat16_rn(Ar::fsqrt(Ar::bfloat162float(a)));
   }
 };
 

@@ -21,6 +21,8 @@ enum class Intent : std::uint8_t {
   kSum,               // in0 + in1
   kDifference,        // in0 - in1
   kFma,               // in0 × in1 + in2, rounded once (FP16/BF16 inputs: the fast exact oracle, oracle/fma_exact.hpp)
+  kQuotient,          // in0 / in1 (the oracle's quotient: its first 128 bits and a sticky bit)
+  kSquareRoot,        // √in0 (likewise)
 };
 
 enum class Role : std::uint8_t {
