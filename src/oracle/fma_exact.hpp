@@ -147,7 +147,9 @@ BP_HD constexpr Result round(Binary f, bool neg, Word mag, int e, Mode mode) {
 // sig · 2^(common + d) as a multiple of 2^common: exact when d >= 0, else cut
 // with the lost bits ORed into the last place (see the header comment).
 BP_HD constexpr Word align(Word sig, int d) {
-  if (d >= 0) return sig << d;
+  // A nonzero term lies at most kWindow + 1 places above E; only a zero term's
+  // exponent (not its own: alignment() ignores it) can lie further.
+  if (d >= 0) return d < kWordBits ? sig << d : 0;
   const int drop = -d;
   if (drop >= kWordBits) return sig != 0 ? 1 : 0;
   return (sig >> drop) | ((sig << (kWordBits - drop)) != 0 ? 1u : 0u);
@@ -259,6 +261,11 @@ static_assert(fma_fp16(0x8001, 0x0001, 0x7800) == 0x7800);  // 32768 − 2^-48: 
 static_assert(fma(kFp16, kFp16, 0x8001, 0x0001, 0x7800, Mode::kTowardZero).code == 0x77FF);  // toward zero: 32752
 static_assert(fma(kFp16, kFp16, 0x0001, 0x0001, 0x7800, Mode::kTowardZero).inexact);
 static_assert(fma_bf16(0x3F80, 0x3F80, 0xBF80) == 0x0000);  // 1·1 − 1 = +0
+// A zero term far from the other (its exponent must neither set the window nor be shifted by it;
+// constant evaluation rejects an oversized shift, so these also guard the alignment against UB).
+static_assert(fma_bf16(0x0001, 0x0001, 0x0000) == 0x0000);  // 2^-266 + 0: +0
+static_assert(fma_bf16(0x0000, 0x7F7F, 0x0001) == 0x0001);  // 0·max + 2^-133: 2^-133, not a sticky bit
+static_assert(fma_bf16(0x8000, 0x0001, 0x7F7F) == 0x7F7F);  // (−0)·2^-133 + max: max
 static_assert(fma_bf16(0x7F7F, 0x4000, 0xFF7F) == 0x7F7F);  // max·2 − max = max (2^128 inside, not ∞)
 static_assert(fma_bf16(0x0001, 0x0001, 0x3F80) == 0x3F80);  // 1 + 2^-266: sticky, 1
 static_assert(fma_bf16(0x0001, 0x0001, 0xBF80) == 0xBF80);  // −1 + 2^-266: −1 (nearest)
