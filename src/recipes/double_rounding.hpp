@@ -129,6 +129,13 @@ constexpr RecipeCard unary(RecipeCard c) {
   return c;
 }
 
+// The card of a negative control: deliberately wrong, refuted against `of`.
+constexpr RecipeCard control(RecipeCard c, std::string_view of) {
+  c.role = Role::kControl;
+  c.control_of = of;
+  return c;
+}
+
 inline constexpr std::string_view kApproxCaveat =
     "the model is the intent, the correctly rounded result; CUDA computes it from an approximate FP32 "
     "instruction, so where the hardware parts from it the GPU's model sweep counts the cases";
@@ -227,14 +234,11 @@ struct Fp32Sqrt {
 
 // Negative controls: the FP32 result cut to FP16 toward zero (the last rounding must be to nearest).
 struct DivTruncated {
-  static constexpr RecipeCard kCard = [] {
-    RecipeCard c = card("fp16.control.fp32_div_rz", "fp32-div-rz",
-                        "float2half_rz(fdiv_rn(half2float(a), half2float(b))): the last rounding toward zero",
-                        FormatId::fp16, Intent::kQuotient);
-    c.role = Role::kControl;
-    c.control_of = "fp16.fp32_div";
-    return c;
-  }();
+  static constexpr RecipeCard kCard =
+      control(card("fp16.control.fp32_div_rz", "fp32-div-rz",
+                   "float2half_rz(fdiv_rn(half2float(a), half2float(b))): the last rounding toward zero",
+                   FormatId::fp16, Intent::kQuotient),
+              "fp16.fp32_div");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b) {
     return Ar::float2half_rz(Ar::fdiv(Ar::half2float(a), Ar::half2float(b)));
@@ -242,14 +246,11 @@ struct DivTruncated {
 };
 
 struct SqrtTruncated {
-  static constexpr RecipeCard kCard = [] {
-    RecipeCard c = unary(card("fp16.control.fp32_sqrt_rz", "fp32-sqrt-rz",
-                              "float2half_rz(fsqrt_rn(half2float(a))): the last rounding toward zero", FormatId::fp16,
-                              Intent::kSquareRoot));
-    c.role = Role::kControl;
-    c.control_of = "fp16.fp32_sqrt";
-    return c;
-  }();
+  static constexpr RecipeCard kCard =
+      control(unary(card("fp16.control.fp32_sqrt_rz", "fp32-sqrt-rz",
+                         "float2half_rz(fsqrt_rn(half2float(a))): the last rounding toward zero", FormatId::fp16,
+                         Intent::kSquareRoot)),
+              "fp16.fp32_sqrt");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t a) {
     return Ar::float2half_rz(Ar::fsqrt(Ar::half2float(a)));
