@@ -7,6 +7,9 @@
 #   BIN=<dir with bitproof> bench/fma_device.sh table
 #   BIN=<dir with bitproof> bench/fma_device.sh whole SPEC...   all 2^48 triples of each spec
 #   BIN=<dir with bitproof> bench/fma_device.sh probe SPEC...   a 2^40 slice (c = 0..255) of each
+#   BIN=<dir with bitproof> bench/fma_device.sh shard SPEC I/N  shard I of N of all 2^48 triples
+#     (whole 2^32-case blocks, for a device call too short for the whole run; merge the N
+#     shard reports anywhere: bitproof report merge $OUT/fma/SPEC.shard-*-of-N.json -o R.json)
 #
 # SPEC names a file proofs/SPEC.json; the per-claim specs sweep two recipes each:
 #   fp16-fma-fp32-route fp16-fma-fp64-route fp16-fma-rto fp16-hfma-exact bf16-fma-fp32-route
@@ -46,8 +49,15 @@ case "$WHAT" in
     for spec in "$@"; do run_spec "fma/$spec" "$spec" --specialize on; done ;;
   probe)
     for spec in "$@"; do run_spec "fma/$spec-c0-255" "$spec" --specialize on --codes c=0:255; done ;;
+  shard)
+    spec=${1:?shard SPEC I/N} id=${2:?shard SPEC I/N}
+    [ -f "proofs/$spec.json" ] || { echo "fma_device.sh: proofs/$spec.json not found" >&2; exit 2; }
+    name="fma/$spec.shard-${id%/*}-of-${id#*/}"
+    step "$name" "${LIMIT:-590}" "$BP" prove "proofs/$spec.json" --backend cuda --keep 16 --specialize on \
+      --shard "$id" --report "$OUT/$name.json"
+    grep -vE "^  " "$OUT/$name.log" | head -8 | tee -a "$OUT/summary.txt" ;;
   *)
-    echo "usage: BIN=<dir> bench/fma_device.sh table | whole SPEC... | probe SPEC..." >&2
+    echo "usage: BIN=<dir> bench/fma_device.sh table | whole SPEC... | probe SPEC... | shard SPEC I/N" >&2
     exit 2 ;;
 esac
 log "done: $OUT"

@@ -812,6 +812,7 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     SweepPart piece = folding.get();
     part.chunk_sums.insert(part.chunk_sums.end(), piece.chunk_sums.begin(), piece.chunk_sums.end());
     part.block_digests.insert(part.block_digests.end(), piece.block_digests.begin(), piece.block_digests.end());
+    part.kept_chunk_sums.merge(piece.kept_chunk_sums);
   };
   // The claim sweep runs one batch ahead of the host (two slots on a stream),
   // except when timing repeats are asked for (each launch then runs alone).
@@ -863,13 +864,13 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     run.hw_ms.insert(run.hw_ms.end(), hw->ms.begin(), hw->ms.end());
     run.model_ms.insert(run.model_ms.end(), model.ms.begin(), model.ms.end());
     append_folded();
-    folding = std::async(std::launch::async, [&spec, words = std::move(hw->words), batch_begin, batch_end, recipes,
-                                              claims] {
+    folding = std::async(std::launch::async, [&spec, &engine, words = std::move(hw->words), batch_begin, batch_end,
+                                              recipes, claims] {
       SweepPart piece;
       piece.begin = batch_begin;
       piece.end = batch_end;
       piece.chunk_sums = engine_words(words, recipes, claims);
-      fold_blocks(spec, piece);
+      fold_blocks(spec, piece, engine.kept_chunks);
       return piece;
     });
     if (engine.progress) engine.progress(batch_end - begin, end - begin);

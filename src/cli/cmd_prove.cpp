@@ -259,11 +259,6 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   if (!a.out.markdown.empty() || !a.out.junit.empty() || !a.out.svg.empty()) {
     return fail({"--shard: a shard writes only --report; render the merged report"});
   }
-  if (digest_mode_for(spec.case_count()) == DigestMode::kBlockSums) {
-    return fail({fmt::format("--shard: {} has {} cases, above 2^32: its digest is kept per 2^32-case block, which "
-                             "shards do not carry yet; prove it whole, or in slices with --codes",
-                             spec.path, spec.case_count())});
-  }
   auto backends = select_backends(a.backend, spec, a.devices);
   if (!backends) return fail(backends.error());
   auto files = a.out.open(read_files(a, spec));
@@ -272,6 +267,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   Progress progress(fmt::format("{} shard {}", spec.name, a.shard), a.gate.quiet);
   BackendOptions options = backend_options(a);
   options.engine.progress = progress.callback();
+  options.engine.kept_chunks = shard_spot_chunks(spec.case_count(), *shard);
   std::vector<Json> reports;
   std::string names;
   for (const auto& backend : *backends) {

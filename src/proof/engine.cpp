@@ -488,11 +488,16 @@ std::string chunk_sums_digest(const Spec& spec, const std::vector<std::uint32_t>
   return to_hex(h.finish());
 }
 
-void fold_blocks(const Spec& spec, SweepPart& part) {
+void fold_blocks(const Spec& spec, SweepPart& part, const std::vector<std::uint64_t>& kept) {
   const std::uint64_t cases = spec.case_count();
   if (digest_mode_for(cases) != DigestMode::kBlockSums || part.chunk_sums.empty()) return;
   if (part.begin % kBlockCases != 0 || (part.end % kBlockCases != 0 && part.end != cases)) return;
   const std::size_t words = chunk_sum_words(spec);
+  const std::uint64_t first_chunk = part.begin / kChunkCases, chunk_end = first_chunk + part.chunk_sums.size() / words;
+  for (auto k = std::lower_bound(kept.begin(), kept.end(), first_chunk); k != kept.end() && *k < chunk_end; ++k) {
+    const auto at = part.chunk_sums.begin() + static_cast<std::ptrdiff_t>((*k - first_chunk) * words);
+    part.kept_chunk_sums[*k].assign(at, at + static_cast<std::ptrdiff_t>(words));
+  }
   std::size_t at = 0;
   for (std::uint64_t block = part.begin; block < part.end; block += kBlockCases) {
     const std::uint64_t chunks = (std::min(part.end, block + kBlockCases) - block + kChunkCases - 1) / kChunkCases;
@@ -539,6 +544,7 @@ SweepPart join_parts(const EngineOptions& options, std::vector<SweepPart> parts)
     joined.chunk_digests.insert(joined.chunk_digests.end(), part.chunk_digests.begin(), part.chunk_digests.end());
     joined.chunk_sums.insert(joined.chunk_sums.end(), part.chunk_sums.begin(), part.chunk_sums.end());
     joined.block_digests.insert(joined.block_digests.end(), part.block_digests.begin(), part.block_digests.end());
+    joined.kept_chunk_sums.merge(part.kept_chunk_sums);
   }
   return joined;
 }
@@ -627,7 +633,7 @@ SweepPart sweep_parts(const Spec& spec, const EngineOptions& options, const Rang
   std::atomic<std::uint64_t> done{0};
   parallel_for(ranges.size(), threads, [&](std::size_t k) {
     parts[k] = sweep(ranges[k].first, ranges[k].second);
-    fold_blocks(spec, parts[k]);
+    fold_blocks(spec, parts[k], options.kept_chunks);
     const std::uint64_t now = done += ranges[k].second - ranges[k].first;
     if (options.progress) options.progress(now, end - begin);
   });

@@ -142,6 +142,10 @@ struct EngineOptions {
   std::size_t keep = 8;      // counterexamples kept per claim
   unsigned threads = 1;      // CPU threads for a sweep; 0: every core
   ProgressFn progress = {};  // optional
+  // Block-sum mode: chunks (indices in the domain) whose words a part keeps
+  // when its blocks are folded (SweepPart::kept_chunk_sums), sorted: the spot
+  // checks a shard of such a domain carries (report/shard.hpp).
+  std::vector<std::uint64_t> kept_chunks = {};
 };
 
 // Evaluates single cases of a spec; run_proof and discovery sweep with it.
@@ -230,14 +234,18 @@ struct SweepPart {
   std::vector<std::uint8_t> chunk_digests;  // full digest mode: 32 bytes per chunk
   std::vector<std::uint32_t> chunk_sums;    // chunk-sum mode: chunk_sum_words() per chunk
   std::vector<std::uint8_t> block_digests;  // block-sum mode, once folded: 32 bytes per block
+  // Block-sum mode, once folded: the words of the part's chunks that
+  // EngineOptions::kept_chunks names, by chunk index.
+  std::map<std::uint64_t, std::vector<std::uint32_t>> kept_chunk_sums;
 };
 
 // The unit sweeps of a domain are split on: a chunk, or a block in block-sum mode.
 [[nodiscard]] std::uint64_t range_unit(std::uint64_t cases);
 // Block-sum mode: replaces a part's chunk words by its blocks' digests. The part
 // must start on a block and end on one or at the domain's end (ranges split on
-// range_unit do); another part, or another mode, is left as it is.
-void fold_blocks(const Spec& spec, SweepPart& part);
+// range_unit do); another part, or another mode, is left as it is. The words
+// of the chunks in `kept` (sorted chunk indices) are kept in kept_chunk_sums.
+void fold_blocks(const Spec& spec, SweepPart& part, const std::vector<std::uint64_t>& kept = {});
 
 // Checks one range. `hardware`, when given, holds a hardware backend's outputs
 // of the range's cases (recipes().size() words per case, spec recipe order):
@@ -272,5 +280,7 @@ void add_sampled_witness(const Spec& spec, const EngineOptions& options, ProofRe
 [[nodiscard]] std::vector<std::uint64_t> witness_sample(std::uint64_t cases);
 // The chunk-sum digest of a whole domain's chunk words (chunk order).
 [[nodiscard]] std::string chunk_sums_digest(const Spec& spec, const std::vector<std::uint32_t>& words);
+// The block-sum digest of a whole domain's block digests (32 bytes a block, block order).
+[[nodiscard]] std::string block_sums_digest(const Spec& spec, const std::vector<std::uint8_t>& blocks);
 
 }  // namespace bitproof

@@ -1,6 +1,7 @@
 #include "report/shard.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -219,7 +220,12 @@ struct PartReader {
 
   Expected<Ok> chunk_records(SweepPart& part, const Json& p) {
     const std::uint64_t chunks = (v.end - v.begin + kChunkCases - 1) / kChunkCases;
-    const bool full = digest_mode_for(spec.case_count()) == DigestMode::kFull;
+    const DigestMode mode = digest_mode_for(spec.case_count());
+    if (mode == DigestMode::kBlockSums) return block_records(part, p);
+    if (p.contains("block_digests") || p.contains("chunk_samples")) {
+      return at(v.path, "result.part", "block digests or chunk samples, but this domain's digest is not kept per block");
+    }
+    const bool full = mode == DigestMode::kFull;
     const std::uint64_t digests = full ? chunks : 0, sums = full ? 0 : chunks * chunk_sum_words(spec);
     if (p["chunk_digests"].size() != digests || p["chunk_sums"].size() != sums) {
       return at(v.path, "result.part", fmt::format("{} chunk digests and {} chunk sums, but {} chunks need {} and {}",
@@ -242,6 +248,42 @@ struct PartReader {
                   fmt::format("{} failing cases, but its chunk sums count {}", part.claims[c].cases - part.claims[c].holding,
                               failing));
       }
+    }
+    return Ok{};
+  }
+
+  // Block-sum mode: one digest per block of the range, and the words of the
+  // shard's spot-check chunks (shard_spot_chunks), each swept again by the merge.
+  Expected<Ok> block_records(SweepPart& part, const Json& p) {
+    const std::uint64_t blocks = (v.end - v.begin + kBlockCases - 1) / kBlockCases;
+    if (!p["chunk_digests"].empty() || !p["chunk_sums"].empty()) {
+      return at(v.path, "result.part", "chunk digests or sums, but this domain's digest is kept per 2^32-case block");
+    }
+    const Json none = Json::array();
+    const Json& digests = p.contains("block_digests") ? p["block_digests"] : none;
+    if (digests.size() != blocks) {
+      return at(v.path, "result.part.block_digests", fmt::format("{} digests, but the shard holds {} blocks", digests.size(), blocks));
+    }
+    for (const Json& h : digests) {
+      const std::string& hex = h.get_ref<const std::string&>();
+      for (std::size_t k = 0; k < 64; k += 2) {
+        part.block_digests.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(k, 2), nullptr, 16)));
+      }
+    }
+    const std::vector<std::uint64_t> want = shard_spot_chunks(spec.case_count(), v.id);
+    const Json& samples = p.contains("chunk_samples") ? p["chunk_samples"] : none;
+    const std::size_t words = chunk_sum_words(spec);
+    bool same = samples.size() == want.size();
+    for (std::size_t k = 0; same && k < want.size(); ++k) {
+      same = u64(samples[k]["chunk"]) == want[k] && samples[k]["sums"].size() == words;
+    }
+    if (!same) {
+      return at(v.path, "result.part.chunk_samples",
+                fmt::format("not the words of chunks {} ({} each), the spot checks of shard {}/{}", fmt::join(want, ", "),
+                            words, v.id.index + 1, v.id.count));
+    }
+    for (const Json& sample : samples) {
+      part.kept_chunk_sums[u64(sample["chunk"])] = sample["sums"].get<std::vector<std::uint32_t>>();
     }
     return Ok{};
   }
@@ -302,6 +344,17 @@ Expected<Ok> rederive_chunks(const Spec& spec, const CaseEvaluator& eval, const 
   if (part.model_disagreement_count > 0) return Ok{};
   EngineOptions options;
   options.keep = keep;
+  if (digest_mode_for(spec.case_count()) == DigestMode::kBlockSums) {
+    // A block is 2^32 cases: its digest is not swept again here, its spot-check chunks are.
+    for (const auto& [chunk, sums] : part.kept_chunk_sums) {
+      const std::uint64_t begin = chunk * kChunkCases, end = std::min(part.end, begin + kChunkCases);
+      if (sweep_range(eval, spec, options, begin, end).chunk_sums != sums) {
+        return at(v.path, "result.part.chunk_samples",
+                  fmt::format("cases {}..{} swept again here give other outputs or counts than the shard records", begin, end));
+      }
+    }
+    return Ok{};
+  }
   const std::vector<std::uint64_t> picked = chunks_to_rederive(spec, part, v);
   const std::size_t words = chunk_sum_words(spec);
   const std::uint64_t first = part.begin / kChunkCases;
@@ -378,11 +431,22 @@ Expected<ShardId> parse_shard_flag(const std::string& text, const std::string& f
 }
 
 std::pair<std::uint64_t, std::uint64_t> shard_range(std::uint64_t cases, ShardId shard) {
-  const std::uint64_t chunks = (cases + kChunkCases - 1) / kChunkCases;
-  const auto chunk_at = [&](std::uint64_t k) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(k) * chunks) / shard.count);
+  const std::uint64_t unit = range_unit(cases);
+  const std::uint64_t units = (cases + unit - 1) / unit;
+  const auto unit_at = [&](std::uint64_t k) {
+    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(k) * units) / shard.count);
   };
-  return {std::min(cases, chunk_at(shard.index) * kChunkCases), std::min(cases, chunk_at(shard.index + 1) * kChunkCases)};
+  return {std::min(cases, unit_at(shard.index) * unit), std::min(cases, unit_at(shard.index + 1) * unit)};
+}
+
+std::vector<std::uint64_t> shard_spot_chunks(std::uint64_t cases, ShardId shard) {
+  const auto [begin, end] = shard_range(cases, shard);
+  if (digest_mode_for(cases) != DigestMode::kBlockSums || begin == end) return {};
+  const std::uint64_t first = begin / kChunkCases, chunks = (end - begin + kChunkCases - 1) / kChunkCases;
+  std::vector<std::uint64_t> picked{first, first + splitmix64(shard.index) % chunks, first + chunks - 1};
+  std::sort(picked.begin(), picked.end());
+  picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+  return picked;
 }
 
 Json shard_report(const Spec& spec, const SweepPart& part, ShardId shard, std::size_t keep, const Json& backend_info) {
@@ -396,6 +460,15 @@ Json shard_report(const Spec& spec, const SweepPart& part, ShardId shard, std::s
          {"disagreements", disagreements_json(part)},
          {"chunk_digests", digests},
          {"chunk_sums", part.chunk_sums}};
+  if (digest_mode_for(spec.case_count()) == DigestMode::kBlockSums) {
+    Json blocks = Json::array(), samples = Json::array();
+    for (std::size_t k = 0; k + 32 <= part.block_digests.size(); k += 32) {
+      blocks.push_back(to_hex(std::span<const std::uint8_t>(part.block_digests.data() + k, 32)));
+    }
+    for (const auto& [chunk, sums] : part.kept_chunk_sums) samples.push_back({{"chunk", chunk}, {"sums", sums}});
+    p["block_digests"] = blocks;
+    p["chunk_samples"] = samples;
+  }
   Json result{{"spec", spec_json},
               {"spec_sha256", sha256_hex(spec_json.dump())},
               {"keep", keep},
