@@ -545,7 +545,11 @@ Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& bu
   return tables;
 }
 
-std::vector<std::string> include_dirs() { return bitproof_include_dirs().dirs; }
+Expected<std::vector<std::string>> include_dirs() {
+  const IncludeDirs& found = bitproof_include_dirs();
+  if (!found.error.empty()) return Error{found.error};
+  return found.dirs;
+}
 
 std::string cache_directory() { return cache_root().string(); }
 

@@ -153,8 +153,9 @@ void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec);
 inline constexpr std::uint64_t kMaxTableWords = std::uint64_t{1} << 26;
 
 // Shared with the GPU path (src/backend/cuda_user.cpp):
-// bitproof's own header directories ($BITPROOF_INCLUDE_DIRS or the build's).
-[[nodiscard]] std::vector<std::string> include_dirs();
+// bitproof's own header directories ($BITPROOF_INCLUDE_DIRS, the installed
+// ones beside the command, or the build's), or why none were found.
+[[nodiscard]] Expected<std::vector<std::string>> include_dirs();
 // $XDG_CACHE_HOME/bitproof (default ~/.cache/bitproof).
 [[nodiscard]] std::string cache_directory();
 // Writes `bytes` to `path` through a temporary and a rename (readers see the
