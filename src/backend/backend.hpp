@@ -42,6 +42,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   [[nodiscard]] virtual std::string name() const = 0;
+  // What a shard report records of the machine that swept it (the GPU, its
+  // driver and kernel build); empty where the report's environment says it.
+  [[nodiscard]] virtual Json describe() const { return Json::object(); }
   // Runs every claim of the spec over its whole domain.
   [[nodiscard]] virtual Expected<BackendRun> prove(const Spec& spec, const BackendOptions& options) = 0;
   // Runs every claim over the chunk-aligned case range [begin, end) only: one

@@ -200,6 +200,7 @@ struct PipeSlot {
 class CudaBackend : public Backend {
  public:
   [[nodiscard]] std::string name() const override { return "cuda"; }
+  [[nodiscard]] Json describe() const override { return Json{{"device", device_info_}, {"label", label_}}; }
 
   static Expected<std::unique_ptr<CudaBackend>> open(int ordinal = 0) {
     auto loaded = cuda::driver();
@@ -974,6 +975,11 @@ class MultiCudaBackend : public Backend {
  public:
   explicit MultiCudaBackend(std::vector<std::unique_ptr<CudaBackend>> devices) : devices_(std::move(devices)) {}
   [[nodiscard]] std::string name() const override { return "cuda"; }
+  [[nodiscard]] Json describe() const override {
+    Json devices = Json::array();
+    for (const auto& d : devices_) devices.push_back(d->describe());
+    return Json{{"devices", devices}};
+  }
 
   [[nodiscard]] Expected<BackendRun> prove(const Spec& spec, const BackendOptions& options) override {
     if (spec.case_count() <= kFullDigestLimit) return devices_.front()->prove(spec, options);

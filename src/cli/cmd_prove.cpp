@@ -273,7 +273,8 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   for (const auto& backend : *backends) {
     auto part = backend->sweep_part(spec, options, begin, end);
     if (!part) return fail(part.error());
-    const Json info{{"name", backend->name()}, {"threads", resolve_threads(a.threads)}};
+    Json info{{"name", backend->name()}, {"threads", resolve_threads(a.threads)}};
+    info.update(backend->describe());
     reports.push_back(shard_report(spec, *part, *shard, a.keep, info));
     names += (names.empty() ? "" : ", ") + backend->name();
   }
