@@ -200,7 +200,11 @@ struct PipeSlot {
 class CudaBackend : public Backend {
  public:
   [[nodiscard]] std::string name() const override { return "cuda"; }
-  [[nodiscard]] Json describe() const override { return Json{{"device", device_info_}, {"label", label_}}; }
+  [[nodiscard]] Json describe() const override {
+    Json d{{"device", device_info_}, {"label", label_}};
+    if (!last_sweep_.is_null()) d["sweep"] = last_sweep_;
+    return d;
+  }
 
   static Expected<std::unique_ptr<CudaBackend>> open(int ordinal = 0) {
     auto loaded = cuda::driver();
@@ -295,6 +299,7 @@ class CudaBackend : public Backend {
   Module fast_math_;
   std::map<std::string, Module> user_modules_;  // by image key
   Json device_info_;
+  Json last_sweep_;  // the last on-device sweep_part's kernels and timing (describe)
   std::string label_;
   int major_ = 0;  // compute capability of the device
   int minor_ = 0;
@@ -960,7 +965,13 @@ Expected<SweepPart> CudaBackend::sweep_part(const Spec& spec, const BackendOptio
     Json kernels;
     if (auto ok = specialize(spec, options, p, kernels); !ok) return ok.error();
     LargeRun large;
-    return large_part(spec, engine, p, begin, end, 1, large);
+    auto part = large_part(spec, engine, p, begin, end, 1, large);
+    // What describe() adds to a shard report: the kernels and their CUDA-event times.
+    last_sweep_ = Json{{"kernels", kernels},
+                       {"model_cases", large.checked_cases},
+                       {"timing", Json{{"sweep", timing_json(large.hw_ms, large.cases_per_launch)},
+                                       {"model", timing_json(large.model_ms, large.cases_per_launch)}}}};
+    return part;
   }
   auto table = eval(*p.module, p, begin, end - begin);
   if (!table) return table.error();
