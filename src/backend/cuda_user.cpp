@@ -120,10 +120,9 @@ fs::path spec_dir(const user::UserRecipes& user) {
   return fs::absolute(user.base_dir.empty() ? fs::path(".") : fs::path(user.base_dir), ec);
 }
 
-// bitproof's NVRTC headers (src/user/include/nvrtc: <cstdint>, which NVRTC
-// does not bring), first on the include path.
 // The directory of bitproof's stand-ins for the C++ headers NVRTC lacks
-// (<cstdint>), or why there is none: without it every kernel fails to compile.
+// (src/user/include/nvrtc: <cstdint>), first on the include path, or why
+// there is none: without it every kernel fails to compile.
 Expected<std::string> shim_dir() {
   auto dirs = user::include_dirs();
   if (!dirs) return Error{"NVRTC: " + dirs.error().message};

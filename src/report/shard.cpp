@@ -95,6 +95,20 @@ std::size_t slot_of(const CaseEvaluator& eval, const RecipeEntry* recipe) {
   return static_cast<std::size_t>(std::find(eval.recipes().begin(), eval.recipes().end(), recipe) - eval.recipes().begin());
 }
 
+// SHA-256 digests as the report writes them (64 hex digits each; the schema has checked them) and back.
+void append_digests(const Json& hex_list, std::vector<std::uint8_t>& bytes) {
+  for (const Json& h : hex_list) {
+    const std::string& hex = h.get_ref<const std::string&>();
+    for (std::size_t k = 0; k < 64; k += 2) bytes.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(k, 2), nullptr, 16)));
+  }
+}
+
+Json hex_digests(const std::vector<std::uint8_t>& bytes) {
+  Json list = Json::array();
+  for (std::size_t k = 0; k + 32 <= bytes.size(); k += 32) list.push_back(to_hex(std::span<const std::uint8_t>(bytes.data() + k, 32)));
+  return list;
+}
+
 struct PartReader {
   const Spec& spec;
   const CaseEvaluator& eval;
@@ -231,12 +245,7 @@ struct PartReader {
       return at(v.path, "result.part", fmt::format("{} chunk digests and {} chunk sums, but {} chunks need {} and {}",
                                                    p["chunk_digests"].size(), p["chunk_sums"].size(), chunks, digests, sums));
     }
-    for (const Json& h : p["chunk_digests"]) {
-      const std::string& hex = h.get_ref<const std::string&>();
-      for (std::size_t k = 0; k < 64; k += 2) {
-        part.chunk_digests.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(k, 2), nullptr, 16)));
-      }
-    }
+    append_digests(p["chunk_digests"], part.chunk_digests);
     for (const Json& w : p["chunk_sums"]) part.chunk_sums.push_back(w.get<std::uint32_t>());
     // Chunk sums end with each claim's failing count in the chunk: they must add up to the claim's.
     const std::size_t words = chunk_sum_words(spec), first_claim = 2 * eval.recipes().size();
@@ -264,12 +273,7 @@ struct PartReader {
     if (digests.size() != blocks) {
       return at(v.path, "result.part.block_digests", fmt::format("{} digests, but the shard holds {} blocks", digests.size(), blocks));
     }
-    for (const Json& h : digests) {
-      const std::string& hex = h.get_ref<const std::string&>();
-      for (std::size_t k = 0; k < 64; k += 2) {
-        part.block_digests.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(k, 2), nullptr, 16)));
-      }
-    }
+    append_digests(digests, part.block_digests);
     const std::vector<std::uint64_t> want = shard_spot_chunks(spec.case_count(), v.id);
     const Json& samples = p.contains("chunk_samples") ? p["chunk_samples"] : none;
     const std::size_t words = chunk_sum_words(spec);
@@ -451,22 +455,15 @@ std::vector<std::uint64_t> shard_spot_chunks(std::uint64_t cases, ShardId shard)
 
 Json shard_report(const Spec& spec, const SweepPart& part, ShardId shard, std::size_t keep, const Json& backend_info) {
   const Json spec_json = spec_to_json(spec);
-  Json digests = Json::array();
-  for (std::size_t k = 0; k + 32 <= part.chunk_digests.size(); k += 32) {
-    digests.push_back(to_hex(std::span<const std::uint8_t>(part.chunk_digests.data() + k, 32)));
-  }
   Json p{{"claims", part_claims_json(part)},
          {"witnessed_cases", part.witnessed_cases},
          {"disagreements", disagreements_json(part)},
-         {"chunk_digests", digests},
+         {"chunk_digests", hex_digests(part.chunk_digests)},
          {"chunk_sums", part.chunk_sums}};
   if (digest_mode_for(spec.case_count()) == DigestMode::kBlockSums) {
-    Json blocks = Json::array(), samples = Json::array();
-    for (std::size_t k = 0; k + 32 <= part.block_digests.size(); k += 32) {
-      blocks.push_back(to_hex(std::span<const std::uint8_t>(part.block_digests.data() + k, 32)));
-    }
+    Json samples = Json::array();
     for (const auto& [chunk, sums] : part.kept_chunk_sums) samples.push_back({{"chunk", chunk}, {"sums", sums}});
-    p["block_digests"] = blocks;
+    p["block_digests"] = hex_digests(part.block_digests);
     p["chunk_samples"] = samples;
   }
   Json result{{"spec", spec_json},
