@@ -223,8 +223,17 @@ struct DeviceArith {
     return SoftArith::bfloat162double(h);
 #endif
   }
+  // A NaN operand's payload is taken in code, in the order b, c, a: fma.rn.f64 returns the
+  // first NaN of its operands 0, 2, 1, and which multiplicand is operand 0 is the compiler's
+  // choice, which differed between kernels compiled from this one line on the H200 (the
+  // generic, specialized and five-recipe sweeps gave three NaN-bit counts on the BF16 NaN-c
+  // blocks, 2026-12-03, docs/fma.md). Every other result, the invalid operation's default
+  // NaN included, is the hardware's.
   BP_HD static std::uint64_t dfma(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 #if defined(__CUDA_ARCH__)
+    if (SoftArith::nan64(b)) return b | SoftArith::kQuiet64;
+    if (SoftArith::nan64(c)) return c | SoftArith::kQuiet64;
+    if (SoftArith::nan64(a)) return a | SoftArith::kQuiet64;
     const auto d = [](std::uint64_t bits) { return __longlong_as_double(static_cast<long long>(bits)); };
     return static_cast<std::uint64_t>(__double_as_longlong(__fma_rn(d(a), d(b), d(c))));
 #else

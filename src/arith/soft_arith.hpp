@@ -152,8 +152,9 @@ struct SoftArith {
   //   __fma_rn                    the first NaN of b, c, a, quieted; an invalid operation
   //                               (Inf x 0, Inf - Inf) gives 0xFFF8000000000000, negative.
   //                               The hardware takes the first NaN of its operands 0, 2, 1;
-  //                               which multiplicand is operand 0 is the compiler's choice:
-  //                               b in the sweep kernels (a in a probe compiled alone)
+  //                               which multiplicand is operand 0 is the compiler's choice
+  //                               and differs from kernel to kernel, so DeviceArith::dfma
+  //                               takes NaN operands in code, in this order
   //   __double2half / bfloat16    sign and the payload's top bits kept (truncated), quiet bit set
   BP_HD static constexpr bool nan64(std::uint64_t d) {
     return (d & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (d & 0x000FFFFFFFFFFFFFull) != 0;

@@ -35,6 +35,7 @@
 #include "backend/cuda_driver.hpp"
 #include "backend/cuda_user.hpp"
 #include "backend/diff_kind.hpp"
+#include "backend/model_blocks.hpp"
 #include "backend/sweep_abi.hpp"
 #include "backend/vendor_paths.hpp"
 #include "report/digest.hpp"
@@ -106,21 +107,6 @@ struct Plan {
   abi::KindBits kind{};
   DeviceBuffer tables[abi::kMaxInputs];
 };
-
-// Large sweeps (CudaBackend::large_part): the soft model and the fast-math
-// image check every block of a domain up to kEveryBlockCases cases, and the
-// first block and one in sampled_block_stride() above it: one in 64, and no
-// more than kMostSampledBlocks blocks (a sampled block costs ~50 claim
-// sweeps of it: 2^48 cases at one in 64 would spend longer on the model than
-// on the claims; at the cap, 2^40 of its cases are compared).
-constexpr std::uint64_t kEveryBlockCases = std::uint64_t{1} << 36;
-constexpr std::uint64_t kMostSampledBlocks = 256;
-
-// The stride of sampled blocks for a domain of `cases` (above kEveryBlockCases).
-std::uint64_t sampled_block_stride(std::uint64_t cases) {
-  const std::uint64_t blocks = (cases + kBlockCases - 1) / kBlockCases;
-  return std::max<std::uint64_t>(64, (blocks + kMostSampledBlocks - 1) / kMostSampledBlocks);
-}
 
 // Pinned host memory (cuMemHostAlloc), freed with the object.
 class HostBuffer {
@@ -790,11 +776,10 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
         fmt::format("{}: the cuda backend checks at most {} claims on the device", spec.path, abi::kMaxClaims)};
   }
   constexpr std::uint64_t kBatchChunks = kBlockCases / kChunkCases;
-  // The soft model and the fast-math image on every block up to kEveryBlockCases
-  // cases; above, on the first block and one block in sampled_block_stride()
-  // (on every one of 2^48 cases the soft model would take hours).
-  const bool every_block = spec.case_count() <= kEveryBlockCases;  // the domain's, so a split samples alike
-  const std::uint64_t stride = sampled_block_stride(spec.case_count());
+  // The soft model and the fast-math image on the blocks ModelBlocks picks (all up to
+  // 2^36 cases; above, sampled and edge blocks: on every one of 2^48 cases the soft
+  // model would take hours).
+  const ModelBlocks model_blocks(spec);
   const std::uint64_t first = begin / kChunkCases;
   const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
   const std::size_t recipes = p.recipes.slots;
@@ -847,7 +832,7 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     }
     auto hw = pipelined ? take_scan(slots[current]) : scan(*p.module, "bp_sweep_hw", p, batch, n, repeat);
     if (!hw) return hw.error();
-    const bool checked = every_block || batch / kBatchChunks % stride == 0;
+    const bool checked = model_blocks.checked(batch / kBatchChunks);
     // Model: hardware against the soft model compiled for the device, every case of the batch.
     ChunkScan model;
     if (checked) {
@@ -901,9 +886,9 @@ Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& op
   run.info["mode"] = large.checked_cases == r.cases
                         ? "on-device: claims and hardware-vs-model compared on the GPU; chunks re-run for the first cases"
                         : fmt::format("on-device: claims on every case; hardware-vs-model (and --use_fast_math) on {} "
-                                      "of {} cases: the first 2^32-case block and one in {}; chunks re-run for the "
-                                      "first cases",
-                                      large.checked_cases, r.cases, sampled_block_stride(spec.case_count()));
+                                      "of {} cases: the first 2^32-case block, one in {} and the blocks of edge "
+                                      "codes (src/backend/model_blocks.hpp); chunks re-run for the first cases",
+                                      large.checked_cases, r.cases, ModelBlocks(spec).stride());
   run.info["model_cases"] = large.checked_cases;
   run.info["timing"] = Json{{"sweep", timing_json(large.hw_ms, large.cases_per_launch)},
                             {"model", timing_json(large.model_ms, large.cases_per_launch)}};

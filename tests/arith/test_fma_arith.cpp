@@ -125,10 +125,12 @@ TEST_SUITE("arith") {
 
   TEST_CASE("the binary64 path's NaN bits are the H200's (measured with run-time inputs, 2026-12-02)") {
     // The H200 (sm_90) takes the first NaN of its FMA operands 0, 2, 1, quieted; an
-    // invalid operation gives the negative default NaN. A probe compiled alone put a
-    // in operand 0; the sweep kernels put b there (two NaN multiplicands give b's
-    // payload: the BF16 FP64 route on the device). The rows are the probe's, the
-    // multiplicands exchanged to the kernels' order.
+    // invalid operation gives the negative default NaN. Which multiplicand is operand 0
+    // is the compiler's: a probe compiled alone put a there, the generic sweep kernels
+    // mostly b, and kernels compiled for other recipe sets chose differently on some
+    // cases (three NaN-bit counts on the BF16 NaN-c blocks, docs/fma.md). So the device
+    // path (DeviceArith::dfma) takes NaN operands in code, b, c, a; the rows are the
+    // probe's, the multiplicands exchanged to that order.
     const std::uint64_t qa = 0x7FF8000000000111ull, qb = 0xFFF8000000000222ull, sc = 0x7FF4000000000333ull,
                         sd = 0xFFF4000000000444ull, one = 0x3FF0000000000000ull, inf = 0x7FF0000000000000ull;
     const std::uint64_t dfma_measured[][4] = {
