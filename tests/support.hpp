@@ -24,6 +24,9 @@ inline double as_double(const Decoded& d) {
   return d.negative ? -v : v;
 }
 
+// Whether `part` occurs in `s` (error messages, rendered reports).
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
 // Same value, sign of zero included, NaN equal to NaN.
 inline bool same(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);

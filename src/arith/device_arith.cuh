@@ -32,7 +32,7 @@
 //                  are hardware adds (add.rz/rm/rp.f32), so this is not a twin
 //   half2double    (double)__half2float (exact, cvt.f64.f32 after cvt.f32.f16)
 //   bfloat162double (double)__bfloat162float (exact)
-//   dfma           __fma_rn          (fma.rn.f64)
+//   dfma           __fma_rn          (fma.rn.f64), a NaN operand taken in code first (b, c, a)
 //   double2half_rn __double2half     (cvt.rn.f16.f64)
 //   double2bfloat16_rn __double2bfloat16 (cvt.rn.bf16.f64)
 //   hdiv           __hdiv            rcp.approx.ftz.f32 of b times a, cvt.rn.f16.f32, refined with two FP32

@@ -17,7 +17,7 @@ namespace {
 
 using json = Json;  // keys in file order: the recorded spec's digest is of its text as written
 
-struct Where {
+struct SpecWhere {
   const std::string& file;
   [[nodiscard]] Error at(const std::string& field, const std::string& what) const {
     return Error{fmt::format("{}: {}: {}", file, printable(field), what)};
@@ -25,7 +25,7 @@ struct Where {
 };
 
 // The value at `key` of object `j`, which must have the given type.
-Expected<const json*> field(const json& j, const std::string& key, json::value_t type, const Where& w,
+Expected<const json*> field(const json& j, const std::string& key, json::value_t type, const SpecWhere& w,
                             const std::string& where) {
   if (!j.is_object() || !j.contains(key)) return w.at(where, "missing");
   const json& v = j[key];
@@ -35,7 +35,7 @@ Expected<const json*> field(const json& j, const std::string& key, json::value_t
 }
 
 // null, or an integer code below 2^bits.
-Expected<std::optional<std::uint32_t>> code_or_null(const json& j, int bits, const Where& w, const std::string& where) {
+Expected<std::optional<std::uint32_t>> code_or_null(const json& j, int bits, const SpecWhere& w, const std::string& where) {
   if (j.is_null()) return std::optional<std::uint32_t>{};
   if (!j.is_number_unsigned() || j.get<std::uint64_t>() >> bits != 0) {
     return w.at(where, fmt::format("must be null or a code below 2^{}", bits));
@@ -43,7 +43,7 @@ Expected<std::optional<std::uint32_t>> code_or_null(const json& j, int bits, con
   return std::optional<std::uint32_t>{j.get<std::uint32_t>()};
 }
 
-Expected<Ok> check_report_kind(const json& j, const std::string& kind, const Where& w, const std::string& hint) {
+Expected<Ok> check_report_kind(const json& j, const std::string& kind, const SpecWhere& w, const std::string& hint) {
   if (!j.is_object()) return w.at("report", fmt::format("must be a JSON object, found {}", j.type_name()));
   if (!j.contains("bitproof_report") || j["bitproof_report"] != kReportVersion) {
     return w.at("bitproof_report", fmt::format("not a bitproof report of version {}", kReportVersion));
@@ -57,7 +57,7 @@ Expected<Ok> check_report_kind(const json& j, const std::string& kind, const Whe
 }
 
 // The scale format row a tensor names: its dtype and format must be a row of kScaleFormats.
-Expected<Ok> parse_tensor_format(const json& j, const Where& w, const std::string& at, AuditedTensor& t) {
+Expected<Ok> parse_tensor_format(const json& j, const SpecWhere& w, const std::string& at, AuditedTensor& t) {
   auto dtype = field(j, "dtype", json::value_t::string, w, at + ".dtype");
   if (!dtype) return dtype.error();
   auto format = field(j, "format", json::value_t::string, w, at + ".format");
@@ -75,7 +75,7 @@ Expected<Ok> parse_tensor_format(const json& j, const Where& w, const std::strin
 }
 
 // A tensor entry of an audit report; its counts, min/max and specials must agree with its histogram.
-Expected<AuditedTensor> parse_audited(const json& j, const Where& w, const std::string& where) {
+Expected<AuditedTensor> parse_audited(const json& j, const SpecWhere& w, const std::string& where) {
   AuditedTensor t;
   auto name = field(j, "name", json::value_t::string, w, where + ".name");
   if (!name) return name.error();
@@ -134,7 +134,7 @@ Expected<json> load_ordered(const std::string& path) {
 }
 
 // What the audit left unread: its --select and the scale tensors outside it.
-Expected<Ok> parse_selection(const json& result, const Where& w, AuditReport& a) {
+Expected<Ok> parse_selection(const json& result, const SpecWhere& w, AuditReport& a) {
   auto selection = field(result, "selection", json::value_t::object, w, "result.selection");
   if (!selection) return selection.error();
   auto left_out = field(**selection, "left_out", json::value_t::number_unsigned, w, "result.selection.left_out");
@@ -150,7 +150,7 @@ Expected<Ok> parse_selection(const json& result, const Where& w, AuditReport& a)
 // The audit the result records, rebuilt from its checkpoint, selection, views
 // and tensors (for `a`, whose selection and tensors parse_selection and
 // parse_audited read).
-Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, const Where& w) {
+Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, const SpecWhere& w) {
   AuditResult again;
   const json& ck = result["checkpoint"];
   again.root = ck["path"].get<std::string>();
@@ -196,7 +196,7 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
 // The audit's result as run_audit would give it for these tensors, checkpoint,
 // selection and views: every aggregate (formats, layers, views, summary lines)
 // must be what its tensors' histograms give.
-Expected<Ok> check_rederived(const json& result, const AuditReport& a, const Where& w) {
+Expected<Ok> check_rederived(const json& result, const AuditReport& a, const SpecWhere& w) {
   auto again = recorded_audit(result, a, w);
   if (!again) return again.error();
   const json derived = audit_result_json(*again);
@@ -230,7 +230,7 @@ namespace {
 
 // load_audit_report on the report text already read as `j`.
 Expected<AuditReport> parse_audit_report(const json& j, const std::string& path) {
-  const Where w{path};
+  const SpecWhere w{path};
   if (auto ok = check_report_kind(j, "audit", w, "bitproof audit CHECKPOINT --report"); !ok) return ok.error();
   if (auto ok = validate_json(j, report_schema(), path); !ok) return ok.error();
   const json& result = j["result"];
@@ -274,7 +274,7 @@ Expected<Json> reaudit_result(const std::string& path, unsigned threads) {
   if (!j) return j.error();
   auto a = parse_audit_report(*j, path);
   if (!a) return a.error();
-  const Where w{path};
+  const SpecWhere w{path};
   auto again = recorded_audit((*j)["result"], *a, w);
   if (!again) return again.error();
   auto checkpoint = open_checkpoint(a->checkpoint);
@@ -326,7 +326,7 @@ Expected<Ok> apply_scales_from(Spec& spec, const std::string& audit_path, bool a
 
 namespace {
 
-Expected<std::optional<CodeRange>> parse_maximal(const json& claim, std::uint64_t code_count, const Where& w,
+Expected<std::optional<CodeRange>> parse_maximal(const json& claim, std::uint64_t code_count, const SpecWhere& w,
                                                  const std::string& at) {
   if (!claim.contains("maximal")) return w.at(at + ".maximal", "missing");
   const json& m = claim["maximal"];
@@ -342,7 +342,7 @@ Expected<std::optional<CodeRange>> parse_maximal(const json& claim, std::uint64_
 // order, each code with the domain's cases per code, and every code of
 // `maximal` must hold by them.
 Expected<Ok> check_code_runs(const json& claim, const std::optional<CodeRange>& maximal, std::uint64_t cases_per_code,
-                             std::uint64_t code_count, const Where& w, const std::string& at) {
+                             std::uint64_t code_count, const SpecWhere& w, const std::string& at) {
   if (!claim.contains("codes") || !claim["codes"].is_array()) return w.at(at + ".codes", "missing");
   std::vector<bool> holds;
   for (std::size_t k = 0; k < claim["codes"].size(); ++k) {
@@ -377,7 +377,7 @@ Expected<Ok> check_code_runs(const json& claim, const std::optional<CodeRange>& 
 }
 
 // The inputs not swept must cover every code: the checkpoint may hold any of them.
-Expected<Ok> check_other_inputs_all(const json& result, const std::string& over, const Where& w) {
+Expected<Ok> check_other_inputs_all(const json& result, const std::string& over, const SpecWhere& w) {
   if (!result.contains("spec") || !result["spec"].is_object() || !result["spec"].contains("inputs") ||
       !result["spec"]["inputs"].is_array()) {
     return w.at("result.spec.inputs", "missing");
@@ -399,7 +399,7 @@ Expected<Ok> check_other_inputs_all(const json& result, const std::string& over,
 }
 
 Expected<DomainClaim> parse_domain_claim(const json& claims, std::size_t i, std::uint64_t cases_per_code,
-                                         std::uint64_t code_count, const Where& w) {
+                                         std::uint64_t code_count, const SpecWhere& w) {
   const std::string at = fmt::format("result.claims[{}]", i);
   const json& c = claims[i];
   DomainClaim d;
@@ -431,7 +431,7 @@ std::optional<CodeRange> intersect(const std::vector<DomainClaim>& claims, std::
   return range;
 }
 
-Expected<Ok> check_domain_over(const json& result, const Where& w, std::string& over, FormatId& swept) {
+Expected<Ok> check_domain_over(const json& result, const SpecWhere& w, std::string& over, FormatId& swept) {
   auto over_obj = field(result, "over", json::value_t::object, w, "result.over");
   if (!over_obj) return over_obj.error();
   auto input = field(**over_obj, "input", json::value_t::string, w, "result.over.input");
@@ -450,7 +450,7 @@ Expected<Ok> check_domain_over(const json& result, const Where& w, std::string& 
   return check_other_inputs_all(result, over, w);
 }
 
-Expected<Ok> check_witness(const json& result, const Where& w) {
+Expected<Ok> check_witness(const json& result, const SpecWhere& w) {
   auto witness = field(result, "witness", json::value_t::object, w, "result.witness");
   if (!witness) return witness.error();
   auto n = field(**witness, "disagreements", json::value_t::number_unsigned, w, "result.witness.disagreements");
@@ -468,7 +468,7 @@ Expected<Ok> check_witness(const json& result, const Where& w) {
 Expected<ProvenInterval> load_domain_report(const std::string& path, std::optional<std::size_t> claim) {
   auto j = load_ordered(path);
   if (!j) return j.error();
-  const Where w{path};
+  const SpecWhere w{path};
   if (auto ok = check_report_kind(*j, "domain", w, "bitproof domain SPEC --report"); !ok) return ok.error();
   if (auto ok = validate_report(*j, path); !ok) return ok.error();  // the schema, the recorded spec and its digest
   const json& result = (*j)["result"];
@@ -607,7 +607,6 @@ std::string layer_text(const std::optional<std::uint32_t>& layer) {
   return layer ? fmt::format("layer {}", *layer) : std::string("no layer");
 }
 
-Json optional_json(const std::optional<std::uint32_t>& v) { return v ? Json(*v) : Json(nullptr); }
 
 std::string claims_text(const ProvenInterval& p) {
   std::string out;
@@ -732,7 +731,7 @@ Json admission_report(const AuditReport& audit, const ProvenInterval& proven, co
 }
 
 Expected<Json> readmit_result(const Json& report, const std::string& path) {
-  const Where w{path};
+  const SpecWhere w{path};
   const json& r = report["result"];
   const json& claims = r["domain"]["claims"];
   // One claim recorded: --claim chose it, or the domain has only that one (the same admission).

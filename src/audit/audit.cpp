@@ -109,7 +109,6 @@ Json histogram_json(const CodeCounts& h) {
   return pairs;
 }
 
-Json optional_json(const std::optional<std::uint32_t>& v) { return v ? Json(*v) : Json(nullptr); }
 
 Json stats_json(FormatId format, int bits, const CodeCounts& h) {
   const CodeStats s = stats_of(format, h);

@@ -29,6 +29,9 @@ namespace bitproof::audit {
 
 using Json = nlohmann::ordered_json;
 
+// A code, or null where there is none (an empty histogram's min and max, a tensor without a layer).
+inline Json optional_json(const std::optional<std::uint32_t>& v) { return v ? Json(*v) : Json(nullptr); }
+
 struct Selection {
   std::vector<DType> dtypes = all_scale_dtypes();
   std::vector<ScaleFormat> formats;  // --format: rows that replace their dtype's default reading

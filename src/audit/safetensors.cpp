@@ -66,14 +66,14 @@ std::uint64_t read_le64(const unsigned char* p) {
   return v;
 }
 
-struct Where {
+struct HeaderWhere {
   const std::string& file;
   [[nodiscard]] Error at(std::string_view field, const std::string& what) const {
     return Error{fmt::format("{}: {}: {}", file, printable(field), what)};
   }
 };
 
-Expected<std::uint64_t> header_length(std::span<const unsigned char> bytes, const Where& w) {
+Expected<std::uint64_t> header_length(std::span<const unsigned char> bytes, const HeaderWhere& w) {
   if (bytes.size() < 8) {
     return w.at("header", fmt::format("truncated file: {} bytes, shorter than the 8-byte header length", bytes.size()));
   }
@@ -87,7 +87,7 @@ Expected<std::uint64_t> header_length(std::span<const unsigned char> bytes, cons
   return n;
 }
 
-Expected<std::uint64_t> unsigned_number(const json& j, const Where& w, const std::string& tensor,
+Expected<std::uint64_t> unsigned_number(const json& j, const HeaderWhere& w, const std::string& tensor,
                                         std::string_view what) {
   if (!j.is_number_unsigned()) {
     return w.at(tensor, fmt::format("{} must hold non-negative integers, found {}", what, printable(j.dump())));
@@ -95,7 +95,7 @@ Expected<std::uint64_t> unsigned_number(const json& j, const Where& w, const std
   return j.get<std::uint64_t>();
 }
 
-Expected<std::vector<std::uint64_t>> parse_shape(const json& j, const Where& w, const std::string& tensor) {
+Expected<std::vector<std::uint64_t>> parse_shape(const json& j, const HeaderWhere& w, const std::string& tensor) {
   if (!j.is_array()) return w.at(tensor, fmt::format("shape must be an array, found {}", j.type_name()));
   std::vector<std::uint64_t> shape;
   for (const json& d : j) {
@@ -107,7 +107,7 @@ Expected<std::vector<std::uint64_t>> parse_shape(const json& j, const Where& w, 
 }
 
 // Bytes of product(shape) elements of `bits` bits each, or an error on overflow or a partial byte.
-Expected<std::uint64_t> byte_size(const std::vector<std::uint64_t>& shape, int bits, const Where& w,
+Expected<std::uint64_t> byte_size(const std::vector<std::uint64_t>& shape, int bits, const HeaderWhere& w,
                                   const std::string& tensor) {
   unsigned __int128 total_bits = static_cast<unsigned>(bits);
   for (const std::uint64_t d : shape) {
@@ -120,7 +120,7 @@ Expected<std::uint64_t> byte_size(const std::vector<std::uint64_t>& shape, int b
   return static_cast<std::uint64_t>(total_bits / 8);
 }
 
-Expected<TensorInfo> parse_tensor(const std::string& name, const json& j, const Where& w) {
+Expected<TensorInfo> parse_tensor(const std::string& name, const json& j, const HeaderWhere& w) {
   if (!j.is_object()) return w.at(name, fmt::format("tensor entry must be an object, found {}", j.type_name()));
   for (const auto& [key, value] : j.items()) {
     if (key != "dtype" && key != "shape" && key != "data_offsets") {
@@ -158,7 +158,7 @@ Expected<TensorInfo> parse_tensor(const std::string& name, const json& j, const 
   return t;
 }
 
-Expected<std::vector<std::pair<std::string, std::string>>> parse_metadata(const json& j, const Where& w) {
+Expected<std::vector<std::pair<std::string, std::string>>> parse_metadata(const json& j, const HeaderWhere& w) {
   if (!j.is_object()) return w.at(kMetadataKey, fmt::format("must be an object, found {}", j.type_name()));
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [key, value] : j.items()) {
@@ -171,7 +171,7 @@ Expected<std::vector<std::pair<std::string, std::string>>> parse_metadata(const 
 }
 
 // The tensors, sorted by offsets, must tile [0, buffer) exactly.
-Expected<Ok> check_tiling(std::vector<TensorInfo>& tensors, std::uint64_t buffer, const Where& w) {
+Expected<Ok> check_tiling(std::vector<TensorInfo>& tensors, std::uint64_t buffer, const HeaderWhere& w) {
   for (const TensorInfo& t : tensors) {
     if (t.end > buffer) {
       return w.at(t.name, fmt::format("data_offsets [{}, {}] out of bounds: the data buffer has {} bytes", t.begin,
@@ -219,7 +219,7 @@ std::string_view dtype_name(DType dtype) { return kDTypes[static_cast<std::size_
 int dtype_bits(DType dtype) { return kDTypes[static_cast<std::size_t>(dtype)].bits; }
 
 Expected<Header> parse_safetensors(std::span<const unsigned char> file_bytes, const std::string& file) {
-  const Where w{file};
+  const HeaderWhere w{file};
   auto n = header_length(file_bytes, w);
   if (!n) return n.error();
   const std::string_view text(reinterpret_cast<const char*>(file_bytes.data() + 8), *n);
@@ -325,7 +325,7 @@ using WeightMap = std::map<std::string, std::vector<std::string>>;
 Expected<WeightMap> parse_index(const std::string& index_path) {
   auto parsed = load_json_strict(index_path, "index");
   if (!parsed) return parsed.error();
-  const Where w{index_path};
+  const HeaderWhere w{index_path};
   if (!parsed->is_object()) return w.at("index", fmt::format("must be a JSON object, found {}", parsed->type_name()));
   if (!parsed->contains("weight_map")) return w.at("weight_map", "missing");
   const json& map = (*parsed)["weight_map"];
@@ -346,15 +346,15 @@ Expected<WeightMap> parse_index(const std::string& index_path) {
 // Every tensor must be where the weight map says, and nowhere else.
 Expected<Ok> check_against_index(const CheckpointFile& f, const std::vector<std::string>& listed,
                                  const std::map<std::string, std::string>& shard_of, const std::string& index_path) {
-  const Where w{index_path};
+  const HeaderWhere w{index_path};
   std::map<std::string_view, bool> present;
   for (const TensorInfo& t : f.header.tensors) {
     const auto it = shard_of.find(t.name);
     if (it == shard_of.end()) {
-      return Where{f.path}.at(t.name, fmt::format("tensor not in the weight map of {}", index_path));
+      return HeaderWhere{f.path}.at(t.name, fmt::format("tensor not in the weight map of {}", index_path));
     }
     if (it->second != f.name) {
-      return Where{f.path}.at(
+      return HeaderWhere{f.path}.at(
           t.name, fmt::format("the weight map of {} puts this tensor in {}", index_path, printable(it->second)));
     }
     present[t.name] = true;
@@ -393,7 +393,7 @@ Expected<Checkpoint> open_indexed(const fs::path& index_path, const std::string&
     const fs::path p = dir / shard;
     std::error_code ec;
     if (!fs::exists(p, ec)) {
-      return Where{index_path.string()}.at(tensors.front(), fmt::format("shard {} is missing", printable(p.string())));
+      return HeaderWhere{index_path.string()}.at(tensors.front(), fmt::format("shard {} is missing", printable(p.string())));
     }
     paths.emplace_back(p, shard);
   }
@@ -414,7 +414,7 @@ Expected<Ok> check_unique_names(const Checkpoint& ck) {
     for (const TensorInfo& t : f.header.tensors) {
       const auto [it, inserted] = seen.emplace(t.name, &f);
       if (!inserted) {
-        return Where{f.path}.at(t.name, fmt::format("duplicate tensor name: also in {}", it->second->path));
+        return HeaderWhere{f.path}.at(t.name, fmt::format("duplicate tensor name: also in {}", it->second->path));
       }
     }
   }

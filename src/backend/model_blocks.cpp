@@ -25,7 +25,7 @@ ModelBlocks::ModelBlocks(const Spec& spec) {
   stride_ = std::max<std::uint64_t>(64, (blocks + kMostSampledBlocks - 1) / kMostSampledBlocks);
   std::uint64_t place = 1;  // the first input varies fastest
   for (const InputDomain& input : spec.inputs) {
-    if (place % kBlockCases == 0) constants_.push_back({place, &input});
+    if (place % kBlockCases == 0) constants_.push_back({place, input});
     place *= input.count();
   }
 }
@@ -34,8 +34,8 @@ bool ModelBlocks::checked(std::uint64_t block) const {
   if (every_block_ || block % stride_ == 0) return true;
   const std::uint64_t first_case = block * kBlockCases;
   return std::any_of(constants_.begin(), constants_.end(), [&](const Constant& c) {
-    const std::uint64_t k = first_case / c.place % c.input->count();
-    return edge_code(c.input->format, c.input->code(k));
+    const std::uint64_t k = first_case / c.place % c.input.count();
+    return edge_code(c.input.format, c.input.code(k));
   });
 }
 

@@ -35,9 +35,9 @@ class ModelBlocks {
   [[nodiscard]] bool every_block() const { return every_block_; }
 
  private:
-  struct Constant {          // an input whose code does not change inside a block
-    std::uint64_t place;     // cases per step of this input's code (a multiple of 2^32)
-    const InputDomain* input;
+  struct Constant {       // an input whose code does not change inside a block
+    std::uint64_t place;  // cases per step of this input's code (a multiple of 2^32)
+    InputDomain input;    // a copy: the object does not hold on to the spec
   };
   bool every_block_;
   std::uint64_t stride_;

@@ -10,7 +10,7 @@
 namespace bitproof {
 namespace {
 
-constexpr const char* kKinds[] = {"equal", "correctly_rounded", "exact"};
+constexpr const char* kClaimKinds[] = {"equal", "correctly_rounded", "exact"};
 
 // The names the template gives a recipe's inputs: element (and scale), else in0, in1, ...
 std::string input_name(int arity, int i) {
@@ -33,7 +33,7 @@ std::string claim_help(const std::string& kind) {
 
 Expected<std::string> spec_template(const std::string& kind, const std::vector<std::string>& recipes,
                                     const std::string& origin) {
-  const std::vector<std::string> kinds(std::begin(kKinds), std::end(kKinds));
+  const std::vector<std::string> kinds(std::begin(kClaimKinds), std::end(kClaimKinds));
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
     return Error{fmt::format("{}: unknown claim \"{}\"{} (claims: equal, correctly_rounded, exact)", origin, kind,
                              did_you_mean(kind, kinds))};

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "format/format.hpp"
+#include "json_fields.hpp"
 #include "proof/spec.hpp"
 #include "strict_json.hpp"
 
@@ -16,12 +17,7 @@ namespace {
 
 using json = nlohmann::json;
 
-struct Where {
-  const std::string& path;
-  [[nodiscard]] Error at(const std::string& field, const std::string& what) const {
-    return Error{fmt::format("{}: {}: {}", path, field, what)};
-  }
-};
+using fields::Where;
 
 bool identifier(const std::string& s) {  // a C++ function name, namespaces allowed: ns::f
   if (s.empty() || s.front() == ':' || s.back() == ':' || (s[0] >= '0' && s[0] <= '9')) return false;

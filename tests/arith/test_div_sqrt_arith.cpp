@@ -19,7 +19,7 @@ using namespace bitproof;
 namespace {
 
 // Counts mismatches of soft against oracle over the calls of `each` and prints the first few.
-struct Tally {
+struct OpTally {
   const char* what;
   std::uint64_t cases = 0;
   std::uint64_t bad = 0;
@@ -47,7 +47,7 @@ std::uint32_t dividend(unsigned i, int man_bits) {
 
 TEST_SUITE("arith") {
   TEST_CASE("hsqrt and bsqrt: soft ≡ oracle on every FP16 and BF16 code") {
-    Tally h{"hsqrt"}, b{"bsqrt"};
+    OpTally h{"hsqrt"}, b{"bsqrt"};
     for (std::uint32_t a = 0; a < 65536; ++a) {
       h.check(SoftArith::hsqrt(static_cast<std::uint16_t>(a)), OracleArith::hsqrt(static_cast<std::uint16_t>(a)), a);
       b.check(SoftArith::bsqrt(static_cast<std::uint16_t>(a)), OracleArith::bsqrt(static_cast<std::uint16_t>(a)), a);
@@ -58,7 +58,7 @@ TEST_SUITE("arith") {
   }
 
   TEST_CASE("hdiv and bdiv: soft ≡ oracle on every divisor against 256 dividends (2^24 pairs each)") {
-    Tally h{"hdiv"}, b{"bdiv"};
+    OpTally h{"hdiv"}, b{"bdiv"};
     for (unsigned i = 0; i < 256; ++i) {
       const std::uint32_t ha = dividend(i, 10), ba = dividend(i, 7);
       for (std::uint32_t d = 0; d < 65536; d += test::sweep_stride()) {
@@ -75,7 +75,7 @@ TEST_SUITE("arith") {
   }
 
   TEST_CASE("fdiv and fsqrt: soft ≡ oracle on 2^20 random FP32 operands and the edges") {
-    Tally q{"fdiv"}, r{"fsqrt"};
+    OpTally q{"fdiv"}, r{"fsqrt"};
     const std::uint32_t edges[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x007FFFFFu, 0x00800000u, 0x3F800000u,
                                    0x7F7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x40400000u, 0xBF800000u};
     for (std::uint32_t a : edges) {

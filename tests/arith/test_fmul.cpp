@@ -36,7 +36,7 @@ std::uint64_t splitmix(std::uint64_t& s) {
   return z ^ (z >> 31);
 }
 
-struct Tally {
+struct Fp32Tally {
   int soft = 0;      // soft operation != oracle
   int truncate = 0;  // the same operation truncating != oracle (the negative control)
 };
@@ -44,9 +44,9 @@ struct Tally {
 // One binary32 operation of SoftArith against OracleArith: `op` names it, the
 // three callables give soft, oracle and truncating results.
 template <class Soft, class Oracle, class Truncating>
-Tally mismatches(const char* op, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs, Soft soft_op,
+Fp32Tally mismatches(const char* op, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs, Soft soft_op,
                  Oracle oracle_op, Truncating truncating_op) {
-  Tally t;
+  Fp32Tally t;
   for (std::size_t i = 0; i < pairs.size(); i += sweep_stride()) {
     const auto [a, b] = pairs[i];
     const std::uint32_t want = oracle_op(a, b);
@@ -87,7 +87,7 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> all_pairs() {
 TEST_SUITE("arith") {
   TEST_CASE("fmul: soft binary32 multiply equals the oracle on edge, FP16-product and random pairs") {
     const auto pairs = all_pairs();
-    const Tally t = mismatches("fmul", pairs, SoftArith::fmul, OracleArith::fmul, [](std::uint32_t a, std::uint32_t b) {
+    const Fp32Tally t = mismatches("fmul", pairs, SoftArith::fmul, OracleArith::fmul, [](std::uint32_t a, std::uint32_t b) {
       return soft::mul<soft::Binary32>(a, b, soft::Round::kTowardZero);
     });
     CHECK(t.soft == 0);
@@ -98,7 +98,7 @@ TEST_SUITE("arith") {
 
   TEST_CASE("fadd: soft binary32 add (the operators' block-partial reduction) equals the oracle") {
     const auto pairs = all_pairs();
-    const Tally t = mismatches("fadd", pairs, SoftArith::fadd, OracleArith::fadd, [](std::uint32_t a, std::uint32_t b) {
+    const Fp32Tally t = mismatches("fadd", pairs, SoftArith::fadd, OracleArith::fadd, [](std::uint32_t a, std::uint32_t b) {
       return soft::add<soft::Binary32>(a, b, soft::Round::kTowardZero);
     });
     CHECK(t.soft == 0);

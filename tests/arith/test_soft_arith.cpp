@@ -40,7 +40,7 @@ std::vector<std::uint16_t> edge_codes() {
   return codes;
 }
 
-struct Tally {
+struct SweepTally {
   std::uint64_t cases = 0;
   int mismatches = 0;
   void record(bool equal, const std::string& what) {
@@ -50,8 +50,8 @@ struct Tally {
 };
 
 template <class Soft, class Ref>
-Tally sweep_binary(const std::vector<std::uint16_t>& rhs, Soft soft, Ref ref, const char* op, bool expect_equal = true) {
-  Tally t;
+SweepTally sweep_binary(const std::vector<std::uint16_t>& rhs, Soft soft, Ref ref, const char* op, bool expect_equal = true) {
+  SweepTally t;
   for (std::uint32_t a = 0; a < 65536; a += sweep_stride()) {
     for (std::uint16_t b : rhs) {
       const std::uint32_t s = soft(static_cast<std::uint16_t>(a), b);
@@ -73,7 +73,7 @@ Tally sweep_binary(const std::vector<std::uint16_t>& rhs, Soft soft, Ref ref, co
 
 TEST_SUITE("arith") {
   TEST_CASE("hmul: every FP16 code times 448 edge codes, soft == oracle") {
-    const Tally t = sweep_binary(edge_codes(), SoftArith::hmul, OracleArith::hmul, "hmul");
+    const SweepTally t = sweep_binary(edge_codes(), SoftArith::hmul, OracleArith::hmul, "hmul");
     CHECK(t.cases == stepped_count(65536) * 448);
     CHECK(t.mismatches == 0);
   }
@@ -90,13 +90,13 @@ TEST_SUITE("arith") {
   }
 
   TEST_CASE("negative control: the sweep catches a multiply that truncates") {
-    const Tally t = sweep_binary(edge_codes(), SoftArith::hmul_rz, OracleArith::hmul, "control", false);
+    const SweepTally t = sweep_binary(edge_codes(), SoftArith::hmul_rz, OracleArith::hmul, "control", false);
     CHECK(t.mismatches > 1000);  // rounding happens in most products of arbitrary codes
   }
 
   TEST_CASE("random operands: hmul, hadd, hfma") {
     std::mt19937 rng(7);
-    Tally mul, add, fma;
+    SweepTally mul, add, fma;
     const auto edges = edge_codes();
     for (std::uint64_t i = 0; i < stepped_count(1'000'000); ++i) {
       const auto a = static_cast<std::uint16_t>(rng());
@@ -116,7 +116,7 @@ TEST_SUITE("arith") {
 
   TEST_CASE("hfma: edge codes cubed (448^3 would be slow: every 29th triple)") {
     const auto edges = edge_codes();
-    Tally t;
+    SweepTally t;
     std::uint64_t n = 0;
     for (std::uint16_t a : edges) {
       for (std::uint16_t b : edges) {
@@ -136,7 +136,7 @@ TEST_SUITE("arith") {
       REQUIRE_MESSAGE(SoftArith::half2float(bits) == OracleArith::half2float(bits), half(h));
     }
     std::mt19937 rng(11);
-    Tally rn, rz;
+    SweepTally rn, rz;
     for (std::uint64_t i = 0; i < stepped_count(1'000'000); ++i) {
       std::uint32_t f = rng();
       if (i % 2 == 0) f = (f & 0x807FFFFF) | ((95 + (f >> 23) % 60) << 23);  // concentrate near FP16's range

@@ -14,6 +14,7 @@
 #include "report/digest.hpp"
 #include "report/report.hpp"
 #include "st_builder.hpp"
+#include "support.hpp"
 
 namespace bitproof::audit {
 namespace {
@@ -79,7 +80,7 @@ std::string error_of(const Expected<Admission>& a) {
   return a.error().message;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using test::contains;
 
 }  // namespace
 

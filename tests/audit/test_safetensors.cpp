@@ -7,6 +7,7 @@
 #include "audit/safetensors.hpp"
 #include "strict_json.hpp"
 #include "st_builder.hpp"
+#include "support.hpp"
 
 namespace bitproof::audit {
 namespace {
@@ -33,7 +34,7 @@ std::string error_of(const std::vector<unsigned char>& bytes) {
   return m;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using test::contains;
 
 }  // namespace
 
