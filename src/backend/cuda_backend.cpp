@@ -252,9 +252,12 @@ class CudaBackend : public Backend {
     std::vector<float> hw_ms, model_ms, fast_ms;
     std::uint64_t cases_per_launch = 0;
     std::uint64_t checked_cases = 0;  // against the soft model (and the fast-math image when it ran)
+    std::uint64_t model_stride = 0;   // ModelBlocks::stride() of the domain
     bool fast_math = false;
     std::vector<std::uint64_t> fast_failing;  // per claim
     bool fast_identical = true;               // every chunk word the same as the default image's
+    // The kernels' CUDA-event times (report info "timing").
+    [[nodiscard]] Json timing() const;
   };
   // Chunks [begin/kChunkCases, ...) of [begin, end) checked on the device (large
   // domains), one block (kBlockCases) a batch: each batch's chunk words fold
@@ -652,6 +655,10 @@ Json timing_json(const std::vector<float>& ms, std::uint64_t cases) {
               {"cases_per_second", median > 0 ? static_cast<double>(cases) / (median / 1000.0) : 0.0}};
 }
 
+Json CudaBackend::LargeRun::timing() const {
+  return Json{{"sweep", timing_json(hw_ms, cases_per_launch)}, {"model", timing_json(model_ms, cases_per_launch)}};
+}
+
 // A hardware table of cases [begin, end) checked case by case on the CPU.
 SweepPart checked_table(const Spec& spec, const EngineOptions& engine, const std::vector<std::uint32_t>& table,
                         std::size_t slots, std::uint64_t begin, std::uint64_t end) {
@@ -780,6 +787,7 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
   // 2^36 cases; above, sampled and edge blocks: on every one of 2^48 cases the soft
   // model would take hours).
   const ModelBlocks model_blocks(spec);
+  run.model_stride = model_blocks.stride();
   const std::uint64_t first = begin / kChunkCases;
   const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
   const std::size_t recipes = p.recipes.slots;
@@ -888,10 +896,9 @@ Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& op
                         : fmt::format("on-device: claims on every case; hardware-vs-model (and --use_fast_math) on {} "
                                       "of {} cases: the first 2^32-case block, one in {} and the blocks of edge "
                                       "codes (src/backend/model_blocks.hpp); chunks re-run for the first cases",
-                                      large.checked_cases, r.cases, ModelBlocks(spec).stride());
+                                      large.checked_cases, r.cases, large.model_stride);
   run.info["model_cases"] = large.checked_cases;
-  run.info["timing"] = Json{{"sweep", timing_json(large.hw_ms, large.cases_per_launch)},
-                            {"model", timing_json(large.model_ms, large.cases_per_launch)}};
+  run.info["timing"] = large.timing();
   if (!large.fast_math) return Ok{};
   Json fm_claims = Json::array();
   for (std::uint64_t failing : large.fast_failing) {
@@ -952,10 +959,7 @@ Expected<SweepPart> CudaBackend::sweep_part(const Spec& spec, const BackendOptio
     LargeRun large;
     auto part = large_part(spec, engine, p, begin, end, 1, large);
     // What describe() adds to a shard report: the kernels and their CUDA-event times.
-    last_sweep_ = Json{{"kernels", kernels},
-                       {"model_cases", large.checked_cases},
-                       {"timing", Json{{"sweep", timing_json(large.hw_ms, large.cases_per_launch)},
-                                       {"model", timing_json(large.model_ms, large.cases_per_launch)}}}};
+    last_sweep_ = Json{{"kernels", kernels}, {"model_cases", large.checked_cases}, {"timing", large.timing()}};
     return part;
   }
   auto table = eval(*p.module, p, begin, end - begin);
