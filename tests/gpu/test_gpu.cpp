@@ -187,6 +187,52 @@ TEST_CASE("2^32 controls: round toward zero and flush-to-zero refuted on the GPU
   }
 }
 
+// DeviceArith::dfma takes a NaN operand in code (b, c, a): which NaN fma.rn.f64 returns
+// is the compiler's operand order and differed between kernels built from one line
+// (docs/fma.md, 2026-12-03). Every BF16 a against NaN and ordinary b and c, through the
+// generic kernel, the two-recipe specialized one and the five-recipe one: the hardware
+// must equal the soft model on every case (2^25, all model-checked) and the CPU's result.
+// Before the fix the three kernels gave three counts on such triples.
+TEST_CASE("FP64 route, NaN operands: hardware ≡ model in the generic, specialized and five-recipe kernels") {
+  const char* codes_b = R"([0, 1, 127, 128, 15360, 16256, 16257, 17024, 32639, 32640, 32641, 32642, 32703, 32704, 32705,
+      32766, 32767, 32768, 32769, 32895, 48896, 48897, 49792, 65407, 65408, 65409, 65410, 65471,
+      65472, 65473, 65534, 65535])";
+  const char* codes_c = R"([0, 1, 16256, 16512, 32639, 32640, 32641, 32703, 32704, 32767, 32768, 48896, 65408, 65409,
+      65472, 65535])";
+  const std::string two = R"({"claim": "equal", "recipes": ["bf16fma.fp64_fma", "bf16fma.bfma"]})";
+  const std::string five = two + R"(, {"claim": "equal", "recipes": ["bf16fma.fp32_fma", "bf16fma.bfma"]},
+      {"claim": "equal", "recipes": ["bf16fma.rto", "bf16fma.bfma"]},
+      {"claim": "equal", "recipes": ["bf16fma.control.signless_addend", "bf16fma.fp64_fma"]})";
+  using S = BackendOptions::Specialize;
+  for (const auto& [claims, specialize] : {std::pair{two, S::kOff}, std::pair{two, S::kOn}, std::pair{five, S::kOn}}) {
+    const Spec spec = parse(fmt::format(R"({{"bitproof_spec": 1, "name": "bf16-fp64-nan", "inputs": [
+        {{"name": "a", "format": "bf16", "codes": "all"}}, {{"name": "b", "format": "bf16", "codes": {{"list": {}}}}},
+        {{"name": "c", "format": "bf16", "codes": {{"list": {}}}}}], "output": "bf16", "claims": [{}]}})",
+                                        codes_b, codes_c, claims));
+    REQUIRE(spec.case_count() == (std::uint64_t{1} << 25));
+    BackendOptions options;
+    options.engine = {8, 0};
+    options.fast_math = false;
+    options.specialize = specialize;
+    auto cuda = gpu->prove(spec, options);
+    REQUIRE_MESSAGE(cuda.ok(), (cuda.ok() ? "" : cuda.error().message));
+    auto cpu = make_cpu_backend()->prove(spec, options);
+    REQUIRE_MESSAGE(cpu.ok(), (cpu.ok() ? "" : cpu.error().message));
+    for (const ModelDisagreement& m : cuda->result.model_disagreements) {
+      for (const std::string& line : model_lines(spec, cuda->label, m)) MESSAGE(line);
+    }
+    const std::string kernels = cuda->info["kernels"].dump();
+    CHECK_MESSAGE(cuda->result.model_disagreement_count == 0, kernels);
+    CHECK_MESSAGE(cuda->result.model_compared == spec.case_count() * spec.recipes().size(), kernels);
+    CHECK_MESSAGE(proof_result_json(spec, cuda->result, 8).dump() == proof_result_json(spec, cpu->result, 8).dump(),
+                  kernels);
+    CHECK(cuda->result.case_digest == cpu->result.case_digest);
+    CHECK(kernels.find(specialize == S::kOn ? "specialized" : "generic") != std::string::npos);
+    MESSAGE(fmt::format("{} recipes, {}: claims[0] {} of {} hold", spec.recipes().size(), kernels,
+                        cuda->result.claims[0].holding, cuda->result.claims[0].cases));
+  }
+}
+
 // --devices: a large domain split among devices, joined in case order, gives one
 // device's result. Two backends on device 0 stand in for two GPUs (the split, the
 // threads and the join are the same code); with controls refuted, so the kept
