@@ -2,8 +2,9 @@
 //
 // Bytes (8-bit codes): data is taken in blocks that stay in the core's cache.
 // A block whose bytes span at most kNarrowSpan values (scale tensors hold a
-// dozen exponents) is counted with vector compares, 16 values a pass with
-// AVX-512BW or 8 with AVX2, when the CPU has them; any other block goes through
+// dozen exponents) is counted 16 values a pass, with vector compares on
+// AVX-512BW or with one-hot masks and a carry-save positional popcount on
+// AVX2, when the CPU has them; any other block goes through
 // a portable loop that spreads its increments over 8 sub-histograms so that
 // runs of equal bytes do not serialize on one counter's store-to-load chain.
 // Each block is first tried in the windows of the block before it, on this
@@ -82,8 +83,8 @@ namespace detail {
 inline constexpr unsigned kNarrowSpan = 32;
 // The portable path alone.
 void add_histogram_portable(std::span<const unsigned char> bytes, Histogram& h);
-// The vector path for narrow blocks: AVX-512BW (16 values a pass) where the
-// CPU has it, else AVX2 (8 values a pass), else none. add_histogram uses the
+// The vector path for narrow blocks: AVX-512BW where the CPU has it, else
+// AVX2, else none (16 values a pass on both). add_histogram uses the
 // best; the tests run each one this CPU has against a plain count.
 enum class HistogramIsa : std::uint8_t { kPortable, kAvx2, kAvx512 };  // declared above
 [[nodiscard]] bool isa_available(HistogramIsa isa);
