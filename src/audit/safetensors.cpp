@@ -14,6 +14,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "strict_json.hpp"
 #include "parallel.hpp"
@@ -333,21 +335,28 @@ Expected<WeightMap> parse_index(const std::string& index_path) {
   WeightMap shards;
   for (const auto& [tensor, shard] : map.items()) {
     if (!shard.is_string()) return w.at(tensor, fmt::format("shard must be a file name, found {}", shard.type_name()));
-    const std::string name = shard.get<std::string>();
-    const fs::path p(name);
-    if (name.empty() || p.is_absolute() || std::find(p.begin(), p.end(), "..") != p.end()) {
-      return w.at(tensor, fmt::format("shard \"{}\" must be a relative path inside the checkpoint", printable(name)));
+    const std::string& name = shard.get_ref<const std::string&>();
+    auto it = shards.find(name);
+    if (it == shards.end()) {  // a shard's name is checked once, not once a tensor
+      const fs::path p(name);
+      if (name.empty() || p.is_absolute() || std::find(p.begin(), p.end(), "..") != p.end()) {
+        return w.at(tensor, fmt::format("shard \"{}\" must be a relative path inside the checkpoint", printable(name)));
+      }
+      it = shards.emplace(name, std::vector<std::string>{}).first;
     }
-    shards[name].push_back(tensor);
+    it->second.push_back(tensor);
   }
   return shards;
 }
 
+// Tensor name -> its shard's name, both held by the WeightMap.
+using ShardOf = std::unordered_map<std::string_view, std::string_view>;
+
 // Every tensor must be where the weight map says, and nowhere else.
 Expected<Ok> check_against_index(const CheckpointFile& f, const std::vector<std::string>& listed,
-                                 const std::map<std::string, std::string>& shard_of, const std::string& index_path) {
+                                 const ShardOf& shard_of, const std::string& index_path) {
   const HeaderWhere w{index_path};
-  std::map<std::string_view, bool> present;
+  std::unordered_set<std::string_view> present;
   for (const TensorInfo& t : f.header.tensors) {
     const auto it = shard_of.find(t.name);
     if (it == shard_of.end()) {
@@ -357,7 +366,7 @@ Expected<Ok> check_against_index(const CheckpointFile& f, const std::vector<std:
       return HeaderWhere{f.path}.at(
           t.name, fmt::format("the weight map of {} puts this tensor in {}", index_path, printable(it->second)));
     }
-    present[t.name] = true;
+    present.insert(t.name);
   }
   for (const std::string& tensor : listed) {
     if (!present.contains(tensor)) return w.at(tensor, fmt::format("tensor missing from shard {}", printable(f.name)));
@@ -380,9 +389,9 @@ std::vector<Expected<CheckpointFile>> open_files(const std::vector<std::pair<fs:
 Expected<Checkpoint> open_indexed(const fs::path& index_path, const std::string& root) {
   auto shards = parse_index(index_path.string());
   if (!shards) return shards.error();
-  std::map<std::string, std::string> shard_of;
+  ShardOf shard_of;
   for (const auto& [shard, tensors] : *shards) {
-    for (const std::string& t : tensors) shard_of[t] = shard;
+    for (const std::string& t : tensors) shard_of.emplace(t, shard);
   }
   Checkpoint ck;
   ck.root = root;
@@ -409,7 +418,7 @@ Expected<Checkpoint> open_indexed(const fs::path& index_path, const std::string&
 }
 
 Expected<Ok> check_unique_names(const Checkpoint& ck) {
-  std::map<std::string_view, const CheckpointFile*> seen;
+  std::unordered_map<std::string_view, const CheckpointFile*> seen;
   for (const CheckpointFile& f : ck.files) {
     for (const TensorInfo& t : f.header.tensors) {
       const auto [it, inserted] = seen.emplace(t.name, &f);
