@@ -89,6 +89,10 @@ class DeviceBuffer {
   CUdeviceptr ptr_ = 0;
 };
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 struct Module {
   CUmodule handle = nullptr;
   std::string sha256;
@@ -193,10 +197,12 @@ class CudaBackend : public Backend {
   }
 
   static Expected<std::unique_ptr<CudaBackend>> open(int ordinal = 0) {
+    const auto start = std::chrono::steady_clock::now();
     auto loaded = cuda::driver();
     if (!loaded) return loaded.error();
     auto backend = std::make_unique<CudaBackend>();
     backend->drv_ = *loaded;
+    backend->startup_["driver_s"] = seconds_since(start);
     if (auto ok = backend->init(ordinal); !ok) return ok.error();
     return backend;
   }
@@ -284,8 +290,14 @@ class CudaBackend : public Backend {
   const Driver* drv_ = nullptr;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
+  // The --use_fast_math image, loaded on first use (null until then).
+  Expected<const Module*> fast_math_module();
+
   Module default_;
   Module fast_math_;
+  // Seconds the start-up took, by step (info["startup"]): the driver, the
+  // context, each kernel image as it is loaded.
+  Json startup_ = Json::object();
   std::map<std::string, Module> user_modules_;  // by image key
   Json device_info_;
   Json last_sweep_;  // the last on-device sweep_part's kernels and timing (describe)
@@ -296,6 +308,7 @@ class CudaBackend : public Backend {
 
 Expected<Ok> CudaBackend::init(int ordinal) {
   const Driver* drv = drv_;
+  auto start = std::chrono::steady_clock::now();
   auto opened = open_device(drv, "--backend cuda", ordinal);
   if (!opened) return opened.error();
   device_ = opened->device;
@@ -305,9 +318,20 @@ Expected<Ok> CudaBackend::init(int ordinal) {
   minor_ = opened->minor;
   device_info_ = opened->info;
   device_info_["nvcc"] = std::string(kernel_images::kNvccVersion);
+  startup_["context_s"] = seconds_since(start);
+  start = std::chrono::steady_clock::now();
   if (auto ok = load_module(default_, kernel_images::kDefault, kernel_images::kDefaultSize); !ok) return ok;
-  if (auto ok = load_module(fast_math_, kernel_images::kFastMath, kernel_images::kFastMathSize); !ok) return ok;
+  startup_["kernel_image_s"] = seconds_since(start);
   return Ok{};
+}
+
+Expected<const Module*> CudaBackend::fast_math_module() {
+  if (fast_math_.handle == nullptr) {
+    const auto start = std::chrono::steady_clock::now();
+    if (auto ok = load_module(fast_math_, kernel_images::kFastMath, kernel_images::kFastMathSize); !ok) return ok.error();
+    startup_["fast_math_image_s"] = seconds_since(start);
+  }
+  return &fast_math_;
 }
 
 Expected<Ok> CudaBackend::load_module(Module& m, const unsigned char* image, std::size_t size) {
@@ -697,7 +721,9 @@ Expected<Ok> CudaBackend::prove_small(const Spec& spec, const BackendOptions& op
   run.info["mode"] = "copy-back: every case's bits compared with the soft model on the CPU";
   if (!options.fast_math || spec.user) return Ok{};
   engine.progress = nullptr;
-  auto fast = eval(fast_math_, p, 0, cases);
+  auto fast_module = fast_math_module();
+  if (!fast_module) return fast_module.error();
+  auto fast = eval(**fast_module, p, 0, cases);
   if (!fast) return fast.error();
   const ProofResult fm = merged(spec, engine, checked_table(spec, engine, *fast, slots, 0, cases));
   std::uint64_t changed = 0;
@@ -852,7 +878,9 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     }
     count_batch(*hw, model, batch, engine.keep, recipes, part, rerun);
     if (run.fast_math && checked) {
-      auto fast = scan(fast_math_, "bp_sweep_hw", p, batch, n, 1);
+      auto fast_module = fast_math_module();
+      if (!fast_module) return fast_module.error();
+      auto fast = scan(**fast_module, "bp_sweep_hw", p, batch, n, 1);
       if (!fast) return fast.error();
       for (std::size_t c = 0; c < claims; ++c) {
         for (std::uint64_t k = 0; k < n; ++k) run.fast_failing[c] += fast->words[k * abi::kSumWords + 2 * abi::kMaxSlots + c];
@@ -939,7 +967,8 @@ Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& 
   auto ok =
       spec.case_count() <= kFullDigestLimit ? prove_small(spec, options, p, run) : prove_large(spec, options, p, run);
   if (!ok) return ok.error();
-  run.info["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.info["seconds"] = seconds_since(start);
+  run.info["startup"] = startup_;
   return run;
 }
 
