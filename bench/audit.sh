@@ -39,12 +39,15 @@ fi
 rm -rf "$work" && mkdir -p "$work"
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
 
-# timed LABEL CMD...: appends "LABEL wall cpu" to $work/times.
+# timed LABEL CMD...: appends "LABEL wall cpu" to $work/times: wall in microseconds from bash's
+# clock (/usr/bin/time's %e has 10 ms steps, a tenth of what is measured here), CPU from time.
 timed() {
-  local label=$1
+  local label=$1 start end
   shift
-  /usr/bin/time -f "%e %U %S" -o "$work/t" "$@" >/dev/null
-  awk -v l="$label" '{ printf "%s %s %.2f\n", l, $1, $2 + $3 }' "$work/t" >>"$work/times"
+  start=$EPOCHREALTIME
+  /usr/bin/time -f "%U %S" -o "$work/t" "$@" >/dev/null
+  end=$EPOCHREALTIME
+  awk -v l="$label" -v s="$start" -v e="$end" '{ printf "%s %.4f %.2f\n", l, e - s, $1 + $2 }' "$work/t" >>"$work/times"
 }
 median() { grep "^$1 " "$work/times" | awk '{ print $2 }' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 cpu_of() { grep "^$1 " "$work/times" | awk -v m="$2" '$2 == m { print $3; exit }'; }
@@ -94,8 +97,8 @@ import sys
 name, total, scale = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 c, a, p, cc, ac, pc, a1 = map(float, sys.argv[4:11])
 gb = 1e9
-print(f"| {name} | {total / gb:.2f} GB | {scale / gb:.3f} GB | cat {c:.2f} s ({total / c / gb:.2f} GB/s, {cc / c:.1f} cores) "
-      f"| audit {a:.2f} s ({scale / a / gb:.2f} GB/s scale, {ac / a:.1f} cores; --threads 1: {a1:.2f} s) "
+print(f"| {name} | {total / gb:.2f} GB | {scale / gb:.3f} GB | cat {c:.3f} s ({total / c / gb:.2f} GB/s, {cc / c:.1f} cores) "
+      f"| audit {a:.3f} s ({scale / a / gb:.2f} GB/s scale, {ac / a:.1f} cores; --threads 1: {a1:.3f} s) "
       f"| numpy {p:.2f} s ({scale / p / gb:.2f} GB/s scale, {pc / p:.1f} cores) "
       f"| audit scale B/s ÷ cat B/s = {scale / a / (total / c):.2f} | audit time ÷ cat time = {a / c:.2f} "
       f"| numpy time ÷ audit time = {p / a:.2f} |")

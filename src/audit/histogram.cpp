@@ -250,7 +250,7 @@ struct BitCounts {
   std::uint64_t total[8];
 };
 
-__attribute__((target("avx2"))) inline void clear(BitCounts& c) {
+__attribute__((target("avx2"))) inline void clear_bit_counts(BitCounts& c) {
   c.ones = c.twos = c.fours = c.eights = _mm256_setzero_si256();
   for (__m256i& n : c.nibbles) n = _mm256_setzero_si256();
   for (std::uint64_t& t : c.total) t = 0;
@@ -292,7 +292,7 @@ __attribute__((target("avx2"))) inline void empty_nibbles(BitCounts& c) {
 }
 
 // The totals with the carry-save state added in.
-__attribute__((target("avx2"))) inline void finish(BitCounts& c) {
+__attribute__((target("avx2"))) inline void finish_bit_counts(BitCounts& c) {
   empty_nibbles(c);
   const __m256i one = _mm256_set1_epi8(1);
   const __m256i state[4] = {c.ones, c.twos, c.fours, c.eights};
@@ -318,8 +318,8 @@ __attribute__((target("avx2"))) void count_onehot_avx2(const unsigned char* p, s
   const __m256i base = _mm256_set1_epi8(static_cast<char>(first));
   const __m256i past_window = _mm256_set1_epi8(0x70);  // d >= 16 saturates to >= 0x80: the shuffle gives 0
   BitCounts low, high;
-  clear(low);
-  if constexpr (kHigh) clear(high);
+  clear_bit_counts(low);
+  if constexpr (kHigh) clear_bit_counts(high);
   unsigned steps = 0;
   for (std::size_t i = 0; i < n; i += kOneHotStep) {
     __m256i low_masks[16], high_masks[16];
@@ -339,10 +339,10 @@ __attribute__((target("avx2"))) void count_onehot_avx2(const unsigned char* p, s
       steps = 0;
     }
   }
-  finish(low);
+  finish_bit_counts(low);
   for (unsigned k = 0; k < values && k < 8; ++k) bins[k] += low.total[k];
   if constexpr (kHigh) {
-    finish(high);
+    finish_bit_counts(high);
     for (unsigned k = 8; k < values; ++k) bins[k] += high.total[k - 8];
   }
 }
