@@ -256,24 +256,23 @@ __attribute__((target("avx2"))) inline void clear_bit_counts(BitCounts& c) {
   for (std::uint64_t& t : c.total) t = 0;
 }
 
-// Adds 16 masks.
+// Adds 16 masks: two trees of 8 (ones, twos, fours), then their eights and one sixteens.
 __attribute__((target("avx2"))) inline void add_step(BitCounts& c, const __m256i (&m)[16]) {
-  __m256i ta, tb, fours_a, fours_b, eights_a, eights_b, sixteens;
-  carry_save(ta, c.ones, c.ones, m[0], m[1]);
-  carry_save(tb, c.ones, c.ones, m[2], m[3]);
-  carry_save(fours_a, c.twos, c.twos, ta, tb);
-  carry_save(ta, c.ones, c.ones, m[4], m[5]);
-  carry_save(tb, c.ones, c.ones, m[6], m[7]);
-  carry_save(fours_b, c.twos, c.twos, ta, tb);
-  carry_save(eights_a, c.fours, c.fours, fours_a, fours_b);
-  carry_save(ta, c.ones, c.ones, m[8], m[9]);
-  carry_save(tb, c.ones, c.ones, m[10], m[11]);
-  carry_save(fours_a, c.twos, c.twos, ta, tb);
-  carry_save(ta, c.ones, c.ones, m[12], m[13]);
-  carry_save(tb, c.ones, c.ones, m[14], m[15]);
-  carry_save(fours_b, c.twos, c.twos, ta, tb);
-  carry_save(eights_b, c.fours, c.fours, fours_a, fours_b);
-  carry_save(sixteens, c.eights, c.eights, eights_a, eights_b);
+  __m256i eights[2], sixteens;
+#pragma GCC unroll 2
+  for (int half = 0; half < 2; ++half) {
+    __m256i fours[2];
+#pragma GCC unroll 2
+    for (int quarter = 0; quarter < 2; ++quarter) {
+      const __m256i* q = m + 8 * half + 4 * quarter;
+      __m256i twos_a, twos_b;
+      carry_save(twos_a, c.ones, c.ones, q[0], q[1]);
+      carry_save(twos_b, c.ones, c.ones, q[2], q[3]);
+      carry_save(fours[quarter], c.twos, c.twos, twos_a, twos_b);
+    }
+    carry_save(eights[half], c.fours, c.fours, fours[0], fours[1]);
+  }
+  carry_save(sixteens, c.eights, c.eights, eights[0], eights[1]);
   const __m256i pair = _mm256_set1_epi8(0x11);
   c.nibbles[0] = _mm256_add_epi8(c.nibbles[0], _mm256_and_si256(sixteens, pair));
   c.nibbles[1] = _mm256_add_epi8(c.nibbles[1], _mm256_and_si256(_mm256_srli_epi16(sixteens, 1), pair));
