@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "audit/onehot.hpp"
 #include "backend/cpu_features.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -215,161 +216,6 @@ __attribute__((target("avx512f,avx512bw"))) void count_avx512(const unsigned cha
   }
 }
 
-// ---- AVX2 bytes: one pass for up to 16 values (one-hot masks, positional popcount) ----
-//
-// A byte x of the window first .. first+15 becomes a one-hot bit: d = x - first,
-// and a shuffle looks d up in two tables (values 0-7 and 8-15); a byte outside
-// the window (d >= 16, saturated past 0x7F) looks up zero. Per bit position the
-// masks are summed with a carry-save adder tree (Harley and Seal), 16 vectors a
-// step: ones, twos, fours and eights stay as carry-save state, and each step's
-// sixteens go to nibble counters (bits k and k+4 of the sixteens into one byte's
-// two nibbles, emptied every 15 steps). A value's count is then the bits at its
-// position, weighted 1, 2, 4, 8 and 16. On the AMD EPYC (Zen 3) of
-// bench/RESULTS.md this counts 13 values at 17 GB/s from L2 against 11.5 GB/s
-// for compares (8 + 5 values in two passes).
-constexpr std::size_t kOneHotStep = 16 * kVector;  // bytes a carry-save step
-constexpr unsigned kOneHotValues = 16;
-constexpr unsigned kNibbleSteps = 15;  // steps a nibble counter holds
-
-__attribute__((target("avx2"))) inline void carry_save(__m256i& high, __m256i& low, __m256i a, __m256i b, __m256i c) {
-  const __m256i u = _mm256_xor_si256(a, b);
-  high = _mm256_or_si256(_mm256_and_si256(a, b), _mm256_and_si256(u, c));
-  low = _mm256_xor_si256(u, c);
-}
-
-__attribute__((target("avx2"))) inline std::uint64_t byte_sum(__m256i v) {
-  const __m256i s = _mm256_sad_epu8(v, _mm256_setzero_si256());
-  return static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0)) + static_cast<std::uint64_t>(_mm256_extract_epi64(s, 1)) +
-         static_cast<std::uint64_t>(_mm256_extract_epi64(s, 2)) + static_cast<std::uint64_t>(_mm256_extract_epi64(s, 3));
-}
-
-// The positional count of 8 one-hot bit positions over byte masks.
-struct BitCounts {
-  __m256i ones, twos, fours, eights;
-  __m256i nibbles[4];  // sixteens: bit k in nibbles[k]'s low nibbles, bit k + 4 in its high ones
-  std::uint64_t total[8];
-};
-
-__attribute__((target("avx2"))) inline void clear_bit_counts(BitCounts& c) {
-  c.ones = c.twos = c.fours = c.eights = _mm256_setzero_si256();
-  for (__m256i& n : c.nibbles) n = _mm256_setzero_si256();
-  for (std::uint64_t& t : c.total) t = 0;
-}
-
-// Adds 16 masks: two trees of 8 (ones, twos, fours), then their eights and one sixteens.
-__attribute__((target("avx2"))) inline void add_step(BitCounts& c, const __m256i (&m)[16]) {
-  __m256i eights[2], sixteens;
-#pragma GCC unroll 2
-  for (int half = 0; half < 2; ++half) {
-    __m256i fours[2];
-#pragma GCC unroll 2
-    for (int quarter = 0; quarter < 2; ++quarter) {
-      const __m256i* q = m + 8 * half + 4 * quarter;
-      __m256i twos_a, twos_b;
-      carry_save(twos_a, c.ones, c.ones, q[0], q[1]);
-      carry_save(twos_b, c.ones, c.ones, q[2], q[3]);
-      carry_save(fours[quarter], c.twos, c.twos, twos_a, twos_b);
-    }
-    carry_save(eights[half], c.fours, c.fours, fours[0], fours[1]);
-  }
-  carry_save(sixteens, c.eights, c.eights, eights[0], eights[1]);
-  const __m256i pair = _mm256_set1_epi8(0x11);
-  c.nibbles[0] = _mm256_add_epi8(c.nibbles[0], _mm256_and_si256(sixteens, pair));
-  c.nibbles[1] = _mm256_add_epi8(c.nibbles[1], _mm256_and_si256(_mm256_srli_epi16(sixteens, 1), pair));
-  c.nibbles[2] = _mm256_add_epi8(c.nibbles[2], _mm256_and_si256(_mm256_srli_epi16(sixteens, 2), pair));
-  c.nibbles[3] = _mm256_add_epi8(c.nibbles[3], _mm256_and_si256(_mm256_srli_epi16(sixteens, 3), pair));
-}
-
-// Empties the nibble counters into the totals (weight 16).
-__attribute__((target("avx2"))) inline void empty_nibbles(BitCounts& c) {
-  const __m256i low = _mm256_set1_epi8(0x0F);
-  for (int k = 0; k < 4; ++k) {
-    c.total[k] += 16 * byte_sum(_mm256_and_si256(c.nibbles[k], low));
-    c.total[k + 4] += 16 * byte_sum(_mm256_and_si256(_mm256_srli_epi16(c.nibbles[k], 4), low));
-    c.nibbles[k] = _mm256_setzero_si256();
-  }
-}
-
-// The totals with the carry-save state added in.
-__attribute__((target("avx2"))) inline void finish_bit_counts(BitCounts& c) {
-  empty_nibbles(c);
-  const __m256i one = _mm256_set1_epi8(1);
-  const __m256i state[4] = {c.ones, c.twos, c.fours, c.eights};
-  for (int w = 0; w < 4; ++w) {
-    for (int k = 0; k < 8; ++k) {
-      c.total[k] += (std::uint64_t{1} << w) * byte_sum(_mm256_and_si256(_mm256_srli_epi16(state[w], k), one));
-    }
-  }
-}
-
-// Counts the values first .. first+values-1 (values <= 16, first + values <= 256;
-// kHigh when values > 8) over the n bytes at p (a multiple of kOneHotStep) into
-// bins[0..values), prefetching `ahead` into L2. Other bytes are not counted.
-template <bool kHigh>
-__attribute__((target("avx2"))) void count_onehot_avx2(const unsigned char* p, std::size_t n, unsigned first,
-                                                       unsigned values, std::uint64_t* bins, const unsigned char* ahead) {
-  alignas(32) unsigned char table[2][32] = {};
-  for (unsigned k = 0; k < values && k < kOneHotValues && first + k < 256; ++k) {
-    table[k / 8][k] = table[k / 8][k + 16] = static_cast<unsigned char>(1u << (k % 8));
-  }
-  const __m256i low_table = _mm256_load_si256(reinterpret_cast<const __m256i*>(table[0]));
-  const __m256i high_table = _mm256_load_si256(reinterpret_cast<const __m256i*>(table[1]));
-  const __m256i base = _mm256_set1_epi8(static_cast<char>(first));
-  const __m256i past_window = _mm256_set1_epi8(0x70);  // d >= 16 saturates to >= 0x80: the shuffle gives 0
-  BitCounts low, high;
-  clear_bit_counts(low);
-  if constexpr (kHigh) clear_bit_counts(high);
-  unsigned steps = 0;
-  for (std::size_t i = 0; i < n; i += kOneHotStep) {
-    __m256i low_masks[16], high_masks[16];
-#pragma GCC unroll 16
-    for (int k = 0; k < 16; ++k) {
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + k * kVector));
-      const __m256i index = _mm256_adds_epu8(_mm256_sub_epi8(x, base), past_window);
-      low_masks[k] = _mm256_shuffle_epi8(low_table, index);
-      if constexpr (kHigh) high_masks[k] = _mm256_shuffle_epi8(high_table, index);
-      if (k % 2 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i + k * kVector), _MM_HINT_T1);
-    }
-    add_step(low, low_masks);
-    if constexpr (kHigh) add_step(high, high_masks);
-    if (++steps == kNibbleSteps) {
-      empty_nibbles(low);
-      if constexpr (kHigh) empty_nibbles(high);
-      steps = 0;
-    }
-  }
-  finish_bit_counts(low);
-  for (unsigned k = 0; k < values && k < 8; ++k) bins[k] += low.total[k];
-  if constexpr (kHigh) {
-    finish_bit_counts(high);
-    for (unsigned k = 8; k < values; ++k) bins[k] += high.total[k - 8];
-  }
-}
-
-void onehot_pass(const unsigned char* p, std::size_t n, unsigned first, unsigned values, std::uint64_t* bins,
-                 const unsigned char* ahead) {
-  if (values > 8) return count_onehot_avx2<true>(p, n, first, values, bins, ahead);
-  count_onehot_avx2<false>(p, n, first, values, bins, ahead);
-}
-
-using CountPass = void (*)(const unsigned char*, std::size_t, unsigned, std::uint64_t*, const unsigned char*);
-
-// The counters for 1..kMax values a pass: table[k - 1] counts k values.
-template <template <int> class Pass, int... kN>
-constexpr std::array<CountPass, sizeof...(kN)> pass_table(std::integer_sequence<int, kN...>) {
-  return {Pass<kN + 1>::fn...};
-}
-template <int kN>
-struct Sixteen {
-  static constexpr CountPass fn = count_avx512<8, kN>;
-};
-constexpr auto kSixteenPasses = pass_table<Sixteen>(std::make_integer_sequence<int, kPassValues512>{});
-
-void avx512_pass(const unsigned char* p, std::size_t n, unsigned first, unsigned values, std::uint64_t* bins,
-                 const unsigned char* ahead) {
-  kSixteenPasses[values - 1](p, n, first, bins, ahead);
-}
-
 using WindowPass = void (*)(const unsigned char*, std::size_t, unsigned, unsigned, std::uint64_t*, const unsigned char*);
 
 // Counts every value of lo..hi (hi - lo < kNarrowSpan) in the block, in
@@ -387,8 +233,8 @@ void narrow_windows(const unsigned char* p, std::size_t n, unsigned lo, unsigned
   for (std::size_t i = whole; i < n; ++i) ++h[p[i]];
 }
 
-constexpr auto narrow_block = narrow_windows<kOneHotStep, kOneHotValues, onehot_pass>;
-constexpr auto narrow_block_512 = narrow_windows<kVector512, kPassValues512, avx512_pass>;
+constexpr auto narrow_block = narrow_windows<onehot::kAvx2Step, onehot::kValues, onehot::count_avx2>;
+constexpr auto narrow_block_512 = narrow_windows<onehot::kAvx512Step, onehot::kValues, onehot::count_avx512>;
 
 using NarrowBlock = void (*)(const unsigned char*, std::size_t, unsigned, unsigned, Histogram&, const unsigned char*);
 
