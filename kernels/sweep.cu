@@ -323,6 +323,29 @@ __device__ void check_claims(const abi::SweepParams& p, const std::uint32_t* col
   }
 }
 
+// The model check of a staged batch (the bp_sweep_check kernels): every
+// catalogue slot's staged outputs, the bits the chunk sums add, against the
+// soft model compiled for the device. Counts the differing cases per slot, and
+// keeps the chunk's first (smallest case offset, then slot) with its hardware
+// bits in `model` (shared).
+template <int kBatch>
+__device__ __noinline__ void check_model(const abi::Recipes& recipes, const RunCodes& codes,
+                                         std::uint32_t first_offset, const std::uint32_t* column,
+                                         abi::ModelWords& model) {
+  for (int j = 0; j < static_cast<int>(recipes.slots); ++j) {
+    const int index = BITPROOF_SLOT_RECIPE(recipes, j);
+#if defined(BITPROOF_KERNELS_USER_SLOTS)
+    if (index >= catalogue_size()) continue;  // a user recipe has no soft model on the device: the host compares it
+#endif
+    for (int t = 0; t < kBatch; ++t) {
+      const std::uint32_t hardware = column[(j * kBatch + t) * kThreads];
+      if (eval_one<SoftArith>(index, codes.first + t, codes.second, codes.third) == hardware) continue;
+      atomicAdd(&model.differing[j], 1u);
+      atomicMin(&model.first, abi::first_model_record(first_offset + t, j, hardware));
+    }
+  }
+}
+
 // Cases a thread stages at once: the stage holds kStageWords words (32 KiB), so
 // 16, 8 or 4 cases for 2, 4 or 8 slots; each divides 16, so a batch of a run
 // lies in one digest group.
@@ -333,8 +356,14 @@ constexpr int batch_cases() {
 }
 static_assert(16 % batch_cases<2>() == 0 && 16 % batch_cases<8>() == 0);
 
-// One block per chunk: chunk sums of every slot, failing counts per claim.
-template <class Ar, int kSlots>
+// One block per chunk: chunk sums of every slot, failing counts per claim;
+// with kCheck, also the model check of every staged output (check_model). The
+// claim kernel (kCheck false) has no model code in its loop, so checking costs
+// its timed launches nothing; in the catalogue images both kernels stage
+// through the same stage_recipe functions (not inlined), and the host demands
+// that the two kernels' chunk sums agree, which ties the spec-linked images'
+// separately inlined copies together as the case digest does.
+template <class Ar, int kSlots, bool kCheck>
 __device__ void sweep_chunks(const abi::SweepParams& p) {
   constexpr int kBatch = batch_cases<kSlots>();
   constexpr int kPerThread = static_cast<int>(kChunk) / kThreads;
@@ -342,8 +371,13 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
   __shared__ std::uint32_t stage[kSlots * kBatch * kThreads];
   __shared__ unsigned long long kinds[kMaxClaims][abi::kKinds];
   __shared__ std::uint32_t failing[kMaxClaims];
+  __shared__ abi::ModelWords model;
   for (int i = threadIdx.x; i < kMaxClaims * abi::kKinds; i += blockDim.x) kinds[i / abi::kKinds][i % abi::kKinds] = 0;
   if (threadIdx.x < kMaxClaims) failing[threadIdx.x] = 0;
+  if constexpr (kCheck) {
+    if (threadIdx.x < abi::kMaxSlots) model.differing[threadIdx.x] = 0;
+    if (threadIdx.x == 0) model.first = abi::kNoModelRecord;
+  }
   __syncthreads();
   const std::uint64_t chunk = p.first_chunk + blockIdx.x;
   const std::uint64_t start = chunk * kChunk;
@@ -365,14 +399,17 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
       if (stage_batch<Ar, kSlots, kBatch>(p.recipes, codes, column, weight, words)) {
         check_claims<kBatch>(p, column, failing, kinds);
       }
+      if constexpr (kCheck) check_model<kBatch>(p.recipes, codes, begin + offset, column, model);
     }
   } else {
     // Any other shape (a list input, a row shorter than a thread's cases, the
     // domain's last chunk): one case at a time from the walker.
     for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; ++offset) {
-      if (stage_batch<Ar, kSlots, 1>(p.recipes, walk.next(), column, groups - (offset >> 4), words)) {
+      const RunCodes codes = walk.next();
+      if (stage_batch<Ar, kSlots, 1>(p.recipes, codes, column, groups - (offset >> 4), words)) {
         check_claims<1>(p, column, failing, kinds);
       }
+      if constexpr (kCheck) check_model<1>(p.recipes, codes, offset, column, model);
     }
   }
   // B's weights count groups of 16 from the chunk's end: each thread added its
@@ -383,54 +420,15 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
   auto* sums = reinterpret_cast<std::uint32_t*>(p.sums) + blockIdx.x * abi::kSumWords;
   block_sum<2 * abi::kMaxSlots>(all, sums);  // its barrier follows every batch: the counters are complete
   if (threadIdx.x < kMaxClaims) sums[2 * abi::kMaxSlots + threadIdx.x] = failing[threadIdx.x];
+  if constexpr (kCheck) {
+    if (threadIdx.x == 0) reinterpret_cast<abi::ModelWords*>(p.model)[blockIdx.x] = model;
+  }
   auto* global_kinds = reinterpret_cast<unsigned long long*>(p.kinds);
   for (int i = threadIdx.x; i < kMaxClaims * abi::kKinds; i += blockDim.x) {
     const unsigned long long n = kinds[i / abi::kKinds][i % abi::kKinds];
     if (n != 0) atomicAdd(&global_kinds[i], n);
   }
 }
-
-#if !defined(BITPROOF_KERNELS_HW_ONLY)
-// One block per chunk: per slot, the cases where hardware and soft model differ
-// (the default image only: the fast-math image has no soft model).
-__device__ void model_chunks(const abi::SweepParams& p) {
-  constexpr int kPerThread = static_cast<int>(kChunk) / kThreads;
-  __shared__ std::uint32_t differing[abi::kMaxSlots];
-  if (threadIdx.x < abi::kMaxSlots) differing[threadIdx.x] = 0;
-  __syncthreads();
-  const std::uint64_t chunk = p.first_chunk + blockIdx.x;
-  const std::uint64_t start = chunk * kChunk;
-  const std::uint64_t rest = p.domain.cases - start;
-  const std::uint32_t length = rest < kChunk ? static_cast<std::uint32_t>(rest) : static_cast<std::uint32_t>(kChunk);
-  const std::uint32_t begin = threadIdx.x * kPerThread;
-#pragma unroll
-  for (int j = 0; j < abi::kMaxSlots; ++j) {
-    if (j >= static_cast<int>(p.recipes.slots)) break;
-    const int index = BITPROOF_SLOT_RECIPE(p.recipes, j);
-#if defined(BITPROOF_KERNELS_USER_SLOTS)
-    if (index >= catalogue_size()) continue;  // a user recipe has no soft model on the device: the host compares it
-#endif
-    CodeWalker walk(p.domain, start + begin);
-    std::uint32_t n = 0;
-    // One switch a case (eval_one): a loop of one recipe a thread measured no faster
-    // (111 ms for the 2^32 claim either way: the soft arithmetic is the cost).
-    for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; ++offset) {
-      const RunCodes c = walk.next();
-      n += eval_one<DeviceArith>(index, c.first, c.second, c.third) !=
-                   eval_one<SoftArith>(index, c.first, c.second, c.third)
-               ? 1
-               : 0;
-    }
-    n = warp_sum(n);
-    if (threadIdx.x % 32 == 0 && n != 0) atomicAdd(&differing[j], n);
-  }
-  __syncthreads();
-  if (threadIdx.x < abi::kSumWords) {
-    auto* sums = reinterpret_cast<std::uint32_t*>(p.sums) + blockIdx.x * abi::kSumWords;
-    sums[threadIdx.x] = threadIdx.x < abi::kMaxSlots ? differing[threadIdx.x] : 0;
-  }
-}
-#endif
 
 }  // namespace
 }  // namespace bitproof::kernels
@@ -444,10 +442,21 @@ __global__ void __launch_bounds__(256) bp_eval_hw(bitproof::abi::EvalParams p) {
   bitproof::kernels::eval_cases<bitproof::DeviceArith>(p);
 }
 
-#define BITPROOF_SWEEP_KERNEL(N)                                                  \
-  __global__ void __launch_bounds__(256) bp_sweep_hw_##N(bitproof::abi::SweepParams p) { \
-    bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N>(p);                \
+// Per slot count N: the claim kernel, and (not in the fast-math image, which has
+// no soft model) the same sweep with its model check.
+#if defined(BITPROOF_KERNELS_HW_ONLY)
+#define BITPROOF_CHECK_KERNEL(N)
+#else
+#define BITPROOF_CHECK_KERNEL(N)                                                               \
+  __global__ void __launch_bounds__(256) bp_sweep_check_##N(bitproof::abi::SweepParams p) { \
+    bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N, true>(p);                     \
   }
+#endif
+#define BITPROOF_SWEEP_KERNEL(N)                                                            \
+  __global__ void __launch_bounds__(256) bp_sweep_hw_##N(bitproof::abi::SweepParams p) { \
+    bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N, false>(p);                    \
+  }                                                                                         \
+  BITPROOF_CHECK_KERNEL(N)
 #if defined(BITPROOF_KERNELS_USER_SLOTS)
 // A user-recipe image holds the one claim kernel its slot count needs: each
 // is linked per spec, and the link's time is in the user's first run.
@@ -459,16 +468,11 @@ BITPROOF_SWEEP_KERNEL(4)
 BITPROOF_SWEEP_KERNEL(8)
 #endif
 
-// The soft model on the device: only in the default image (the fast-math image
-// is run for its claim checks alone).
-#if !defined(BITPROOF_KERNELS_HW_ONLY)
-#if !defined(BITPROOF_KERNELS_USER_SLOTS)
+// The soft model on the device, case by case (the copy-back path): only in the
+// default image. The claim sweep checks its own outputs against it (check_model).
+#if !defined(BITPROOF_KERNELS_HW_ONLY) && !defined(BITPROOF_KERNELS_USER_SLOTS)
 __global__ void __launch_bounds__(256) bp_eval_soft(bitproof::abi::EvalParams p) {
   bitproof::kernels::eval_cases<bitproof::SoftArith>(p);
-}
-#endif
-__global__ void __launch_bounds__(256) bp_sweep_model(bitproof::abi::SweepParams p) {
-  bitproof::kernels::model_chunks(p);
 }
 #endif
 

@@ -7,10 +7,13 @@
 //     model case by case on all CPU cores, and checks the claims and the
 //     digest on the hardware bits.
 //   large domains: bp_sweep_hw checks the claims on the device and returns per
-//     chunk only the chunk sums and failing counts; bp_sweep_model counts, per
-//     chunk, the cases where the hardware and the soft model (compiled for the
-//     device) differ. The first `keep` failing or disagreeing cases are found
-//     by re-running just their chunks with bp_eval_hw and comparing on the CPU.
+//     chunk only the chunk sums and failing counts. On the blocks ModelBlocks
+//     picks, bp_sweep_check runs them again: the same sweep, its words demanded
+//     equal to bp_sweep_hw's, with each staged output (the bits the chunk sums
+//     add) checked against the soft model compiled for the device; per chunk
+//     the differing cases and the first of them. The
+//     first `keep` failing cases are found by re-running just their chunks
+//     with bp_eval_hw and comparing on the CPU.
 //   --use_fast_math: the same claim check with the fast-math image; reported
 //     per claim in `info`, never in `result`.
 //   user recipes: the spec's own image (src/backend/cuda_user.hpp: NVRTC and
@@ -250,6 +253,7 @@ class CudaBackend : public Backend {
   struct ChunkScan {
     std::vector<std::uint32_t> words;  // abi::kSumWords per chunk
     std::vector<unsigned long long> kinds;
+    std::vector<abi::ModelWords> model;  // a chunk each when the scan checked the model
     std::vector<float> ms;
   };
   // What a large sweep measured besides its part: kernel times, and the
@@ -271,13 +275,15 @@ class CudaBackend : public Backend {
   Expected<SweepPart> large_part(const Spec& spec, const EngineOptions& engine, const Plan& p, std::uint64_t begin,
                                  std::uint64_t end, int repeat, LargeRun& run);
   // One batch's claims: counts and kinds added to `part`, chunks to re-run for
-  // counterexamples and model disagreements appended to `rerun`.
-  void count_batch(const ChunkScan& hw, const ChunkScan& model, std::uint64_t first, std::size_t keep,
-                   std::size_t recipes, SweepPart& part, std::vector<std::uint64_t>& rerun) const;
+  // counterexamples appended to `rerun`.
+  void count_batch(const ChunkScan& hw, std::uint64_t first, std::size_t keep, SweepPart& part,
+                   std::vector<std::uint64_t>& rerun) const;
   Expected<Ok> rerun_chunks(const Spec& spec, const EngineOptions& engine, const Plan& p,
                             std::vector<std::uint64_t> rerun, SweepPart& part);
-  Expected<ChunkScan> scan(const Module& m, const char* kernel, const Plan& p, std::uint64_t first_chunk,
-                           std::uint64_t chunks, int repeat);
+  // bp_sweep_hw on chunks [first_chunk, first_chunk + chunks), `repeat` times;
+  // with `check_model`, bp_sweep_check once (the same words, and the model check's).
+  Expected<ChunkScan> scan(const Module& m, const Plan& p, std::uint64_t first_chunk, std::uint64_t chunks,
+                           int repeat, bool check_model = false);
   // The same scan queued on `stream` (clear, launch, copy back) without waiting;
   // take_scan waits for it and returns what scan would have.
   Expected<Ok> queue_scan(PipeSlot& slot, CUfunction f, const Plan& p, std::uint64_t first_chunk,
@@ -601,20 +607,24 @@ Expected<std::vector<std::uint32_t>> CudaBackend::eval(const Module& m, const Pl
   return out;
 }
 
-Expected<CudaBackend::ChunkScan> CudaBackend::scan(const Module& m, const char* kernel, const Plan& p,
-                                                   std::uint64_t first_chunk, std::uint64_t chunks, int repeat) {
+Expected<CudaBackend::ChunkScan> CudaBackend::scan(const Module& m, const Plan& p, std::uint64_t first_chunk,
+                                                   std::uint64_t chunks, int repeat, bool check_model) {
   const Driver* drv = drv_;
   ChunkScan out;
-  DeviceBuffer sums, kinds;
+  DeviceBuffer sums, kinds, model;
   if (auto ok = sums.allocate(drv, chunks * abi::kSumWords * 4); !ok) return ok.error();
   if (auto ok = kinds.allocate(drv, abi::kMaxClaims * abi::kKinds * 8); !ok) return ok.error();
-  auto f = function(
-      m, std::string(kernel) == "bp_sweep_model" ? std::string(kernel) : fmt::format("{}_{}", kernel, p.slots));
+  if (check_model) {
+    if (auto ok = model.allocate(drv, chunks * sizeof(abi::ModelWords)); !ok) return ok.error();
+    repeat = 1;
+  }
+  auto f = function(m, fmt::format("{}_{}", check_model ? "bp_sweep_check" : "bp_sweep_hw", p.slots));
   if (!f) return f.error();
   for (int r = 0; r < std::max(repeat, 1); ++r) {
     BP_CU(drv->cuMemsetD8(sums.get(), 0, chunks * abi::kSumWords * 4));
     BP_CU(drv->cuMemsetD8(kinds.get(), 0, abi::kMaxClaims * abi::kKinds * 8));
-    abi::SweepParams params{p.domain, p.recipes, p.claims, p.kind, first_chunk, chunks, sums.get(), kinds.get()};
+    abi::SweepParams params{p.domain, p.recipes, p.claims,   p.kind,     first_chunk,
+                            chunks,   sums.get(), kinds.get(), model.get()};
     auto ms = launch(*f, static_cast<unsigned>(chunks), &params, sizeof params);
     if (!ms) return ms.error();
     out.ms.push_back(*ms);
@@ -623,6 +633,10 @@ Expected<CudaBackend::ChunkScan> CudaBackend::scan(const Module& m, const char* 
   out.kinds.resize(abi::kMaxClaims * abi::kKinds);
   BP_CU(drv->cuMemcpyDtoH(out.words.data(), sums.get(), out.words.size() * 4));
   BP_CU(drv->cuMemcpyDtoH(out.kinds.data(), kinds.get(), out.kinds.size() * 8));
+  if (check_model) {
+    out.model.resize(chunks);
+    BP_CU(drv->cuMemcpyDtoH(out.model.data(), model.get(), chunks * sizeof(abi::ModelWords)));
+  }
   return out;
 }
 
@@ -633,7 +647,8 @@ Expected<Ok> CudaBackend::queue_scan(PipeSlot& slot, CUfunction f, const Plan& p
   constexpr std::size_t kKindBytes = abi::kMaxClaims * abi::kKinds * 8;
   BP_CU(drv->cuMemsetD8Async(slot.sums.get(), 0, sum_bytes, stream));
   BP_CU(drv->cuMemsetD8Async(slot.kinds.get(), 0, kKindBytes, stream));
-  abi::SweepParams params{p.domain, p.recipes, p.claims, p.kind, first_chunk, chunks, slot.sums.get(), slot.kinds.get()};
+  abi::SweepParams params{p.domain, p.recipes,       p.claims,        p.kind, first_chunk,
+                          chunks,   slot.sums.get(), slot.kinds.get(), 0};
   void* args[] = {&params};
   BP_CU(drv->cuEventRecord(slot.start, stream));
   BP_CU(drv->cuLaunchKernel(f, static_cast<unsigned>(chunks), 1, 1, abi::kThreads, 1, 1, 0, stream, args, nullptr));
@@ -753,8 +768,8 @@ std::vector<std::uint32_t> engine_words(const std::vector<std::uint32_t>& words,
   return out;
 }
 
-void CudaBackend::count_batch(const ChunkScan& hw, const ChunkScan& model, std::uint64_t first, std::size_t keep,
-                              std::size_t recipes, SweepPart& part, std::vector<std::uint64_t>& rerun) const {
+void CudaBackend::count_batch(const ChunkScan& hw, std::uint64_t first, std::size_t keep, SweepPart& part,
+                              std::vector<std::uint64_t>& rerun) const {
   const std::uint64_t chunks = hw.words.size() / abi::kSumWords;
   for (std::size_t c = 0; c < part.claims.size(); ++c) {
     ClaimResult& cr = part.claims[c];
@@ -770,13 +785,44 @@ void CudaBackend::count_batch(const ChunkScan& hw, const ChunkScan& model, std::
       if (n != 0) cr.by_kind[std::string(diff_kind_name(static_cast<DiffKind>(kind)))] += n;
     }
   }
-  for (std::uint64_t k = 0; k < model.words.size() / abi::kSumWords; ++k) {  // none when the batch was not checked
-    std::uint64_t n = 0;
-    for (std::size_t s = 0; s < recipes; ++s) n += model.words[k * abi::kSumWords + s];
-    if (n != 0 && part.model_disagreement_count < keep) rerun.push_back(first + k);
-    part.model_disagreement_count += n;
-  }
 }
+
+namespace {
+
+// A model check's chunks: the differing cases counted, each chunk's first one
+// kept (up to `keep`) with its codes, the CPU soft model's bits and the claim
+// sweep's. Words that do not add up (a count past the chunk, a record without
+// a count, a slot past the spec's) are an error, not a count.
+Expected<Ok> count_model(const Spec& spec, const CaseEvaluator& evaluator, const std::vector<abi::ModelWords>& model,
+                         std::uint64_t first_chunk, std::size_t keep, SweepPart& part) {
+  const std::size_t slots = evaluator.recipes().size();
+  const std::uint64_t cases = spec.case_count();
+  std::vector<std::uint32_t> codes(spec.inputs.size()), soft(slots);
+  for (std::uint64_t k = 0; k < model.size(); ++k) {
+    const abi::ModelWords& m = model[k];
+    const std::uint64_t begin = (first_chunk + k) * kChunkCases;
+    std::uint64_t n = 0;
+    for (std::size_t s = 0; s < slots; ++s) n += m.differing[s];
+    const bool recorded = m.first != abi::kNoModelRecord;
+    if (n > kChunkCases * slots || recorded != (n != 0) ||
+        (recorded && (abi::model_record_slot(m.first) >= static_cast<int>(slots) ||
+                      begin + abi::model_record_offset(m.first) >= cases))) {
+      return Error{fmt::format("the model check of cases {}..{} returned words that do not add up", begin,
+                               begin + kChunkCases)};
+    }
+    part.model_disagreement_count += n;
+    if (!recorded || part.model_disagreements.size() >= keep) continue;
+    const std::uint64_t at = begin + abi::model_record_offset(m.first);
+    const auto slot = static_cast<std::size_t>(abi::model_record_slot(m.first));
+    evaluator.codes_of(at, codes.data());
+    evaluator.soft_outputs(codes.data(), soft.data());
+    part.model_disagreements.push_back(
+        {at, codes, evaluator.recipes()[slot], soft[slot], soft[slot], abi::model_record_hardware(m.first)});
+  }
+  return Ok{};
+}
+
+}  // namespace
 
 Expected<Ok> CudaBackend::rerun_chunks(const Spec& spec, const EngineOptions& engine, const Plan& p,
                                        std::vector<std::uint64_t> rerun, SweepPart& part) {
@@ -790,12 +836,6 @@ Expected<Ok> CudaBackend::rerun_chunks(const Spec& spec, const EngineOptions& en
       for (Counterexample& cx : again->claims[c].counterexamples) {
         if (part.claims[c].counterexamples.size() < engine.keep)
           part.claims[c].counterexamples.push_back(std::move(cx));
-      }
-    }
-    for (ModelDisagreement& m : again->model_disagreements) {
-      // User recipes are counted by compare_user_tables, the device model only compares the catalogue's.
-      if (part.model_disagreements.size() < engine.keep && !m.recipe->is_user()) {
-        part.model_disagreements.push_back(std::move(m));
       }
     }
   }
@@ -813,6 +853,7 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
   // 2^36 cases; above, sampled and edge blocks: on every one of 2^48 cases the soft
   // model would take hours).
   const ModelBlocks model_blocks(spec);
+  const CaseEvaluator evaluator(spec);
   run.model_stride = model_blocks.stride();
   const std::uint64_t first = begin / kChunkCases;
   const std::uint64_t chunks = (end - begin + kChunkCases - 1) / kChunkCases;
@@ -864,23 +905,32 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
     if (pipelined && batch + n < first + chunks) {
       if (auto ok = queue(batch + n, slots[current ^ 1]); !ok) return ok.error();
     }
-    auto hw = pipelined ? take_scan(slots[current]) : scan(*p.module, "bp_sweep_hw", p, batch, n, repeat);
+    auto hw = pipelined ? take_scan(slots[current]) : scan(*p.module, p, batch, n, repeat);
     if (!hw) return hw.error();
     const bool checked = model_blocks.checked(batch / kBatchChunks);
-    // Model: hardware against the soft model compiled for the device, every case of the batch.
+    // Model: the claim sweep again with its model check, every case of the batch;
+    // its words must be the claim kernel's.
     ChunkScan model;
     if (checked) {
-      auto scanned = scan(*p.module, "bp_sweep_model", p, batch, n, 1);
+      auto scanned = scan(*p.module, p, batch, n, 1, true);
       if (!scanned) return scanned.error();
       model = std::move(*scanned);
+      if (model.words != hw->words) {
+        return Error{fmt::format("the model-checking sweep's chunk sums for cases {}..{} differ from the claim "
+                                 "sweep's: the two kernels computed other bits",
+                                 batch_begin, batch_end)};
+      }
+      if (auto ok = count_model(spec, evaluator, model.model, batch, engine.keep, part); !ok) {
+        return ok.error();
+      }
       part.model_compared += (batch_end - batch_begin) * catalogue_slots;
       run.checked_cases += batch_end - batch_begin;
     }
-    count_batch(*hw, model, batch, engine.keep, recipes, part, rerun);
+    count_batch(*hw, batch, engine.keep, part, rerun);
     if (run.fast_math && checked) {
       auto fast_module = fast_math_module();
       if (!fast_module) return fast_module.error();
-      auto fast = scan(**fast_module, "bp_sweep_hw", p, batch, n, 1);
+      auto fast = scan(**fast_module, p, batch, n, 1);
       if (!fast) return fast.error();
       for (std::size_t c = 0; c < claims; ++c) {
         for (std::uint64_t k = 0; k < n; ++k) run.fast_failing[c] += fast->words[k * abi::kSumWords + 2 * abi::kMaxSlots + c];

@@ -77,7 +77,8 @@ Both run_both(const Spec& spec, const BackendOptions& options = both_options()) 
   for (const ModelDisagreement& m : cuda->result.model_disagreements) {
     for (const std::string& line : model_lines(spec, cuda->label, m)) MESSAGE(line);
   }
-  CHECK_MESSAGE(cuda->result.model_disagreement_count == 0, spec.name);
+  CHECK_MESSAGE(cuda->result.model_disagreement_count == 0,
+                fmt::format("{}: {} hardware-vs-model disagreements", spec.name, cuda->result.model_disagreement_count));
   CHECK(cuda->result.model_compared == spec.case_count() * spec.recipes().size());
   const std::string a = proof_result_json(spec, cuda->result, 8).dump();
   const std::string b = proof_result_json(spec, cpu->result, 8).dump();
