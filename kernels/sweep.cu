@@ -304,8 +304,11 @@ __device__ __forceinline__ void block_sum(const std::uint32_t (&v)[kWords], std:
 
 // The slow path of a batch where some slot differs: each claim, case by case,
 // from the stage; failing counts and kinds added to the block's shared counters.
+// Inlined: with two kernels calling it (claim and check), the spec-linked
+// image's link made it a call of its own, and the claim kernel's frame grew
+// from 8 to 528 bytes and its time by 16 % (bench/RESULTS.md).
 template <int kBatch>
-__device__ void check_claims(const abi::SweepParams& p, const std::uint32_t* column, std::uint32_t* failing,
+__device__ __forceinline__ void check_claims(const abi::SweepParams& p, const std::uint32_t* column, std::uint32_t* failing,
                              unsigned long long (*kinds)[abi::kKinds]) {
   const KindFormat f{p.kind.sign_mask, p.kind.exp_max, p.kind.man_mask,
                      p.kind.man_bits,  p.kind.specials, p.kind.int_zero};
