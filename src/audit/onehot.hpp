@@ -19,8 +19,8 @@
 
 namespace bitproof::audit::onehot {
 
-inline constexpr unsigned kValues = 16;   // values a pass
-inline constexpr std::size_t kAvx2Step = 16 * 32;    // bytes a carry-save step
+inline constexpr unsigned kValues = 16;            // values a pass
+inline constexpr std::size_t kAvx2Step = 16 * 32;  // bytes a carry-save step
 inline constexpr std::size_t kAvx512Step = 16 * 64;
 
 // Adds the counts of first .. first+values-1 (values <= kValues, first + values

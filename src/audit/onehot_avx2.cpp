@@ -29,8 +29,10 @@ struct Avx2 {
   }
   static std::uint64_t byte_sum(V v) {
     const V s = _mm256_sad_epu8(v, _mm256_setzero_si256());
-    return static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0)) + static_cast<std::uint64_t>(_mm256_extract_epi64(s, 1)) +
-           static_cast<std::uint64_t>(_mm256_extract_epi64(s, 2)) + static_cast<std::uint64_t>(_mm256_extract_epi64(s, 3));
+    return static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0)) +
+           static_cast<std::uint64_t>(_mm256_extract_epi64(s, 1)) +
+           static_cast<std::uint64_t>(_mm256_extract_epi64(s, 2)) +
+           static_cast<std::uint64_t>(_mm256_extract_epi64(s, 3));
   }
 };
 static_assert(16 * Avx2::kBytes == kAvx2Step);

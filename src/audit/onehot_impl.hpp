@@ -67,7 +67,8 @@ struct BitCounts {
     const V one = Ops::set1(1);
     const V state[4] = {ones, twos, fours, eights};
     for (int w = 0; w < 4; ++w) {
-      for (int k = 0; k < 8; ++k) total[k] += (std::uint64_t{1} << w) * Ops::byte_sum(Ops::and_(Ops::srli16(state[w], k), one));
+      for (int k = 0; k < 8; ++k)
+        total[k] += (std::uint64_t{1} << w) * Ops::byte_sum(Ops::and_(Ops::srli16(state[w], k), one));
     }
   }
 };
@@ -95,7 +96,8 @@ void count_window(const unsigned char* p, std::size_t n, unsigned first, unsigne
       const V index = Ops::adds_u8(Ops::sub(Ops::load(p + i + k * Ops::kBytes), base), past_window);
       low_masks[k] = Ops::lookup(low_table, index);
       if constexpr (kHigh) high_masks[k] = Ops::lookup(high_table, index);
-      if (k % (128 / Ops::kBytes) == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i + k * Ops::kBytes), _MM_HINT_T1);
+      if (k % (128 / Ops::kBytes) == 0)
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + i + k * Ops::kBytes), _MM_HINT_T1);
     }
     low.add_step(low_masks);
     if constexpr (kHigh) high.add_step(high_masks);

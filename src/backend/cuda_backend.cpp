@@ -787,42 +787,6 @@ void CudaBackend::count_batch(const ChunkScan& hw, std::uint64_t first, std::siz
   }
 }
 
-namespace {
-
-// A model check's chunks: the differing cases counted, each chunk's first one
-// kept (up to `keep`) with its codes, the CPU soft model's bits and the claim
-// sweep's. Words that do not add up (a count past the chunk, a record without
-// a count, a slot past the spec's) are an error, not a count.
-Expected<Ok> count_model(const Spec& spec, const CaseEvaluator& evaluator, const std::vector<abi::ModelWords>& model,
-                         std::uint64_t first_chunk, std::size_t keep, SweepPart& part) {
-  const std::size_t slots = evaluator.recipes().size();
-  const std::uint64_t cases = spec.case_count();
-  std::vector<std::uint32_t> codes(spec.inputs.size()), soft(slots);
-  for (std::uint64_t k = 0; k < model.size(); ++k) {
-    const abi::ModelWords& m = model[k];
-    const std::uint64_t begin = (first_chunk + k) * kChunkCases;
-    std::uint64_t n = 0;
-    for (std::size_t s = 0; s < slots; ++s) n += m.differing[s];
-    const bool recorded = m.first != abi::kNoModelRecord;
-    if (n > kChunkCases * slots || recorded != (n != 0) ||
-        (recorded && (abi::model_record_slot(m.first) >= static_cast<int>(slots) ||
-                      begin + abi::model_record_offset(m.first) >= cases))) {
-      return Error{fmt::format("the model check of cases {}..{} returned words that do not add up", begin,
-                               begin + kChunkCases)};
-    }
-    part.model_disagreement_count += n;
-    if (!recorded || part.model_disagreements.size() >= keep) continue;
-    const std::uint64_t at = begin + abi::model_record_offset(m.first);
-    const auto slot = static_cast<std::size_t>(abi::model_record_slot(m.first));
-    evaluator.codes_of(at, codes.data());
-    evaluator.soft_outputs(codes.data(), soft.data());
-    part.model_disagreements.push_back(
-        {at, codes, evaluator.recipes()[slot], soft[slot], soft[slot], abi::model_record_hardware(m.first)});
-  }
-  return Ok{};
-}
-
-}  // namespace
 
 Expected<Ok> CudaBackend::rerun_chunks(const Spec& spec, const EngineOptions& engine, const Plan& p,
                                        std::vector<std::uint64_t> rerun, SweepPart& part) {
@@ -920,7 +884,7 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
                                  "sweep's: the two kernels computed other bits",
                                  batch_begin, batch_end)};
       }
-      if (auto ok = count_model(spec, evaluator, model.model, batch, engine.keep, part); !ok) {
+      if (auto ok = count_model_words(spec, evaluator, model.model, batch, engine.keep, part); !ok) {
         return ok.error();
       }
       part.model_compared += (batch_end - batch_begin) * catalogue_slots;

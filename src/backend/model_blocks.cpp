@@ -1,5 +1,7 @@
 #include "backend/model_blocks.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 
@@ -37,6 +39,46 @@ bool ModelBlocks::checked(std::uint64_t block) const {
     const std::uint64_t k = first_case / c.place % c.input.count();
     return edge_code(c.input.format, c.input.code(k));
   });
+}
+
+Expected<Ok> count_model_words(const Spec& spec, const CaseEvaluator& evaluator,
+                               const std::vector<abi::ModelWords>& words, std::uint64_t first_chunk, std::size_t keep,
+                               SweepPart& part) {
+  const std::size_t slots = evaluator.recipes().size();
+  const std::uint64_t cases = spec.case_count();
+  std::vector<std::uint32_t> codes(spec.inputs.size()), soft(slots);
+  for (std::uint64_t k = 0; k < words.size(); ++k) {
+    const abi::ModelWords& m = words[k];
+    const std::uint64_t begin = (first_chunk + k) * kChunkCases;
+    const std::uint64_t length = begin < cases ? std::min(kChunkCases, cases - begin) : 0;
+    std::uint64_t n = 0;
+    bool fits = true;
+    for (std::size_t s = 0; s < static_cast<std::size_t>(abi::kMaxSlots); ++s) {
+      const bool checked = s < slots && !evaluator.recipes()[s]->is_user();
+      fits = fits && m.differing[s] <= (checked ? length : 0);
+      n += m.differing[s];
+    }
+    const bool recorded = m.first != abi::kNoModelRecord;
+    const auto slot = static_cast<std::size_t>(abi::model_record_slot(m.first));
+    const std::uint64_t offset = abi::model_record_offset(m.first);
+    if (!fits || recorded != (n != 0) || (recorded && (slot >= slots || m.differing[slot] == 0 || offset >= length))) {
+      return Error{
+          fmt::format("the model check of cases {}..{} returned words that do not add up", begin, begin + kChunkCases)};
+    }
+    part.model_disagreement_count += n;
+    if (!recorded || part.model_disagreements.size() >= keep) continue;
+    evaluator.codes_of(begin + offset, codes.data());
+    evaluator.soft_outputs(codes.data(), soft.data());
+    if (soft[slot] == abi::model_record_hardware(m.first)) {
+      return Error{
+          fmt::format("the model check reports case {} ({}) as differing from the soft model, but the "
+                      "CPU's soft model gives the device's bits",
+                      begin + offset, evaluator.recipes()[slot]->card->name)};
+    }
+    part.model_disagreements.push_back({begin + offset, codes, evaluator.recipes()[slot], soft[slot], soft[slot],
+                                        abi::model_record_hardware(m.first)});
+  }
+  return Ok{};
 }
 
 }  // namespace bitproof

@@ -17,6 +17,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/sweep_abi.hpp"
+#include "error.hpp"
+#include "proof/engine.hpp"
 #include "proof/spec.hpp"
 
 namespace bitproof {
@@ -46,5 +49,16 @@ class ModelBlocks {
 
 // Whether `code` is one of its format's edge codes (above).
 [[nodiscard]] bool edge_code(FormatId format, std::uint32_t code);
+
+// The words of a model check (bp_sweep_check: one abi::ModelWords a chunk, from
+// chunk `first_chunk`) into `part`: the differing cases counted, each chunk's
+// first one kept (while fewer than `keep` are) with its codes, the CPU soft
+// model's bits and the device's. Words that do not add up (a count past the
+// chunk, a record without a count or a count without one, a slot or case past
+// the spec's, a recorded case where the CPU's soft model gives the device's
+// bits) are an error, and `part` is then left as far as it got.
+[[nodiscard]] Expected<Ok> count_model_words(const Spec& spec, const CaseEvaluator& evaluator,
+                                             const std::vector<abi::ModelWords>& words, std::uint64_t first_chunk,
+                                             std::size_t keep, SweepPart& part);
 
 }  // namespace bitproof

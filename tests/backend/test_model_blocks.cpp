@@ -88,12 +88,78 @@ TEST_SUITE("backend") {
   }
 
   TEST_CASE("edge codes: ±0, the smallest subnormal, the largest finite and the specials after it") {
-    CHECK(edge_code(FormatId::e4m3, 0x7E));   // +448
-    CHECK(edge_code(FormatId::e4m3, 0x7F));   // NaN
-    CHECK(edge_code(FormatId::e4m3, 0xFF));   // −NaN
+    CHECK(edge_code(FormatId::e4m3, 0x7E));        // +448
+    CHECK(edge_code(FormatId::e4m3, 0x7F));        // NaN
+    CHECK(edge_code(FormatId::e4m3, 0xFF));        // −NaN
     CHECK_FALSE(edge_code(FormatId::e4m3, 0x38));  // +1.0
     CHECK(edge_code(FormatId::fp32, 0x7F800000));
     CHECK(edge_code(FormatId::fp32, 0xFFC00000));
     CHECK_FALSE(edge_code(FormatId::fp32, 0x3F800000));
+  }
+}
+
+// The host's reading of the device's model-check words (bp_sweep_check): counts
+// added, each chunk's first case decoded with the CPU model, and words that do
+// not add up refused.
+TEST_SUITE("backend") {
+  TEST_CASE("model check words: counted, the first case decoded, inconsistent words refused") {
+    auto parsed = parse_spec(R"({"bitproof_spec": 1, "name": "w", "inputs": [
+        {"name": "a", "format": "fp16", "codes": "all"}, {"name": "b", "format": "fp16", "codes": "all"}],
+        "output": "fp16", "claims": [{"claim": "equal", "recipes": ["fp16.hmul", "fp16.fp32_round"]}]})",
+                             "test");
+    REQUIRE(parsed.ok());
+    const Spec& spec = *parsed;
+    const CaseEvaluator evaluator(spec);
+    // Chunk 3, slot 1 (fp16.fp32_round): case offset 5 with made-up hardware bits.
+    const std::uint64_t at = 3 * kChunkCases + 5;
+    std::uint32_t codes[2];
+    evaluator.codes_of(at, codes);
+    std::uint32_t soft[2];
+    evaluator.soft_outputs(codes, soft);
+    const std::uint32_t hardware = soft[1] ^ 0x0001;
+    abi::ModelWords clean{};
+    clean.first = abi::kNoModelRecord;
+    abi::ModelWords differs = clean;
+    differs.differing[1] = 7;
+    differs.first = abi::first_model_record(5, 1, hardware);
+
+    SweepPart part;
+    REQUIRE(count_model_words(spec, evaluator, {clean, differs, clean}, 2, 8, part).ok());
+    CHECK(part.model_disagreement_count == 7);
+    REQUIRE(part.model_disagreements.size() == 1);
+    const ModelDisagreement& m = part.model_disagreements[0];
+    CHECK(m.case_index == at);
+    CHECK(m.inputs == std::vector<std::uint32_t>{codes[0], codes[1]});
+    CHECK(std::string(m.recipe->card->name) == "fp16.fp32_round");
+    CHECK(m.soft == soft[1]);
+    CHECK(m.hardware == hardware);
+
+    SweepPart none;  // keep = 0: counted, none kept
+    REQUIRE(count_model_words(spec, evaluator, {differs}, 3, 0, none).ok());
+    CHECK(none.model_disagreement_count == 7);
+    CHECK(none.model_disagreements.empty());
+
+    // Negative controls: each inconsistency alone is refused.
+    abi::ModelWords no_record = differs;
+    no_record.first = abi::kNoModelRecord;
+    abi::ModelWords no_count = clean;
+    no_count.first = differs.first;
+    abi::ModelWords past_chunk = differs;
+    past_chunk.differing[0] = static_cast<std::uint32_t>(kChunkCases) + 1;
+    abi::ModelWords padded_slot = differs;
+    padded_slot.differing[2] = 1;
+    abi::ModelWords slot_past = differs;
+    slot_past.first = abi::first_model_record(5, 2, hardware);
+    abi::ModelWords agrees = differs;  // the "differing" case's bits are the CPU model's
+    agrees.first = abi::first_model_record(5, 1, soft[1]);
+    for (const abi::ModelWords& bad : {no_record, no_count, past_chunk, padded_slot, slot_past, agrees}) {
+      SweepPart p;
+      const auto r = count_model_words(spec, evaluator, {bad}, 3, 8, p);
+      REQUIRE_FALSE(r.ok());
+      MESSAGE(r.error().message);
+    }
+    // A record past the domain's last case (the last chunk is whole here: ask for one past it).
+    SweepPart p;
+    CHECK_FALSE(count_model_words(spec, evaluator, {differs}, spec.case_count() / kChunkCases, 8, p).ok());
   }
 }
