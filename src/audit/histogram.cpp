@@ -1,9 +1,7 @@
 #include "audit/histogram.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
-#include <type_traits>
 #include <utility>
 
 #include "audit/onehot.hpp"
@@ -48,20 +46,17 @@ void portable_block(const unsigned char* p, std::size_t n, Histogram& h) {
 
 #ifdef BITPROOF_HISTOGRAM_AVX2
 
-// The vector paths are written once for 8- and 16-bit codes (kBits): a
-// range pass (vector min/max) and a counter of kN consecutive codes (vector
-// compares, each lane its own counter, summed out before it can overflow).
+// The vector range pass (min/max) is written once for 8- and 16-bit codes
+// (kBits). Narrow byte windows are counted one-hot (onehot.hpp); narrow
+// 16-bit windows by a counter of kN consecutive codes (vector compares, each
+// 16-bit lane its own counter, summed out before it can overflow).
 constexpr std::size_t kVector = 32;
 constexpr std::size_t kVector512 = 64;
 constexpr unsigned kPassValues = 8;      // AVX2 compares (16-bit codes): 16 registers
 constexpr unsigned kPassValues512 = 16;  // AVX-512BW: 32 registers
 
-// 8-bit codes count into a Histogram's 64-bit bins, 16-bit codes into 32-bit bins.
-template <int kBits>
-using BinOf = std::conditional_t<kBits == 8, std::uint64_t, std::uint32_t>;
-// Rounds a lane counter holds: 255 in a byte, 32,767 in a 16-bit lane (madd sums it as signed).
-template <int kBits>
-constexpr std::size_t kMaxRounds = kBits == 8 ? 255 : 32767;
+// Rounds a 16-bit lane counter holds: 32,767 (madd sums it as signed).
+constexpr std::size_t kMaxRounds16 = 32767;
 
 template <int kBits>
 unsigned code_at(const unsigned char* p) {
@@ -127,92 +122,70 @@ __attribute__((target("avx512f,avx512bw"))) void code_range_avx512(const unsigne
   finish_range<kBits>(lows, highs, p, i, n, lo, hi);
 }
 
-// The count in a vector of lane counters.
-template <int kBits>
-__attribute__((target("avx2"))) std::uint64_t lane_sum_avx2(__m256i counts) {
+// The count in a vector of 16-bit lane counters.
+__attribute__((target("avx2"))) std::uint64_t lane_sum16_avx2(__m256i counts) {
+  alignas(32) std::int32_t sums[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_madd_epi16(counts, _mm256_set1_epi16(1)));
   std::uint64_t total = 0;
-  if constexpr (kBits == 8) {
-    alignas(32) std::uint64_t sums[4];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_sad_epu8(counts, _mm256_setzero_si256()));
-    for (std::uint64_t v : sums) total += v;
-  } else {
-    alignas(32) std::int32_t sums[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(sums), _mm256_madd_epi16(counts, _mm256_set1_epi16(1)));
-    for (std::int32_t v : sums) total += static_cast<std::uint32_t>(v);
-  }
+  for (std::int32_t v : sums) total += static_cast<std::uint32_t>(v);
   return total;
 }
 
-template <int kBits>
-__attribute__((target("avx512f,avx512bw"))) std::uint64_t lane_sum_avx512(__m512i counts) {
+__attribute__((target("avx512f,avx512bw"))) std::uint64_t lane_sum16_avx512(__m512i counts) {
+  alignas(64) std::int32_t sums[16];
+  _mm512_store_si512(sums, _mm512_madd_epi16(counts, _mm512_set1_epi16(1)));
   std::uint64_t total = 0;
-  if constexpr (kBits == 8) {
-    alignas(64) std::uint64_t sums[8];
-    _mm512_store_si512(sums, _mm512_sad_epu8(counts, _mm512_setzero_si512()));
-    for (std::uint64_t v : sums) total += v;
-  } else {
-    alignas(64) std::int32_t sums[16];
-    _mm512_store_si512(sums, _mm512_madd_epi16(counts, _mm512_set1_epi16(1)));
-    for (std::int32_t v : sums) total += static_cast<std::uint32_t>(v);
-  }
+  for (std::int32_t v : sums) total += static_cast<std::uint32_t>(v);
   return total;
 }
 
-// Counts the codes first .. first+kN-1 over the n (a multiple of 32) bytes at
-// p into bins[0..kN), prefetching the bytes at `ahead` (the next block) into
+// Counts the 16-bit codes first .. first+kN-1 over the n (a multiple of 32)
+// bytes at p into bins[0..kN), prefetching the bytes at `ahead` (the next block) into
 // L2 as it goes: the next block's memory traffic then overlaps this block's
 // compares. A lane counts by subtracting the compare's all-ones.
-template <int kBits, int kN>
-__attribute__((target("avx2"))) void count_avx2(const unsigned char* p, std::size_t n, unsigned first,
-                                                BinOf<kBits>* bins, const unsigned char* ahead) {
+template <int kN>
+__attribute__((target("avx2"))) void count16_avx2(const unsigned char* p, std::size_t n, unsigned first,
+                                                  std::uint32_t* bins, const unsigned char* ahead) {
   __m256i value[kN];
-  for (int j = 0; j < kN; ++j) {
-    value[j] = kBits == 8 ? _mm256_set1_epi8(static_cast<char>(first + j))
-                          : _mm256_set1_epi16(static_cast<short>(first + j));
-  }
+  for (int j = 0; j < kN; ++j) value[j] = _mm256_set1_epi16(static_cast<short>(first + j));
   for (std::size_t i = 0; i < n;) {
     __m256i acc[kN];
     for (int j = 0; j < kN; ++j) acc[j] = _mm256_setzero_si256();
-    const std::size_t end = std::min(n, i + kMaxRounds<kBits> * kVector);
+    const std::size_t end = std::min(n, i + kMaxRounds16 * kVector);
     for (; i < end; i += kVector) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
       if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 8
       for (int j = 0; j < kN; ++j) {
-        acc[j] = kBits == 8 ? _mm256_sub_epi8(acc[j], _mm256_cmpeq_epi8(x, value[j]))
-                            : _mm256_sub_epi16(acc[j], _mm256_cmpeq_epi16(x, value[j]));
+        acc[j] = _mm256_sub_epi16(acc[j], _mm256_cmpeq_epi16(x, value[j]));
       }
     }
-    for (int j = 0; j < kN; ++j) bins[j] += static_cast<BinOf<kBits>>(lane_sum_avx2<kBits>(acc[j]));
+    for (int j = 0; j < kN; ++j) bins[j] += static_cast<std::uint32_t>(lane_sum16_avx2(acc[j]));
   }
 }
 
-// AVX-512BW: 64 bytes a step and 32 registers, so up to 16 codes a pass (a
-// scale tensor's dozen exponents in one pass); a compare gives a mask, a
-// masked add counts it.
-template <int kBits, int kN>
-__attribute__((target("avx512f,avx512bw"))) void count_avx512(const unsigned char* p, std::size_t n, unsigned first,
-                                                              BinOf<kBits>* bins, const unsigned char* ahead) {
+// AVX-512BW: 64 bytes a step and 32 registers, so up to 16 codes a pass; a
+// compare gives a mask, a masked add counts it.
+template <int kN>
+__attribute__((target("avx512f,avx512bw"))) void count16_avx512(const unsigned char* p, std::size_t n,
+                                                                unsigned first, std::uint32_t* bins,
+                                                                const unsigned char* ahead) {
   __m512i value[kN];
-  for (int j = 0; j < kN; ++j) {
-    value[j] = kBits == 8 ? _mm512_set1_epi8(static_cast<char>(first + j))
-                          : _mm512_set1_epi16(static_cast<short>(first + j));
-  }
-  const __m512i one = kBits == 8 ? _mm512_set1_epi8(1) : _mm512_set1_epi16(1);
+  for (int j = 0; j < kN; ++j) value[j] = _mm512_set1_epi16(static_cast<short>(first + j));
+  const __m512i one = _mm512_set1_epi16(1);
   for (std::size_t i = 0; i < n;) {
     __m512i acc[kN];
     for (int j = 0; j < kN; ++j) acc[j] = _mm512_setzero_si512();
-    const std::size_t end = std::min(n, i + kMaxRounds<kBits> * kVector512);
+    const std::size_t end = std::min(n, i + kMaxRounds16 * kVector512);
     for (; i < end; i += kVector512) {
       const __m512i x = _mm512_loadu_si512(p + i);
       _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T1);
 #pragma GCC unroll 16
       for (int j = 0; j < kN; ++j) {
-        acc[j] = kBits == 8 ? _mm512_mask_add_epi8(acc[j], _mm512_cmpeq_epi8_mask(x, value[j]), acc[j], one)
-                            : _mm512_mask_add_epi16(acc[j], _mm512_cmpeq_epi16_mask(x, value[j]), acc[j], one);
+        acc[j] = _mm512_mask_add_epi16(acc[j], _mm512_cmpeq_epi16_mask(x, value[j]), acc[j], one);
       }
     }
-    for (int j = 0; j < kN; ++j) bins[j] += static_cast<BinOf<kBits>>(lane_sum_avx512<kBits>(acc[j]));
+    for (int j = 0; j < kN; ++j) bins[j] += static_cast<std::uint32_t>(lane_sum16_avx512(acc[j]));
   }
 }
 
@@ -434,10 +407,10 @@ void add16(std::span<const unsigned char> bytes, const Isa16& isa, CodeCounts& s
 Isa16 isa16(detail::HistogramIsa isa) {
 #ifdef BITPROOF_HISTOGRAM_AVX2
   if (isa == detail::HistogramIsa::kAvx512 && detail::isa_available(isa)) {
-    return {code_range_avx512<16>, count_avx512<16, kPassValues512>, kVector512, kPassValues512};
+    return {code_range_avx512<16>, count16_avx512<kPassValues512>, kVector512, kPassValues512};
   }
   if (isa == detail::HistogramIsa::kAvx2 && detail::isa_available(isa)) {
-    return {code_range_avx2<16>, count_avx2<16, kPassValues>, kVector, kPassValues};
+    return {code_range_avx2<16>, count16_avx2<kPassValues>, kVector, kPassValues};
   }
 #endif
   (void)isa;

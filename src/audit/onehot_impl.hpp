@@ -15,6 +15,7 @@ namespace bitproof::audit::onehot {
 namespace {
 
 inline constexpr unsigned kNibbleSteps = 15;  // steps a nibble counter holds
+inline constexpr std::size_t kCacheLine = 64;  // one prefetch a line of `ahead`
 
 // Ops provides: V (the vector), kBytes, load, zero, set1 (a byte), table (16
 // bytes repeated in every 128-bit lane), lookup (a byte shuffle within lanes,
@@ -96,7 +97,7 @@ void count_window(const unsigned char* p, std::size_t n, unsigned first, unsigne
       const V index = Ops::adds_u8(Ops::sub(Ops::load(p + i + k * Ops::kBytes), base), past_window);
       low_masks[k] = Ops::lookup(low_table, index);
       if constexpr (kHigh) high_masks[k] = Ops::lookup(high_table, index);
-      if (k % (128 / Ops::kBytes) == 0)
+      if (k % (kCacheLine / Ops::kBytes) == 0)
         _mm_prefetch(reinterpret_cast<const char*>(ahead + i + k * Ops::kBytes), _MM_HINT_T1);
     }
     low.add_step(low_masks);
