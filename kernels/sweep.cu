@@ -123,17 +123,17 @@ struct RunCodes {
   std::uint32_t third;
 };
 
-// Stages eval(first + t, second, third) for t < kBatch. Returns the outputs' sum
-// (low word) and whether one differs from the first slot's (high word;
+// Stages eval(t), case first + t's output, for t < kBatch. Returns the outputs'
+// sum (low word) and whether one differs from the first slot's (high word;
 // `first_rows` is null for the first slot).
 template <int kBatch, class Eval>
-__device__ __forceinline__ std::uint64_t stage_outputs(const RunCodes& codes, std::uint32_t* rows,
-                                                       const std::uint32_t* first_rows, const Eval& eval) {
+__device__ __forceinline__ std::uint64_t stage_outputs(std::uint32_t* rows, const std::uint32_t* first_rows,
+                                                       const Eval& eval) {
   std::uint32_t sum = 0;
   std::uint32_t differs = 0;
 #pragma unroll
   for (int t = 0; t < kBatch; ++t) {
-    const std::uint32_t out = eval(codes.first + t, codes.second, codes.third);
+    const std::uint32_t out = eval(t);
     rows[t * kThreads] = out;
     sum += out;
     if (first_rows != nullptr) differs |= out ^ first_rows[t * kThreads];
@@ -141,12 +141,25 @@ __device__ __forceinline__ std::uint64_t stage_outputs(const RunCodes& codes, st
   return (static_cast<std::uint64_t>(differs != 0) << 32) | sum;
 }
 
+// A recipe with a batch form (the exact FMA oracles' run form: one alignment
+// for the batch's consecutive first inputs) evaluates a batch at once.
+template <class R, class Ar, int kBatch>
+concept RunsBatches = kBatch > 1 && requires(std::uint32_t (&out)[kBatch]) {
+  R::template eval_run<Ar, kBatch>(0u, 0u, 0u, out);
+};
+
 template <class Ar, class R, int kBatch>
 __device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, std::uint32_t* rows,
                                                    const std::uint32_t* first_rows) {
-  return stage_outputs<kBatch>(codes, rows, first_rows, [](std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-    return eval_recipe<R, Ar>(a, b, c);
-  });
+  if constexpr (RunsBatches<R, Ar, kBatch>) {
+    std::uint32_t out[kBatch];
+    R::template eval_run<Ar, kBatch>(codes.first, codes.second, codes.third, out);
+    return stage_outputs<kBatch>(rows, first_rows, [&out](int t) { return out[t]; });
+  } else {
+    return stage_outputs<kBatch>(rows, first_rows, [&codes](int t) {
+      return eval_recipe<R, Ar>(codes.first + static_cast<std::uint32_t>(t), codes.second, codes.third);
+    });
+  }
 }
 
 template <class Ar, int kBatch>
@@ -161,12 +174,12 @@ struct StageArm {
     result = stage_recipe<Ar, R, kBatch>(codes, rows, first_rows);
   }
   __device__ __forceinline__ void none() {
-    result = stage_outputs<kBatch>(codes, rows, nullptr, [](std::uint32_t, std::uint32_t, std::uint32_t) { return 0u; });
+    result = stage_outputs<kBatch>(rows, nullptr, [](int) { return 0u; });
   }
 #if defined(BITPROOF_KERNELS_USER_SLOTS)
   __device__ __forceinline__ void user(int slot) {
-    result = stage_outputs<kBatch>(codes, rows, first_rows, [slot](std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-      return bp_user_eval(slot, a, b, c);
+    result = stage_outputs<kBatch>(rows, first_rows, [slot, this](int t) {
+      return bp_user_eval(slot, codes.first + static_cast<std::uint32_t>(t), codes.second, codes.third);
     });
   }
 #endif

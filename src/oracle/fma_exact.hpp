@@ -228,6 +228,230 @@ BP_HD constexpr Result fma(Binary in, Binary out, std::uint32_t a, std::uint32_t
   return detail::round(out, neg, mag, common, mode);
 }
 
+// ---- the run form: the claim sweep's batch shape ----
+//
+// The GPU sweep evaluates a batch of consecutive first inputs a0, a0 + 1, …
+// with b and c fixed, and a warp runs 32 such batches in lockstep: a form per
+// batch is only fast if (nearly) every batch takes the same one, so this form
+// is one straight path with per-run constants (the run's "plan").
+//
+// Where the run's a share sign and exponent field, their significands are
+// consecutive, so the products are sig_b·(sig_a0 + t)·2^p_exp with one exponent,
+// and one common exponent E can serve the whole run (chosen as fma() chooses
+// it, from the run's largest product). Where a term is cut to a sticky bit, the
+// header's argument must hold for every case of the run: shared_plan checks its
+// three conditions (the larger term's last place above E, the cut term below
+// half the larger, the result's last place at E + 2 or above). The aligned
+// products grow with t (a cut one too: the jam keeps order), so the sums
+// S_t = term_t ± z are monotone; where they share one sign and span at most two
+// binades, each result's last place is one of two, picked by comparing |S_t|
+// with a power of two, and rounding is a shift: code_t = base + RNE(|S_t| / 2^drop),
+// the hidden bit and a carry into the exponent included in the add, then a
+// clamp at ∞ (or the largest finite toward zero). No count of leading zeros per
+// case (the GPU's FLO runs at a quarter of an add's rate).
+//
+// Runs with a NaN or ∞ input, or b = ±0, have one result for every a after
+// the first (LinearRun holds it as a constant); a run from a = ±0 takes the
+// plan of its other cases. The first case of those is fma()'s. Runs whose sums
+// change sign or span more binades, or whose a cross an exponent field, take
+// fma() case by case. Same codes as fma() on every case
+// (tests/oracle/test_fma_run.cpp; on the GPU tests/gpu: the sweep's batches
+// against the CPU's fma()). Per 2^32-case block of `hfma` ≡ exact on the
+// H200: fma() case by case 15.6 ms; see bench/RESULTS.md for this form.
+
+namespace detail {
+
+// What a run shares. Case t's aligned product is p_first + t·p_step, or, when
+// the product is the cut term, align(p_first + t·p_step, p_shift) (p_step then
+// the unshifted sig_b).
+struct RunPlan {
+  bool fast = false;  // false: every case through fma()
+  bool product_cut = false;
+  bool p_neg = false;
+  bool z_neg = false;
+  int common = 0;
+  int p_shift = 0;
+  Word p_first = 0;
+  Word p_step = 0;
+  std::int32_t z_signed = 0;  // the aligned addend, negated when its sign differs from the product's
+};
+
+BP_HD constexpr int max_of(int x, int y) { return x > y ? x : y; }
+BP_HD constexpr int min_of(int x, int y) { return x < y ? x : y; }
+
+// The jam of a cut term (the header's argument) rounds every case of the run as the exact sum does.
+BP_HD constexpr bool jam_holds(Binary out, int common, int big_exp, int big_top_min, int cut_top_max) {
+  return big_exp > common && big_top_min >= cut_top_max + 2 && big_top_min - 1 >= common + 2 + out.man_bits;
+}
+
+// The shared alignment of a run of n finite a from a0, b and c finite, as if
+// their significands were consecutive and their products nonzero; `fast` is
+// whether the jam's conditions allow it. plan_run checks what this assumes
+// (tests call it alone for negative controls).
+BP_HD constexpr RunPlan shared_plan(Binary in, Binary out, std::uint32_t a0, int n, std::uint32_t b, std::uint32_t c) {
+  RunPlan plan;
+  const Decoded x = decode_finite(in, a0);
+  const Decoded y = decode_finite(in, b);
+  const Decoded z = decode_finite(in, c);
+  const int p_exp = x.exp + y.exp;
+  const Word p_first = x.sig * y.sig;
+  const Word p_last = (x.sig + static_cast<Word>(n - 1)) * y.sig;
+  const int z_exp = z.sig == 0 ? p_exp : z.exp;  // as alignment(): a zero addend sets nothing
+  const int p_top_min = top_of(p_first, p_exp);
+  const int p_top_max = top_of(p_last, p_exp);
+  const int z_top = top_of(z.sig, z_exp);
+  const int top = max_of(p_top_max, z_top);
+  const int lowest = min_of(p_exp, z_exp);
+  plan.common = lowest < top - kWindow ? top - kWindow : lowest;
+  plan.product_cut = p_exp < plan.common;
+  plan.p_neg = x.neg != y.neg;
+  plan.z_neg = z.neg;
+  plan.p_shift = p_exp - plan.common;
+  plan.p_step = plan.product_cut ? y.sig : y.sig << plan.p_shift;
+  plan.p_first = plan.product_cut ? p_first : p_first << plan.p_shift;
+  const Word z_aligned = align(z.sig, z_exp - plan.common);
+  plan.z_signed = static_cast<std::int32_t>(plan.p_neg == z.neg ? z_aligned : Word{0} - z_aligned);
+  const bool addend_cut = z_exp < plan.common;
+  plan.fast = (!addend_cut || jam_holds(out, plan.common, p_exp, p_top_min, z_top)) &&
+              (!plan.product_cut || jam_holds(out, plan.common, z_exp, z_top, p_top_max));
+  return plan;
+}
+
+// Case t's aligned product: exact, or cut with its sticky bit.
+BP_HD constexpr Word run_term(const RunPlan& plan, Word t) {
+  const Word p_sig = plan.p_first + t * plan.p_step;
+  return plan.product_cut ? align(p_sig, plan.p_shift) : p_sig;
+}
+
+// One rounding segment: the results whose sums lie in one binade.
+struct Segment {
+  int drop = 1;            // the results' last place over E
+  Word half_less_one = 0;  // 2^(drop−1) − 1 to nearest, 0 toward zero
+  std::uint32_t base = 0;  // sign and exponent field − 1 above the mantissa
+};
+
+// The straight path of a run: case t's code is
+//   p = p_first + t·p_step;  term = (p >> shift) | sticky(p & lost);  m = c0 + sgn·term;
+//   seg = m >= upper ? 1 : 0;  code = min(base + RNE(m >> drop), clamp)
+// (c0 = sgn = 0 and a constant base for runs with one result after the first).
+struct LinearRun {
+  bool ok = false;              // false: every case through fma()
+  bool first_override = false;  // case 0's code is `first` (a = ±0, or a special run's first)
+  std::uint32_t first = 0;
+  Word p_first = 0;
+  Word p_step = 0;
+  int shift = 0;
+  Word lost = 0;  // the product's bits below E (a cut product: its sticky bit)
+  Word c0 = 0;
+  Word sgn = 0;  // 1 or −1 (all ones)
+  Word upper = ~Word{0};
+  Word odd = 0;  // 1 to nearest (a tie goes up from an odd cut), 0 toward zero
+  std::uint32_t clamp = ~std::uint32_t{0};
+  Segment seg[2];
+};
+
+BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
+  const Word p = r.p_first + t * r.p_step;
+  const Word term = (p >> r.shift) | ((p & r.lost) != 0 ? 1u : 0u);
+  const Word m = r.c0 + r.sgn * term;
+  const Segment& s = r.seg[m >= r.upper ? 1 : 0];
+  const std::uint32_t code = s.base + ((m + s.half_less_one + ((m >> s.drop) & r.odd)) >> s.drop);
+  return code < r.clamp ? code : r.clamp;
+}
+
+BP_HD constexpr Segment segment(Binary out, int common, int w, bool nearest, std::uint32_t sign) {
+  Segment s;
+  const int q = max_of(common + w - 1, min_normal_exp(out)) - out.man_bits;  // the results' last place
+  s.drop = q - common;
+  if (s.drop >= 1 && s.drop < kWordBits) s.half_less_one = nearest ? (Word{1} << (s.drop - 1)) - 1 : 0;
+  s.base = sign + (static_cast<std::uint32_t>(q - least_exp(out)) << out.man_bits);
+  return s;
+}
+
+// The straight path from a valid plan of cases t_first … n − 1 (ok false where
+// the sums change sign or span more than two binades, or the rounding would
+// not be a right shift).
+BP_HD constexpr LinearRun from_plan(Binary out, const RunPlan& plan, int t_first, int n, Mode mode) {
+  LinearRun r;
+  if (!plan.fast) return r;
+  const auto sum = [&plan](int t) {
+    return static_cast<std::int32_t>(run_term(plan, static_cast<Word>(t))) + plan.z_signed;
+  };
+  const std::int32_t s_first = sum(t_first);
+  const std::int32_t s_last = sum(n - 1);
+  if (s_first == 0 || s_last == 0 || (s_first < 0) != (s_last < 0)) return r;
+  const bool below = s_first < 0;  // then every sum is negative
+  const int w_first = width(static_cast<Word>(below ? -s_first : s_first));
+  const int w_last = width(static_cast<Word>(below ? -s_last : s_last));
+  const int w_lo = min_of(w_first, w_last);
+  if (max_of(w_first, w_last) - w_lo > 1) return r;
+  const bool nearest = mode == Mode::kNearestEven;
+  const std::uint32_t sign = plan.p_neg != below ? sign_bit(out) : 0;
+  r.seg[0] = segment(out, plan.common, w_lo, nearest, sign);
+  r.seg[1] = segment(out, plan.common, w_lo + 1, nearest, sign);
+  if (r.seg[0].drop < 1 || r.seg[1].drop >= kWordBits) return r;
+  r.upper = Word{1} << w_lo;
+  r.p_first = plan.p_first;
+  r.p_step = plan.p_step;
+  const int cut = plan.product_cut ? -plan.p_shift : 0;
+  r.shift = min_of(cut, kWordBits - 1);  // a significand below 2^2p: shifted by 31, nothing is left
+  r.lost = cut >= kWordBits ? ~Word{0} : (Word{1} << cut) - 1;
+  r.c0 = static_cast<Word>(below ? -plan.z_signed : plan.z_signed);
+  r.sgn = below ? ~Word{0} : Word{1};
+  r.odd = nearest ? 1 : 0;
+  r.clamp = sign + (nearest ? inf_code(out, false) : inf_code(out, false) - 1);
+  r.ok = true;
+  return r;
+}
+
+// The run's straight path, or ok false for fma() case by case.
+BP_HD constexpr LinearRun linear_run(Binary in, Binary out, std::uint32_t a0, int n, std::uint32_t b, std::uint32_t c,
+                                     Mode mode) {
+  const std::uint32_t a_last = a0 + static_cast<std::uint32_t>(n - 1);
+  if ((a0 >> in.man_bits) != (a_last >> in.man_bits)) return LinearRun{};  // not one field and sign
+  if (is_nan_or_inf(in, a0) || is_nan_or_inf(in, b) || is_nan_or_inf(in, c) || magnitude(in, b) == 0) {
+    // One result for every a after the first (a NaN, ∞ or zero product, or an ∞ addend).
+    LinearRun r;
+    r.ok = true;
+    r.first_override = true;
+    r.first = fma(in, out, a0, b, c, mode).code;
+    r.seg[0].base = n > 1 ? fma(in, out, a0 + 1, b, c, mode).code : r.first;
+    r.seg[1] = r.seg[0];
+    return r;
+  }
+  if (magnitude(in, a0) != 0) return from_plan(out, shared_plan(in, out, a0, n, b, c), 0, n, mode);
+  if (n == 1) return LinearRun{};
+  // a0 = ±0: the plan of a0 + 1 …, stepped back one case (the product at t = 0 is 0·sig_b = 0).
+  RunPlan plan = shared_plan(in, out, a0 + 1, n - 1, b, c);
+  plan.p_first -= plan.p_step;
+  LinearRun r = from_plan(out, plan, 1, n, mode);
+  r.first_override = true;
+  r.first = fma(in, out, a0, b, c, mode).code;
+  return r;
+}
+
+}  // namespace detail
+
+// Whether fma_run takes a run through its straight path (else case by case): for tests and benchmarks.
+BP_HD constexpr bool run_is_linear(Binary in, Binary out, std::uint32_t a0, int n, std::uint32_t b, std::uint32_t c,
+                                   Mode mode = Mode::kNearestEven) {
+  return detail::linear_run(in, out, a0, n, b, c, mode).ok;
+}
+
+// codes[t] = fma(in, out, a0 + t, b, c, mode).code for t < kN.
+template <int kN>
+BP_HD constexpr void fma_run(Binary in, Binary out, std::uint32_t a0, std::uint32_t b, std::uint32_t c,
+                             std::uint32_t (&codes)[kN], Mode mode = Mode::kNearestEven) {
+  static_assert(kN >= 1);
+  const detail::LinearRun r = detail::linear_run(in, out, a0, kN, b, c, mode);
+  if (r.ok) {
+    for (int t = 0; t < kN; ++t) codes[t] = detail::linear_code(r, static_cast<Word>(t));
+    if (r.first_override) codes[0] = r.first;
+  } else {
+    for (int t = 0; t < kN; ++t) codes[t] = fma(in, out, a0 + static_cast<std::uint32_t>(t), b, c, mode).code;
+  }
+}
+
 // The correctly rounded FP16 and BF16 FMAs (nearest even), as codes.
 BP_HD constexpr std::uint32_t fma_fp16(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
   return fma(kFp16, kFp16, a, b, c).code;
@@ -270,5 +494,25 @@ static_assert(fma_bf16(0x7F7F, 0x4000, 0xFF7F) == 0x7F7F);  // max·2 − max = 
 static_assert(fma_bf16(0x0001, 0x0001, 0x3F80) == 0x3F80);  // 1 + 2^-266: sticky, 1
 static_assert(fma_bf16(0x0001, 0x0001, 0xBF80) == 0xBF80);  // −1 + 2^-266: −1 (nearest)
 static_assert(fma(kBf16, kBf16, 0x0001, 0x0001, 0xBF80, Mode::kTowardZero).code == 0xBF7F);  // toward zero: −(1−2^-8)
+
+
+// The run form on the runs of 16 that hold known answers above: fma()'s codes, on the straight path.
+template <int kN>
+constexpr bool run_agrees(Binary f, std::uint32_t a0, std::uint32_t b, std::uint32_t c) {
+  std::uint32_t codes[kN] = {};
+  fma_run(f, f, a0, b, c, codes);
+  for (int t = 0; t < kN; ++t) {
+    if (codes[t] != fma(f, f, a0 + static_cast<std::uint32_t>(t), b, c).code) return false;
+  }
+  return run_is_linear(f, f, a0, kN, b, c);
+}
+static_assert(run_agrees<16>(kFp16, 0x5200, 0x00e9, 0x2ff6));  // LLVM 98389's a = 0x520b among them
+static_assert(run_agrees<16>(kFp16, 0b0'11000'0101010000, 0b0'10000'1000000000, 0x0001));  // the window cut
+static_assert(run_agrees<16>(kFp16, 0x0000 + 16, 0x0001, 0x7800));  // products 63 binades under the addend
+static_assert(run_agrees<16>(kFp16, 0x8000, 0x3C00, 0x3C00));        // from a = −0: its own first case
+static_assert(run_agrees<16>(kFp16, 0x7C00, 0x3C00, 0x3C00));        // ∞ then NaN
+static_assert(run_agrees<16>(kFp16, 0x7BF0, 0x4000, 0x0000));        // results that round to ∞ (the clamp)
+static_assert(run_agrees<16>(kBf16, 0x7F70, 0x4000, 0xFF7F));        // max·2 − max among them
+static_assert(!run_is_linear(kFp16, kFp16, 0x07F8, 16, 0x3C00, 0x3C00));  // crosses an exponent field
 
 }  // namespace bitproof::oracle::fast

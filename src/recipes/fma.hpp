@@ -209,6 +209,12 @@ struct ExactFp16 {
       return oracle::fast::fma_fp16(a, b, c);
     }
   }
+  // The claim sweep's batches (kernels/sweep.cu): the run form, eval's codes for a0 … a0 + kN − 1.
+  template <class Ar, int kN>
+    requires(!ExactPolicy<Ar>)
+  BP_HD static constexpr void eval_run(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t (&out)[kN]) {
+    oracle::fast::fma_run(oracle::fast::kFp16, oracle::fast::kFp16, a0, b, c, out);
+  }
 };
 
 // ---- BF16 ----
@@ -274,6 +280,12 @@ struct ExactBf16 {
     } else {
       return oracle::fast::fma_bf16(a, b, c);
     }
+  }
+  // The claim sweep's batches (kernels/sweep.cu): the run form, eval's codes for a0 … a0 + kN − 1.
+  template <class Ar, int kN>
+    requires(!ExactPolicy<Ar>)
+  BP_HD static constexpr void eval_run(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t (&out)[kN]) {
+    oracle::fast::fma_run(oracle::fast::kBf16, oracle::fast::kBf16, a0, b, c, out);
   }
 };
 

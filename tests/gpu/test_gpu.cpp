@@ -227,6 +227,54 @@ TEST_CASE("FP64 route, NaN operands: GPU ≡ CPU in the generic, specialized and
   }
 }
 
+// The exact FMA oracle's run form (oracle/fma_exact.hpp fma_run: the GPU stages a
+// batch of consecutive a through one shared alignment) against the CPU, which
+// evaluates it case by case (fma()): every a with edge b and c, FP16 and BF16,
+// in the generic and the specialized kernels, and an a range that starts off a
+// batch boundary (its batches cross exponent fields and take the case-by-case
+// path on the device too; its rows of 65,528 codes are not a whole number of
+// chunks, so the walker's case-at-a-time path runs as well). Each must give the CPU's result and case digest.
+TEST_CASE("exact FMA oracle: the GPU's batch form ≡ the CPU's case-by-case form, FP16 and BF16") {
+  struct Form {
+    const char* format;
+    const char* hardware;
+    const char* exact;
+    const char* b;
+    const char* c;
+  };
+  const Form forms[] = {
+      {"fp16", "fp16fma.hfma", "exact.fma_fp16",
+       "[0, 1, 2, 511, 1023, 1024, 1025, 2047, 4096, 8191, 13653, 15360, 15361, 16968, 20479, 23040, 27648, 30720, 31743, 31744, "
+       "32257, 32768, 32769, 33791, 33792, 40960, 48128, 48129, 56320, 63487, 64511, 64512]",
+       "[0, 1, 512, 4096, 11878, 15360, 24576, 31743, 31744, 32767, 32768, 32769, 48128, 57344, 64511, 64512]"},
+      {"bf16", "bf16fma.bfma", "exact.fma_bf16",
+       "[0, 1, 2, 63, 127, 128, 129, 255, 4096, 8191, 13653, 16256, 16257, 16457, 20479, 24576, 28672, 30720, 32639, 32640, "
+       "32705, 32768, 32769, 32895, 32896, 40960, 49024, 49025, 57344, 63487, 65407, 65408]",
+       "[0, 1, 64, 2048, 11878, 16256, 24576, 32639, 32640, 32767, 32768, 32769, 49024, 57344, 65407, 65408]"}};
+  using S = BackendOptions::Specialize;
+  for (const Form& f : forms) {
+    // About 2^25 cases each: above the copy-back domains (2^24), so the claim sweep kernels run.
+    for (const char* a : {R"("all")", R"({"range": [8, 65535]})"}) {
+      const Spec spec = parse(fmt::format(R"({{"bitproof_spec": 1, "name": "{0}-exact-run", "inputs": [
+          {{"name": "a", "format": "{0}", "codes": {1}}}, {{"name": "b", "format": "{0}", "codes": {{"list": {2}}}}},
+          {{"name": "c", "format": "{0}", "codes": {{"list": {3}}}}}], "output": "{0}",
+          "claims": [{{"claim": "equal", "recipes": ["{4}", "{5}"]}}]}})",
+                                          f.format, a, f.b, f.c, f.hardware, f.exact));
+      for (S specialize : {S::kOff, S::kOn}) {
+        if (specialize == S::kOn && (std::string(f.format) != "fp16" || std::string(a) != R"("all")")) continue;
+        BackendOptions options = both_options();
+        options.fast_math = false;
+        options.specialize = specialize;
+        const Both r = run_both(spec, options);
+        CHECK(r.cuda.info["mode"].dump().find("copy-back") == std::string::npos);  // the claim sweep ran
+        CHECK(r.cuda.result.claims[0].holding == r.cuda.result.claims[0].cases);  // the hardware FMA is correctly rounded
+        MESSAGE(fmt::format("{} a={} {}: {} of {} hold", f.format, a, r.cuda.info["kernels"].dump(),
+                            r.cuda.result.claims[0].holding, r.cuda.result.claims[0].cases));
+      }
+    }
+  }
+}
+
 // --devices: a large domain split among devices, joined in case order, gives one
 // device's result. Two backends on device 0 stand in for two GPUs (the split, the
 // threads and the join are the same code); with controls refuted, so the kept
