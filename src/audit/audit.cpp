@@ -94,23 +94,26 @@ Expected<Ok> histogram_chunks(const std::vector<Chunk>& chunks, std::vector<Tens
       }
       counter.add(piece);
     }
-    CodeCounts local;
+    CompactCounts local;
     counter.take(local);
     const std::lock_guard lock(stripes[c.tensor % kLockStripes]);
-    merge_counts(t.histogram, std::move(local));
+    t.histogram.merge(std::move(local));
   });
   if (failed) return *failed;
   return Ok{};
 }
 
-Json histogram_json(const CodeCounts& h) {
+// H: CodeCounts or CompactCounts.
+template <class H>
+Json histogram_json(const H& h) {
   Json pairs = Json::array();
   for (const auto& [code, count] : h) pairs.push_back(Json::array({code, count}));
   return pairs;
 }
 
 
-Json stats_json(FormatId format, int bits, const CodeCounts& h) {
+template <class H>
+Json stats_json(FormatId format, int bits, const H& h) {
   const CodeStats s = stats_of(format, h);
   return Json{{"codes", s.codes},
               {"min", optional_json(s.min)},
@@ -148,7 +151,7 @@ struct Group {
   CodeCounts wide;
 };
 
-bool has_nan(FormatId format, const CodeCounts& h) {
+bool has_nan(FormatId format, const CompactCounts& h) {
   const Classifier classify(format);
   return std::any_of(h.begin(), h.end(), [&](const auto& bin) { return classify(bin.first).kind == CodeClass::kNaN; });
 }
@@ -159,14 +162,14 @@ void add_to(Group& g, const TensorAudit& t) {
   g.bits = code_bits(t.dtype);
   if (std::find(g.dtypes.begin(), g.dtypes.end(), t.dtype) == g.dtypes.end()) g.dtypes.push_back(t.dtype);
   g.nan_tensors += has_nan(t.format, t.histogram);
-  for (const auto& [code, count] : t.histogram) {
+  t.histogram.for_each([&g](std::uint32_t code, std::uint64_t count) {
     if (code >= kClassTableCodes) {
       g.wide.emplace_back(code, count);
-      continue;
+      return;
     }
     if (code >= g.dense.size()) g.dense.resize(code < 256 ? 256 : kClassTableCodes);
     g.dense[code] += count;
-  }
+  });
 }
 
 template <class Key>
@@ -431,7 +434,9 @@ std::optional<std::uint32_t> layer_of(std::string_view name) {
   return std::nullopt;
 }
 
-CodeStats stats_of(FormatId format, const CodeCounts& h) {
+namespace {
+template <class H>
+CodeStats stats_over(FormatId format, const H& h) {
   const Classifier classify(format);
   CodeStats s;
   for (const auto& [code, count] : h) {
@@ -453,6 +458,11 @@ CodeStats stats_of(FormatId format, const CodeCounts& h) {
   }
   return s;
 }
+}  // namespace
+
+CodeStats stats_of(FormatId format, const CodeCounts& h) { return stats_over(format, h); }
+
+CodeStats stats_of(FormatId format, const CompactCounts& h) { return stats_over(format, h); }
 
 Json specials_json(FormatId format, const CodeStats& s, int bits) {
   const FormatSpec& f = spec_of(format);

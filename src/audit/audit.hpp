@@ -57,7 +57,7 @@ struct TensorAudit {
   std::vector<std::uint64_t> shape;
   std::uint64_t bytes = 0;
   std::optional<std::uint32_t> layer;
-  CodeCounts histogram;
+  CompactCounts histogram;
 };
 
 struct FileSummary {
@@ -105,6 +105,7 @@ struct CodeStats {
   friend bool operator==(const CodeStats&, const CodeStats&) = default;
 };
 [[nodiscard]] CodeStats stats_of(FormatId format, const CodeCounts& h);
+[[nodiscard]] CodeStats stats_of(FormatId format, const CompactCounts& h);
 
 // {"nan": K, ...}: the specials this format has, by name (nan, inf, zero,
 // subnormal, negative, not_a_code), each counted.

@@ -105,8 +105,8 @@ __attribute__((target("avx2"))) void code_range_avx2(const unsigned char* p, std
 }
 
 template <int kBits>
-__attribute__((target("avx512f,avx512bw"))) void code_range_avx512(const unsigned char* p, std::size_t n,
-                                                                   unsigned& lo, unsigned& hi) {
+__attribute__((target("avx512f,avx512bw"))) void code_range_avx512(const unsigned char* p, std::size_t n, unsigned& lo,
+                                                                   unsigned& hi) {
   __m512i mn = _mm512_set1_epi8(-1);
   __m512i mx = _mm512_setzero_si512();
   std::size_t i = 0;
@@ -167,9 +167,8 @@ __attribute__((target("avx2"))) void count16_avx2(const unsigned char* p, std::s
 // AVX-512BW: 64 bytes a step and 32 registers, so up to 16 codes a pass; a
 // compare gives a mask, a masked add counts it.
 template <int kN>
-__attribute__((target("avx512f,avx512bw"))) void count16_avx512(const unsigned char* p, std::size_t n,
-                                                                unsigned first, std::uint32_t* bins,
-                                                                const unsigned char* ahead) {
+__attribute__((target("avx512f,avx512bw"))) void count16_avx512(const unsigned char* p, std::size_t n, unsigned first,
+                                                                std::uint32_t* bins, const unsigned char* ahead) {
   __m512i value[kN];
   for (int j = 0; j < kN; ++j) value[j] = _mm512_set1_epi16(static_cast<short>(first + j));
   const __m512i one = _mm512_set1_epi16(1);
@@ -189,7 +188,8 @@ __attribute__((target("avx512f,avx512bw"))) void count16_avx512(const unsigned c
   }
 }
 
-using WindowPass = void (*)(const unsigned char*, std::size_t, unsigned, unsigned, std::uint64_t*, const unsigned char*);
+using WindowPass = void (*)(const unsigned char*, std::size_t, unsigned, unsigned, std::uint64_t*,
+                            const unsigned char*);
 
 // Counts every value of lo..hi (hi - lo < kNarrowSpan) in the block, in
 // windows of at most kValues values (the last only those left) with kPass
@@ -271,8 +271,8 @@ using Count16 = void (*)(const unsigned char*, std::size_t, unsigned, std::uint3
 struct Isa16 {
   Range16 range = nullptr;  // null: the portable loop only
   Count16 count = nullptr;
-  std::size_t step = 2;     // bytes a vector step
-  unsigned values = 1;      // values a pass
+  std::size_t step = 2;  // bytes a vector step
+  unsigned values = 1;   // values a pass
 };
 
 // The 65,536 bins of this thread, in two lanes (a run of equal codes then
@@ -350,6 +350,25 @@ void take16(State16& s, CodeCounts& out) {
   s.seen_hi = 0;
   s.held = 0;
   merge_counts(out, std::move(counts));
+}
+
+// take16 as a window of the codes seen: each bin's two lanes hold less than
+// 2^31 together (a take comes at least every kPiece16 / 2 codes).
+CompactCounts take16_window(State16& s) {
+  std::vector<std::uint32_t> window;
+  const unsigned base = s.seen_lo <= s.seen_hi ? s.seen_lo : 0;
+  if (s.seen_lo <= s.seen_hi) {
+    window.resize(s.seen_hi - s.seen_lo + 1);
+    std::uint32_t* l0 = s.bins.lane0.data() + base;
+    std::uint32_t* l1 = s.bins.lane1.data() + base;
+    for (std::size_t k = 0; k < window.size(); ++k) window[k] = l0[k] + l1[k];
+    std::fill_n(l0, window.size(), 0u);
+    std::fill_n(l1, window.size(), 0u);
+  }
+  s.seen_lo = 0xFFFF;
+  s.seen_hi = 0;
+  s.held = 0;
+  return CompactCounts(base, std::move(window));
 }
 
 // Counts the 16-bit codes of `bytes` into this thread's bins; before they
@@ -553,6 +572,80 @@ void CodeCounter::take(CodeCounts& out) {
   }
   merge_counts(out, std::move(spill_));
   spill_ = {};
+}
+
+void CodeCounter::take(CompactCounts& out) {
+  if (bits_ == 16 && spill_.empty()) return out.merge(take16_window(state16()));
+  CodeCounts counts;
+  take(counts);
+  out.merge(CompactCounts(std::move(counts)));
+}
+
+// ---- CompactCounts ----
+
+namespace {
+// A window of n codes is kept when it takes at most the memory of its pairs.
+bool window_fits(std::uint64_t n, std::size_t nonzero) {
+  return n * sizeof(std::uint32_t) <= nonzero * sizeof(CodeCounts::value_type);
+}
+}  // namespace
+
+CompactCounts::CompactCounts(CodeCounts pairs) {
+  const bool narrow = std::all_of(pairs.begin(), pairs.end(), [](const auto& p) { return p.second >> 32 == 0; });
+  if (pairs.empty() || !narrow ||
+      !window_fits(std::uint64_t{pairs.back().first} - pairs.front().first + 1, pairs.size())) {
+    pairs_ = std::move(pairs);
+    return;
+  }
+  base_ = pairs.front().first;
+  window_.assign(pairs.back().first - base_ + 1, 0);
+  for (const auto& [code, count] : pairs) window_[code - base_] = static_cast<std::uint32_t>(count);
+}
+
+CompactCounts::CompactCounts(std::uint32_t base, std::vector<std::uint32_t> counts) {
+  std::size_t first = 0, last = counts.size();
+  while (first < last && counts[first] == 0) ++first;
+  while (last > first && counts[last - 1] == 0) --last;
+  const auto nonzero = static_cast<std::size_t>(
+      std::count_if(counts.begin() + first, counts.begin() + last, [](std::uint32_t c) { return c != 0; }));
+  if (nonzero == 0) return;
+  if (!window_fits(last - first, nonzero)) {
+    pairs_.reserve(nonzero);
+    for (std::size_t k = first; k < last; ++k) {
+      if (counts[k] != 0) pairs_.emplace_back(static_cast<std::uint32_t>(base + k), counts[k]);
+    }
+    return;
+  }
+  base_ = static_cast<std::uint32_t>(base + first);
+  if (first != 0 || last != counts.size())
+    counts = std::vector<std::uint32_t>(counts.begin() + first, counts.begin() + last);
+  window_ = std::move(counts);
+}
+
+CodeCounts CompactCounts::pairs() const {
+  if (!is_window()) return pairs_;
+  return CodeCounts(begin(), end());
+}
+
+void CompactCounts::merge(CompactCounts&& other) {
+  if (other.empty()) return;
+  if (empty()) {
+    *this = std::move(other);
+    return;
+  }
+  if (is_window() && other.is_window() && other.base_ >= base_ &&
+      other.base_ - base_ + other.window_.size() <= window_.size()) {
+    std::uint32_t* into = window_.data() + (other.base_ - base_);
+    const bool fits = std::equal(other.window_.begin(), other.window_.end(), into,
+                                 [](std::uint32_t a, std::uint32_t b) { return (std::uint64_t{a} + b) >> 32 == 0; });
+    if (fits) {
+      for (std::size_t k = 0; k < other.window_.size(); ++k) into[k] += other.window_[k];
+      return;
+    }
+  }
+  CodeCounts merged = pairs();
+  merge_counts(merged, other.pairs());
+  *this = CompactCounts(std::move(merged));
 }
 
 void count_codes(std::span<const unsigned char> bytes, int code_bits, CodeCounts& out) {

@@ -22,7 +22,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <utility>
 #include <vector>
@@ -52,6 +54,75 @@ void merge_counts(CodeCounts& into, CodeCounts&& from);
 // 32) in `bytes` (a whole number of codes) to `out`.
 void count_codes(std::span<const unsigned char> bytes, int code_bits, CodeCounts& out);
 
+// A histogram kept per tensor, in less memory than CodeCounts' 16 bytes a
+// code: the counts of a window of consecutive codes, 32 bits each, zeros
+// included, where every count fits and the window takes at most the memory of
+// the pairs; else the pairs themselves. Reads as CodeCounts does: (code,
+// count) pairs with positive counts, codes ascending.
+class CompactCounts {
+ public:
+  using value_type = std::pair<std::uint32_t, std::uint64_t>;
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = CompactCounts::value_type;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = value_type;
+    Iterator() = default;
+    value_type operator*() const {
+      if (!owner_->is_window()) return owner_->pairs_[at_];
+      return {static_cast<std::uint32_t>(owner_->base_ + at_), owner_->window_[at_]};
+    }
+    Iterator& operator++() {
+      *this = Iterator(owner_, at_ + 1);
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator before = *this;
+      ++*this;
+      return before;
+    }
+    friend bool operator==(const Iterator&, const Iterator&) = default;
+
+   private:
+    friend class CompactCounts;
+    Iterator(const CompactCounts* owner, std::size_t at) : owner_(owner), at_(at) {  // moves on past zero counts
+      while (owner_->is_window() && at_ < owner_->window_.size() && owner_->window_[at_] == 0) ++at_;
+    }
+    const CompactCounts* owner_ = nullptr;
+    std::size_t at_ = 0;
+  };
+
+  CompactCounts() = default;
+  explicit CompactCounts(CodeCounts pairs);
+  // counts[k]: the count of code base + k (zero allowed; base + counts.size() <= 2^32).
+  CompactCounts(std::uint32_t base, std::vector<std::uint32_t> counts);
+  [[nodiscard]] Iterator begin() const { return {this, 0}; }
+  [[nodiscard]] Iterator end() const { return {this, stored()}; }
+  [[nodiscard]] bool empty() const { return begin() == end(); }
+  [[nodiscard]] bool is_window() const { return !window_.empty(); }
+  [[nodiscard]] CodeCounts pairs() const;
+  // f(code, count) for every pair, in order (the loop the iterators make, without their checks).
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t k = 0; k < window_.size(); ++k) {
+      if (window_[k] != 0) f(static_cast<std::uint32_t>(base_ + k), std::uint64_t{window_[k]});
+    }
+    for (const auto& [code, count] : pairs_) f(code, count);
+  }
+  // *this += other.
+  void merge(CompactCounts&& other);
+  friend bool operator==(const CompactCounts& a, const CompactCounts& b) { return a.pairs() == b.pairs(); }
+  friend bool operator==(const CompactCounts& a, const CodeCounts& b) { return a.pairs() == b; }
+
+ private:
+  [[nodiscard]] std::size_t stored() const { return is_window() ? window_.size() : pairs_.size(); }
+  std::uint32_t base_ = 0;
+  std::vector<std::uint32_t> window_;  // empty: the counts are in pairs_
+  CodeCounts pairs_;
+};
+
 namespace detail {
 enum class HistogramIsa : std::uint8_t;
 }
@@ -70,6 +141,8 @@ class CodeCounter {
   ~CodeCounter();
   void add(std::span<const unsigned char> bytes);
   void take(CodeCounts& out);
+  // The same into a compact histogram (16-bit codes: straight from the bins).
+  void take(CompactCounts& out);
 
  private:
   int bits_;

@@ -83,7 +83,7 @@ AuditResult audit_of(const std::string& path, unsigned threads = 2, Selection se
 
 std::map<std::string, CodeCounts> histograms_of(const AuditResult& r) {
   std::map<std::string, CodeCounts> out;
-  for (const TensorAudit& t : r.tensors) out[t.name] = t.histogram;
+  for (const TensorAudit& t : r.tensors) out[t.name] = t.histogram.pairs();
   return out;
 }
 
