@@ -162,14 +162,7 @@ void add_to(Group& g, const TensorAudit& t) {
   g.bits = code_bits(t.dtype);
   if (std::find(g.dtypes.begin(), g.dtypes.end(), t.dtype) == g.dtypes.end()) g.dtypes.push_back(t.dtype);
   g.nan_tensors += has_nan(t.format, t.histogram);
-  t.histogram.for_each([&g](std::uint32_t code, std::uint64_t count) {
-    if (code >= kClassTableCodes) {
-      g.wide.emplace_back(code, count);
-      return;
-    }
-    if (code >= g.dense.size()) g.dense.resize(code < 256 ? 256 : kClassTableCodes);
-    g.dense[code] += count;
-  });
+  t.histogram.add_into(g.dense, g.wide);
 }
 
 template <class Key>

@@ -103,16 +103,12 @@ class CompactCounts {
   [[nodiscard]] bool empty() const { return begin() == end(); }
   [[nodiscard]] bool is_window() const { return !window_.empty(); }
   [[nodiscard]] CodeCounts pairs() const;
-  // f(code, count) for every pair, in order (the loop the iterators make, without their checks).
-  template <class F>
-  void for_each(F&& f) const {
-    for (std::size_t k = 0; k < window_.size(); ++k) {
-      if (window_[k] != 0) f(static_cast<std::uint32_t>(base_ + k), std::uint64_t{window_[k]});
-    }
-    for (const auto& [code, count] : pairs_) f(code, count);
-  }
   // *this += other.
   void merge(CompactCounts&& other);
+  // Adds the count of each code below 2^16 to dense[code], growing `dense` to
+  // 256 bins (codes below 256) or 2^16 as needed, and appends the other pairs
+  // to `wide`, in order.
+  void add_into(std::vector<std::uint64_t>& dense, CodeCounts& wide) const;
   friend bool operator==(const CompactCounts& a, const CompactCounts& b) { return a.pairs() == b.pairs(); }
   friend bool operator==(const CompactCounts& a, const CodeCounts& b) { return a.pairs() == b; }
 
