@@ -153,7 +153,7 @@ struct Group {
 
 bool has_nan(FormatId format, const CompactCounts& h) {
   const Classifier classify(format);
-  return std::any_of(h.begin(), h.end(), [&](const auto& bin) { return classify(bin.first).kind == CodeClass::kNaN; });
+  return h.any_code([&classify](std::uint32_t code) { return classify(code).kind == CodeClass::kNaN; });
 }
 
 void add_to(Group& g, const TensorAudit& t) {

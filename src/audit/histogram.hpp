@@ -21,6 +21,7 @@
 // Every path counts exactly; the tests compare each with a plain count.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -103,6 +104,15 @@ class CompactCounts {
   [[nodiscard]] bool empty() const { return begin() == end(); }
   [[nodiscard]] bool is_window() const { return !window_.empty(); }
   [[nodiscard]] CodeCounts pairs() const;
+  // Whether pred(code) holds for a code with a positive count (a loop over the
+  // window itself, without the iterators' checks).
+  template <class P>
+  [[nodiscard]] bool any_code(P&& pred) const {
+    for (std::size_t k = 0; k < window_.size(); ++k) {
+      if (window_[k] != 0 && pred(static_cast<std::uint32_t>(base_ + k))) return true;
+    }
+    return std::any_of(pairs_.begin(), pairs_.end(), [&pred](const auto& p) { return pred(p.first); });
+  }
   // *this += other.
   void merge(CompactCounts&& other);
   // Adds the count of each code below 2^16 to dense[code], growing `dense` to
