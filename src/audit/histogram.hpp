@@ -15,7 +15,10 @@
 // from a vector min/max pass (or the previous block's windows, as for bytes);
 // a narrow block (at most kNarrowSpan codes) is counted with vector compares
 // on 16-bit lanes, 16 values a pass; a wide one with a two-lane scalar loop
-// into 32-bit bins that stay in L2. 32-bit codes (FP32 global scales, a few
+// into 32-bit bins that stay in L2. After a wide block the next is counted
+// wide at once, its range taken in the same pass (AVX2; the store a code bounds
+// that loop, so the min/max rides along for free); its range decides whether
+// the block after it tries the narrow windows again. 32-bit codes (FP32 global scales, a few
 // per tensor) are sorted and run-length counted.
 //
 // Every path counts exactly; the tests compare each with a plain count.
