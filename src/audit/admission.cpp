@@ -187,8 +187,8 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
     again.views.push_back(view);
   }
   for (const AuditedTensor& t : a.tensors) {
-    again.tensors.push_back({t.name, t.file, t.dtype, t.format, t.shape, t.bytes, layer_of(t.name),
-                             CompactCounts(t.histogram)});
+    again.tensors.push_back(
+        {t.name, t.file, t.dtype, t.format, t.shape, t.bytes, layer_of(t.name), CompactCounts(t.histogram)});
   }
   if (auto ok = check_views(again); !ok) return w.at("result.views", ok.error().message);
   return again;

@@ -111,7 +111,6 @@ Json histogram_json(const H& h) {
   return pairs;
 }
 
-
 template <class H>
 Json stats_json(FormatId format, int bits, const H& h) {
   const CodeStats s = stats_of(format, h);
