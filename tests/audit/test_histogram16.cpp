@@ -16,7 +16,7 @@
 namespace bitproof::audit {
 namespace {
 
-constexpr detail::HistogramIsa kIsas[] = {detail::HistogramIsa::kPortable, detail::HistogramIsa::kAvx2,
+constexpr detail::HistogramIsa kIsas16[] = {detail::HistogramIsa::kPortable, detail::HistogramIsa::kAvx2,
                                           detail::HistogramIsa::kAvx512};
 constexpr std::size_t kBlockCodes = std::size_t{1} << 15;  // the counter's blocks of 2^16 bytes
 
@@ -82,7 +82,7 @@ TEST_SUITE("audit") {
     for (int i = 0; i < 45; ++i) codes.push_back(static_cast<std::uint16_t>(0x2000 + i));  // a tail past the blocks
     const std::vector<unsigned char> bytes = bytes_of(codes);
     int compared = 0;
-    for (const auto isa : kIsas) {
+    for (const auto isa : kIsas16) {
       if (!detail::isa_available(isa)) continue;
       for (std::size_t begin : {0, 1, 2, 7}) {  // odd starts read other codes: each compared with its own plain count
         for (std::size_t piece : {std::size_t{2}, std::size_t{998}, std::size_t{65538}, bytes.size()}) {
@@ -111,7 +111,7 @@ TEST_SUITE("audit") {
     const std::vector<unsigned char> shuffled = bytes_of(codes);
     const CodeCounts plain = plain16(in_order, 0, in_order.size());
     REQUIRE(plain.size() == 65536);
-    for (const auto isa : kIsas) {
+    for (const auto isa : kIsas16) {
       if (!detail::isa_available(isa)) continue;
       for (const auto* bytes : {&in_order, &shuffled}) {
         const auto [pairs, compact] = count16(*bytes, 0, bytes->size(), 65536 + 6, isa);
@@ -132,7 +132,7 @@ TEST_SUITE("audit") {
     CodeCounts expected = plain16(bytes, 0, bytes.size());
     for (auto& [code, count] : expected) count *= kTimes;
     REQUIRE(expected[0].second > std::uint64_t{1} << 32);
-    for (const auto isa : kIsas) {
+    for (const auto isa : kIsas16) {
       if (!detail::isa_available(isa)) continue;
       // 8.6 GB of codes a path: a sanitizer build (tests/sweep_stride.hpp) counts them on
       // the best path only; the Release run takes every path.

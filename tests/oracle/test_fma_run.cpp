@@ -74,7 +74,7 @@ std::vector<Pair> pairs_of(fast::Binary f, std::uint64_t seed) {
   return pairs;
 }
 
-struct Tally {
+struct RunTally {
   std::uint64_t cases = 0;
   std::uint64_t mismatches = 0;
   std::vector<std::string> first;
@@ -82,7 +82,7 @@ struct Tally {
 
 // fma_run<kN> from every a0 = start, start + kN, … against fma() case by case.
 template <int kN>
-void compare_runs(Tally& t, const Format& f, Pair p, std::uint32_t start, fast::Mode mode) {
+void compare_runs(RunTally& t, const Format& f, Pair p, std::uint32_t start, fast::Mode mode) {
   std::uint32_t codes[kN];
   for (std::uint32_t a0 = start; a0 + kN <= kCodes; a0 += kN) {
     fast::fma_run(f.bin, f.bin, a0, p.b, p.c, codes, mode);
@@ -101,14 +101,9 @@ void compare_runs(Tally& t, const Format& f, Pair p, std::uint32_t start, fast::
   }
 }
 
-void report(const Tally& t, const char* what) {
+void report_runs(const RunTally& t, const char* what) {
   for (const std::string& line : t.first) MESSAGE(std::string(what), ": ", line);
   CHECK_MESSAGE(t.mismatches == 0, std::string(what), ": ", t.mismatches, " of ", t.cases, " cases differ");
-}
-
-bool finite(fast::Binary f, std::uint32_t code) {
-  const std::uint32_t mag = code & ((1u << (f.exp_bits + f.man_bits)) - 1);
-  return mag < (((1u << f.exp_bits) - 1) << f.man_bits);
 }
 
 }  // namespace
@@ -117,7 +112,7 @@ TEST_SUITE("oracle") {
   TEST_CASE("fast FMA oracle: the run form gives fma()'s codes on every a of edge and sampled (b, c)") {
     const unsigned stride = test::sweep_stride();
     for (const Format& f : kFmaFormats) {
-      Tally t;
+      RunTally t;
       const std::vector<Pair> pairs = pairs_of(f.bin, 0x5EED'F00D);
       for (std::size_t i = 0; i < pairs.size(); i += stride) {
         compare_runs<16>(t, f, pairs[i], 0, fast::Mode::kNearestEven);
@@ -127,7 +122,7 @@ TEST_SUITE("oracle") {
         if (i % 16 == 3) compare_runs<1>(t, f, pairs[i], 0, fast::Mode::kNearestEven);
       }
       CHECK(t.cases > 1'000'000);
-      report(t, f.name);
+      report_runs(t, f.name);
     }
   }
 
