@@ -44,6 +44,27 @@ void portable_block(const unsigned char* p, std::size_t n, Histogram& h) {
   }
 }
 
+template <int kBits>
+unsigned code_at(const unsigned char* p) {
+  if constexpr (kBits == 8) {
+    return *p;
+  } else {
+    std::uint16_t c;
+    std::memcpy(&c, p, 2);
+    return c;
+  }
+}
+
+// Folds the codes at p[i..n) into lo/hi.
+template <int kBits>
+void fold_range(const unsigned char* p, std::size_t i, std::size_t n, unsigned& lo, unsigned& hi) {
+  constexpr std::size_t kStep = kBits / 8;
+  for (; i + kStep <= n; i += kStep) {
+    lo = std::min(lo, code_at<kBits>(p + i));
+    hi = std::max(hi, code_at<kBits>(p + i));
+  }
+}
+
 #ifdef BITPROOF_HISTOGRAM_AVX2
 
 // The vector range pass (min/max) is written once for 8- and 16-bit codes
@@ -58,17 +79,6 @@ constexpr unsigned kPassValues512 = 16;  // AVX-512BW: 32 registers
 // Rounds a 16-bit lane counter holds: 32,767 (madd sums it as signed).
 constexpr std::size_t kMaxRounds16 = 32767;
 
-template <int kBits>
-unsigned code_at(const unsigned char* p) {
-  if constexpr (kBits == 8) {
-    return *p;
-  } else {
-    std::uint16_t c;
-    std::memcpy(&c, p, 2);
-    return c;
-  }
-}
-
 // lo/hi over the lanes of the stored min/max vectors and the codes left at p[i..n).
 template <int kBits, std::size_t kBytes>
 void finish_range(const unsigned char (&lows)[kBytes], const unsigned char (&highs)[kBytes], const unsigned char* p,
@@ -80,10 +90,7 @@ void finish_range(const unsigned char (&lows)[kBytes], const unsigned char (&hig
     lo = std::min(lo, code_at<kBits>(lows + k));
     hi = std::max(hi, code_at<kBits>(highs + k));
   }
-  for (; i + kStep <= n; i += kStep) {
-    lo = std::min(lo, code_at<kBits>(p + i));
-    hi = std::max(hi, code_at<kBits>(p + i));
-  }
+  fold_range<kBits>(p, i, n, lo, hi);
 }
 
 template <int kBits>
@@ -285,6 +292,14 @@ struct Isa16 {
   unsigned values = 1;   // values a pass
 };
 
+// The four codes of a little-endian 64-bit word, alternating between the two lanes.
+inline void count_word16(std::uint64_t w, std::uint32_t* l0, std::uint32_t* l1) {
+  ++l0[w & 0xFFFF];
+  ++l1[(w >> 16) & 0xFFFF];
+  ++l0[(w >> 32) & 0xFFFF];
+  ++l1[w >> 48];
+}
+
 void count16_portable(const unsigned char* p, std::size_t n, Bins16& b) {
   std::uint32_t* l0 = b.lane0.data();
   std::uint32_t* l1 = b.lane1.data();
@@ -292,29 +307,16 @@ void count16_portable(const unsigned char* p, std::size_t n, Bins16& b) {
   for (; i + 8 <= n; i += 8) {
     std::uint64_t w;
     std::memcpy(&w, p + i, 8);
-    ++l0[w & 0xFFFF];
-    ++l1[(w >> 16) & 0xFFFF];
-    ++l0[(w >> 32) & 0xFFFF];
-    ++l1[w >> 48];
+    count_word16(w, l0, l1);
   }
-  for (; i + 2 <= n; i += 2) {
-    std::uint16_t c;
-    std::memcpy(&c, p + i, 2);
-    ++l0[c];
-  }
+  for (; i + 2 <= n; i += 2) ++l0[code_at<16>(p + i)];
 }
 
 // The range of the n (even, > 0) bytes at p, code by code.
 void code_range_portable(const unsigned char* p, std::size_t n, unsigned& lo, unsigned& hi) {
-  std::uint16_t low = 0xFFFF, high = 0;
-  for (std::size_t i = 0; i + 2 <= n; i += 2) {
-    std::uint16_t c;
-    std::memcpy(&c, p + i, 2);
-    low = std::min(low, c);
-    high = std::max(high, c);
-  }
-  lo = low;
-  hi = high;
+  lo = 0xFFFF;
+  hi = 0;
+  fold_range<16>(p, 0, n, lo, hi);
 }
 
 // Wide16 in two passes: the range, then the scalar count.
@@ -344,12 +346,7 @@ __attribute__((target("avx2"))) void wide16_avx2(const unsigned char* p, std::si
         static_cast<std::uint64_t>(_mm_cvtsi128_si64(low)), static_cast<std::uint64_t>(_mm_extract_epi64(low, 1)),
         static_cast<std::uint64_t>(_mm_cvtsi128_si64(high)), static_cast<std::uint64_t>(_mm_extract_epi64(high, 1))};
 #pragma GCC unroll 4
-    for (std::uint64_t v : w) {
-      ++l0[v & 0xFFFF];
-      ++l1[(v >> 16) & 0xFFFF];
-      ++l0[(v >> 32) & 0xFFFF];
-      ++l1[v >> 48];
-    }
+    for (std::uint64_t v : w) count_word16(v, l0, l1);
   }
   alignas(32) unsigned char lows[kVector];
   alignas(32) unsigned char highs[kVector];

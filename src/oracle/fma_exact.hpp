@@ -262,13 +262,12 @@ BP_HD constexpr Result fma(Binary in, Binary out, std::uint32_t a, std::uint32_t
 namespace detail {
 
 // What a run shares. Case t's aligned product is p_first + t·p_step, or, when
-// the product is the cut term, align(p_first + t·p_step, p_shift) (p_step then
-// the unshifted sig_b).
+// the product is the cut term, p_first + t·p_step (p_step then the unshifted
+// sig_b) cut p_shift places (LinearRun's term).
 struct RunPlan {
   bool fast = false;  // false: every case through fma()
   bool product_cut = false;
   bool p_neg = false;
-  bool z_neg = false;
   int common = 0;
   int p_shift = 0;
   Word p_first = 0;
@@ -305,7 +304,6 @@ BP_HD constexpr RunPlan shared_plan(Binary in, Binary out, std::uint32_t a0, int
   plan.common = lowest < top - kWindow ? top - kWindow : lowest;
   plan.product_cut = p_exp < plan.common;
   plan.p_neg = x.neg != y.neg;
-  plan.z_neg = z.neg;
   plan.p_shift = p_exp - plan.common;
   plan.p_step = plan.product_cut ? y.sig : y.sig << plan.p_shift;
   plan.p_first = plan.product_cut ? p_first : p_first << plan.p_shift;
@@ -315,12 +313,6 @@ BP_HD constexpr RunPlan shared_plan(Binary in, Binary out, std::uint32_t a0, int
   plan.fast = (!addend_cut || jam_holds(out, plan.common, p_exp, p_top_min, z_top)) &&
               (!plan.product_cut || jam_holds(out, plan.common, z_exp, z_top, p_top_max));
   return plan;
-}
-
-// Case t's aligned product: exact, or cut with its sticky bit.
-BP_HD constexpr Word run_term(const RunPlan& plan, Word t) {
-  const Word p_sig = plan.p_first + t * plan.p_step;
-  return plan.product_cut ? align(p_sig, plan.p_shift) : p_sig;
 }
 
 // One rounding segment: the results whose sums lie in one binade.
@@ -350,10 +342,15 @@ struct LinearRun {
   Segment seg[2];
 };
 
-BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
+// Case t's aligned product: exact (shift and lost 0), or cut to its bits at or
+// above E with those below as a sticky bit (align()'s cut, as a shift and a mask).
+BP_HD constexpr Word linear_term(const LinearRun& r, Word t) {
   const Word p = r.p_first + t * r.p_step;
-  const Word term = (p >> r.shift) | ((p & r.lost) != 0 ? 1u : 0u);
-  const Word m = r.c0 + r.sgn * term;
+  return (p >> r.shift) | ((p & r.lost) != 0 ? 1u : 0u);
+}
+
+BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
+  const Word m = r.c0 + r.sgn * linear_term(r, t);
   const Segment& s = r.seg[m >= r.upper ? 1 : 0];
   const std::uint32_t code = s.base + ((m + s.half_less_one + ((m >> s.drop) & r.odd)) >> s.drop);
   return code < r.clamp ? code : r.clamp;
@@ -374,8 +371,13 @@ BP_HD constexpr Segment segment(Binary out, int common, int w, bool nearest, std
 BP_HD constexpr LinearRun from_plan(Binary out, const RunPlan& plan, int t_first, int n, Mode mode) {
   LinearRun r;
   if (!plan.fast) return r;
-  const auto sum = [&plan](int t) {
-    return static_cast<std::int32_t>(run_term(plan, static_cast<Word>(t))) + plan.z_signed;
+  r.p_first = plan.p_first;
+  r.p_step = plan.p_step;
+  const int cut = plan.product_cut ? -plan.p_shift : 0;
+  r.shift = min_of(cut, kWordBits - 1);  // a significand below 2^2p: shifted by 31, nothing is left
+  r.lost = cut >= kWordBits ? ~Word{0} : (Word{1} << cut) - 1;
+  const auto sum = [&r, &plan](int t) {
+    return static_cast<std::int32_t>(linear_term(r, static_cast<Word>(t))) + plan.z_signed;
   };
   const std::int32_t s_first = sum(t_first);
   const std::int32_t s_last = sum(n - 1);
@@ -391,11 +393,6 @@ BP_HD constexpr LinearRun from_plan(Binary out, const RunPlan& plan, int t_first
   r.seg[1] = segment(out, plan.common, w_lo + 1, nearest, sign);
   if (r.seg[0].drop < 1 || r.seg[1].drop >= kWordBits) return r;
   r.upper = Word{1} << w_lo;
-  r.p_first = plan.p_first;
-  r.p_step = plan.p_step;
-  const int cut = plan.product_cut ? -plan.p_shift : 0;
-  r.shift = min_of(cut, kWordBits - 1);  // a significand below 2^2p: shifted by 31, nothing is left
-  r.lost = cut >= kWordBits ? ~Word{0} : (Word{1} << cut) - 1;
   r.c0 = static_cast<Word>(below ? -plan.z_signed : plan.z_signed);
   r.sgn = below ? ~Word{0} : Word{1};
   r.odd = nearest ? 1 : 0;
@@ -415,8 +412,7 @@ BP_HD constexpr LinearRun linear_run(Binary in, Binary out, std::uint32_t a0, in
     r.ok = true;
     r.first_override = true;
     r.first = fma(in, out, a0, b, c, mode).code;
-    r.seg[0].base = n > 1 ? fma(in, out, a0 + 1, b, c, mode).code : r.first;
-    r.seg[1] = r.seg[0];
+    r.seg[0].base = n > 1 ? fma(in, out, a0 + 1, b, c, mode).code : r.first;  // m is 0: segment 0
     return r;
   }
   if (magnitude(in, a0) != 0) return from_plan(out, shared_plan(in, out, a0, n, b, c), 0, n, mode);
