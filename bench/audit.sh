@@ -18,14 +18,14 @@
 # Both tools' overall histograms are compared (they must be equal).
 #
 #   bench/audit.sh [WORKDIR]      default out/bench-audit (needs ~6 GB; deleted afterwards unless KEEP=1)
-#   BITPROOF=path REPEAT=10 KEEP=1 CONFIGS="scales-only fp16-scales" bench/audit.sh
+#   BITPROOF=path REPEAT=10 KEEP=1 CONFIGS="scales-only fp16-scales" PYTHON=python3 bench/audit.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${1:-$root/out/bench-audit}
 repeat=${REPEAT:-10}
 configs=${CONFIGS:-realistic scales-only fp16-scales}
 bp=${BITPROOF:-$root/build-bench/bitproof}
-py=/usr/bin/python3
+py=${PYTHON:-/usr/bin/python3}
 
 if [ ! -x "$bp" ]; then
   cmake -S "$root" -B "$root/build-bench" -DBITPROOF_CUDA=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -7,10 +7,23 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace bitproof {
 
 unsigned resolve_threads(unsigned threads) {
   if (threads != 0) return threads;
+#if defined(__linux__)
+  // The CPUs this process may run on (taskset, a container's cpuset), not all
+  // the machine has: more threads than those only take turns.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+    return static_cast<unsigned>(CPU_COUNT(&allowed));
+  }
+#endif
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -15,11 +15,10 @@
 namespace bitproof::simd {
 
 // The ops the vector policy hands to the scalar soft model lane by lane.
-std::uint32_t scalar_soft_op(int op, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+std::uint32_t scalar_soft_op(int op, std::uint32_t a, std::uint32_t b) {
   const auto h = [](std::uint32_t x) { return static_cast<std::uint16_t>(x); };
   switch (op) {
     case 7: return SoftArith::hadd(h(a), h(b));
-    case 8: return SoftArith::hfma(h(a), h(b), h(c));
     default: return 0;
   }
 }
@@ -41,6 +40,36 @@ int unit_index(const SimdImpl& impl, const RecipeEntry* recipe) {
 
 constexpr std::string_view kKindNames[kDiffKindCount] = {"", "value", "sign", "zero", "inf", "nan", "nan-bits"};
 
+// The recipe's own vector form in the unit, else none (-1).
+int vector_index(const SimdImpl& impl, const RecipeEntry* recipe) {
+  const int index = unit_index(impl, recipe);
+  return index >= 0 && impl.vector_capable(index) ? index : -1;
+}
+
+// An external batch (SimdJob::external) for recipes with a batch form: each
+// vector whose lanes are one run (first inputs a0 … a0 + 15, the others the
+// same) goes through RecipeEntry::run, any other case by case through soft.
+void run_or_cases(const void* context, const std::uint32_t* const* codes, std::uint32_t* out, int vectors) {
+  static_assert(kRunCases == 16, "a run is one vector of the sweep");
+  const RecipeEntry& recipe = *static_cast<const RecipeEntry*>(context);
+  for (int v = 0; v < vectors; ++v) {
+    const int o = v * kRunCases;
+    bool run = true;
+    for (int t = 1; t < kRunCases && run; ++t) {
+      run = codes[0][o + t] == codes[0][o] + static_cast<std::uint32_t>(t) && codes[1][o + t] == codes[1][o] &&
+            codes[2][o + t] == codes[2][o];
+    }
+    if (run) {
+      recipe.run(codes[0][o], codes[1][o], codes[2][o], out + o);
+      continue;
+    }
+    for (int t = 0; t < kRunCases; ++t) {
+      const std::uint32_t lane[kMaxInputs] = {codes[0][o + t], codes[1][o + t], codes[2][o + t]};
+      out[o + t] = recipe.soft(lane);
+    }
+  }
+}
+
 }  // namespace
 
 const SimdImpl* best_impl() {
@@ -58,10 +87,11 @@ std::optional<std::string> unsupported_reason(const SimdImpl& impl, const Spec& 
     if (c.kind != ClaimKind::kEqual) return std::string("a claim other than `equal` needs the oracle per case");
   }
   for (const RecipeEntry* r : recipes) {
-    const int index = unit_index(impl, r);
-    if (index < 0 || !impl.vector_capable(index)) return fmt::format("recipe {} is not vector-capable", r->card->name);
+    if (vector_index(impl, r) < 0 && r->run == nullptr) {
+      return fmt::format("recipe {} is not vector-capable", r->card->name);
+    }
   }
-  if (spec.inputs.size() > 2) return std::string("more than 2 inputs");  // SimdJob holds two
+  if (spec.inputs.size() > static_cast<std::size_t>(kMaxInputs)) return fmt::format("more than {} inputs", kMaxInputs);
   for (const InputDomain& in : spec.inputs) {
     if (in.count() > 0xFFFFFFFFu) return std::string("an input of 2^32 codes");
   }
@@ -88,7 +118,13 @@ SimdJob make_job(const SimdImpl& impl, const Spec& spec, const CaseEvaluator& ev
   }
   const auto& recipes = eval.recipes();
   job.recipes = static_cast<int>(recipes.size());
-  for (std::size_t r = 0; r < recipes.size(); ++r) job.recipe_index[r] = unit_index(impl, recipes[r]);
+  for (std::size_t r = 0; r < recipes.size(); ++r) {
+    job.recipe_index[r] = vector_index(impl, recipes[r]);
+    if (job.recipe_index[r] < 0) {  // unsupported_reason: it has a batch form
+      job.external[r] = &run_or_cases;
+      job.external_context[r] = recipes[r];
+    }
+  }
   job.claims = static_cast<int>(spec.claims.size());
   for (std::size_t c = 0; c < spec.claims.size(); ++c) {
     const Claim& claim = spec.claims[c];

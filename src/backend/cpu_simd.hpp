@@ -1,14 +1,18 @@
 // The CPU backend's vector sweep: checks a chunk-aligned case range 16 cases at
-// a time for specs whose recipes are all vector-capable (their `eval<Ar, W>`
-// takes the policy's word type) and whose claims are all `equal`.
+// a time for specs of up to three inputs whose claims are all `equal` and whose
+// recipes are all vector-capable: their `eval<Ar, W>` takes the policy's word
+// type, or they have a batch form (RecipeEntry::run: the exact FMA oracles'
+// run form, given 16 consecutive first inputs with the others fixed, which is
+// how the sweep's vectors come when the first input is a range).
 //
 // The arithmetic is VecArith (cpu_simd_avx512.cpp): the FP16 multiplies are
 // integer SIMD code written from the IEEE rules (unpack, 11×11-bit product,
 // leading-zero count, one rounding), while half2float / fmul / float2half use
 // the CPU's own F16C/AVX-512 float instructions with NaN results made
-// canonical. So on the 2^32 claim hmul ≡ fp32_round the two sides are computed
-// by unrelated instruction sequences; tests/backend checks every vector op
-// against the oracle (every FP16 code × edge codes, plus random pairs).
+// canonical; hfma is the CPU's FP64 FMA rounded once to FP16 by integer code. So
+// on the 2^32 claim hmul ≡ fp32_round, and on hfma ≡ the exact oracle, the two
+// sides are computed by unrelated instruction sequences; tests/backend checks
+// every vector op against the oracle (edge codes and random operands).
 //
 // The vector code lives in its own translation unit built with AVX-512 flags
 // and chosen at run time (cpuid); it holds nothing with external linkage but

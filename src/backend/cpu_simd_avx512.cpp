@@ -5,10 +5,12 @@
 //
 // VecArith holds the policy ops on 16 lanes of uint32 (GCC vector extensions):
 //   hmul, hmul_rz, hmul_ftz   integer SIMD, from the IEEE rules (below)
-//   half2float, fmul,         the CPU's F16C / AVX-512 float instructions, with
+//   half2float, fmul, ffma,   the CPU's F16C / AVX-512 float instructions, with
 //   float2half_rn/_rz         NaN results replaced by the canonical NaN the
 //                             model prescribes (x86 keeps payloads and signs)
-//   hadd, hfma                lane by lane through the scalar soft model
+//   hfma                      the CPU's FP64 FMA on the exact widened inputs, rounded
+//                             once to FP16 by integer code (below)
+//   hadd                      lane by lane through the scalar soft model
 #include "backend/cpu_simd_job.hpp"
 
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512CD__) && defined(__AVX512BW__) && \
@@ -39,7 +41,7 @@
 namespace bitproof::simd {
 
 // Scalar soft-model twins for the ops VecArith does lane by lane (cpu_simd.cpp).
-std::uint32_t scalar_soft_op(int op, std::uint32_t a, std::uint32_t b, std::uint32_t c);
+std::uint32_t scalar_soft_op(int op, std::uint32_t a, std::uint32_t b);
 
 namespace {
 
@@ -153,12 +155,59 @@ inline W cvt_ps_ph(W f) {
   return wv(_mm512_mask_mov_epi32(r, _mm512_fpclass_ps_mask(as_ps(f), kNanClass), set1(0x7FFF)));
 }
 
-W lanewise(int op, W a, W b, W c) {
-  std::uint32_t x[kLanes], y[kLanes], z[kLanes], out[kLanes];
+// FP16 FMA through the CPU's FP64 FMA. The inputs widen exactly; the FP64 FMA
+// rounds a·b + c once, and that rounding never moves the FP16 result: the
+// exact sum is a multiple of 2^-48 and below 2^33, so wherever it spans more
+// than 53 bits one term lies wholly below the other's last FP16 place and the
+// FP64 sum keeps the side of every FP16 midpoint (the fp64_fma recipe's
+// argument, docs/fma.md; fp16-fma-fp64-route holds on all 2^48 triples but
+// for NaN bits on the H200). The FP64 result is then rounded to FP16 by
+// integer code on 64-bit lanes, as soft_hmul does on 32-bit ones; a NaN
+// becomes the canonical NaN of the soft model (SoftArith::hfma).
+using D = __m512d;
+
+// 8 doubles → 8 FP16 codes (in 64-bit lanes), nearest even.
+inline I double_to_half_rn(D d) {
+  const I bits = _mm512_castpd_si512(d);
+  const I one = _mm512_set1_epi64(1);
+  const I sign = _mm512_slli_epi64(_mm512_srli_epi64(bits, 63), 15);
+  const I field = _mm512_and_si512(_mm512_srli_epi64(bits, 52), _mm512_set1_epi64(0x7FF));
+  const I sig =
+      _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi64((1ll << 52) - 1)), _mm512_set1_epi64(1ll << 52));
+  // the biased FP16 exponent if normal, Ec = max(E, 1); keep the bits above s = 42 + Ec − E (≤ 63)
+  const I e = _mm512_sub_epi64(field, _mm512_set1_epi64(1023 - 15));
+  const I ec = _mm512_max_epi64(e, one);
+  const I s = _mm512_min_epi64(_mm512_add_epi64(_mm512_sub_epi64(ec, e), _mm512_set1_epi64(42)), _mm512_set1_epi64(63));
+  const I lsb = _mm512_and_si512(_mm512_srlv_epi64(sig, s), one);
+  const I half_less_one = _mm512_sub_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(s, one)), one);
+  const I n = _mm512_srlv_epi64(_mm512_add_epi64(_mm512_add_epi64(sig, half_less_one), lsb), s);
+  I code = _mm512_add_epi64(_mm512_slli_epi64(_mm512_sub_epi64(ec, one), 10), n);
+  code = _mm512_min_epi64(code, _mm512_set1_epi64(0x7C00));  // past the largest finite: ∞
+  // ±0 (no FP64 subnormal arises from FP16 inputs)
+  const __mmask8 zero = _mm512_cmpeq_epi64_mask(field, _mm512_setzero_si512());
+  code = _mm512_maskz_mov_epi64(static_cast<__mmask8>(~zero), code);
+  code = _mm512_or_si512(code, sign);
+  const __mmask8 nan = _mm512_cmp_pd_mask(d, d, _CMP_UNORD_Q);
+  const __mmask8 inf = _mm512_cmpeq_epi64_mask(field, _mm512_set1_epi64(0x7FF)) & static_cast<__mmask8>(~nan);
+  code = _mm512_mask_or_epi64(code, inf, sign, _mm512_set1_epi64(0x7C00));
+  return _mm512_mask_mov_epi64(code, nan, _mm512_set1_epi64(0x7FFF));
+}
+
+inline W soft_hfma(W a, W b, W c) {
+  const auto widen = [](W h, int half) {
+    const __m512 f = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(iv(h)));
+    return _mm512_cvtps_pd(half == 0 ? _mm512_castps512_ps256(f) : _mm512_extractf32x8_ps(f, 1));
+  };
+  const I lo = double_to_half_rn(_mm512_fmadd_pd(widen(a, 0), widen(b, 0), widen(c, 0)));
+  const I hi = double_to_half_rn(_mm512_fmadd_pd(widen(a, 1), widen(b, 1), widen(c, 1)));
+  return wv(_mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)), _mm512_cvtepi64_epi32(hi), 1));
+}
+
+W lanewise(int op, W a, W b) {
+  std::uint32_t x[kLanes], y[kLanes], out[kLanes];
   store(x, a);
   store(y, b);
-  store(z, c);
-  for (int i = 0; i < kLanes; ++i) out[i] = scalar_soft_op(op, x[i], y[i], z[i]);
+  for (int i = 0; i < kLanes; ++i) out[i] = scalar_soft_op(op, x[i], y[i]);
   return load(out);
 }
 
@@ -177,8 +226,12 @@ struct VecArith {
   }
   static W float2half_rn(W f) { return cvt_ps_ph<_MM_FROUND_TO_NEAREST_INT>(f); }
   static W float2half_rz(W f) { return cvt_ps_ph<_MM_FROUND_TO_ZERO>(f); }
-  static W hadd(W a, W b) { return lanewise(7, a, b, W{}); }
-  static W hfma(W a, W b, W c) { return lanewise(8, a, b, c); }
+  static W ffma(W a, W b, W c) {
+    const __m512 r = _mm512_fmadd_ps(as_ps(a), as_ps(b), as_ps(c));
+    return wv(_mm512_mask_mov_epi32(_mm512_castps_si512(r), _mm512_fpclass_ps_mask(r, kNanClass), set1(0x7FFFFFFF)));
+  }
+  static W hadd(W a, W b) { return lanewise(7, a, b); }
+  static W hfma(W a, W b, W c) { return soft_hfma(a, b, c); }
 };
 
 // ---- recipes ----
@@ -187,24 +240,28 @@ template <class R>
 concept Vector1 = R::kCard.arity == 1 && requires(W w) { R::template eval<VecArith, W>(w); };
 template <class R>
 concept Vector2 = R::kCard.arity == 2 && requires(W w) { R::template eval<VecArith, W>(w, w); };
+template <class R>
+concept Vector3 = R::kCard.arity == 3 && requires(W w) { R::template eval<VecArith, W>(w, w, w); };
 
-using BatchFn = void (*)(const std::uint32_t* c0, const std::uint32_t* c1, std::uint32_t* out, int vectors);
+using BatchFn = void (*)(const std::uint32_t* const* codes, std::uint32_t* out, int vectors);
 
 template <class R>
-void batch(const std::uint32_t* c0, const std::uint32_t* c1, std::uint32_t* out, int vectors) {
+void batch(const std::uint32_t* const* codes, std::uint32_t* out, int vectors) {
   for (int v = 0; v < vectors; ++v) {
-    const W a = load(c0 + v * kLanes);
+    const auto in = [codes, v](int i) { return load(codes[i] + v * kLanes); };
     if constexpr (R::kCard.arity == 1) {
-      store(out + v * kLanes, R::template eval<VecArith, W>(a));
+      store(out + v * kLanes, R::template eval<VecArith, W>(in(0)));
+    } else if constexpr (R::kCard.arity == 2) {
+      store(out + v * kLanes, R::template eval<VecArith, W>(in(0), in(1)));
     } else {
-      store(out + v * kLanes, R::template eval<VecArith, W>(a, load(c1 + v * kLanes)));
+      store(out + v * kLanes, R::template eval<VecArith, W>(in(0), in(1), in(2)));
     }
   }
 }
 
 template <class R>
 constexpr BatchFn batch_for() {
-  if constexpr (Vector1<R> || Vector2<R>) {
+  if constexpr (Vector1<R> || Vector2<R> || Vector3<R>) {
     return &batch<R>;
   } else {
     return nullptr;
@@ -233,31 +290,36 @@ constexpr int kBatchVectors = 64;  // 1024 cases between claim checks
 constexpr std::uint64_t kChunk = 65536;
 
 struct Codes {
-  alignas(64) std::uint32_t c[2][kBatchVectors * kLanes];
+  alignas(64) std::uint32_t c[kMaxInputs][kBatchVectors * kLanes];
 };
 
 // Input codes of cases [first, first + n) (n a multiple of 16; cases past the
-// domain's end get valid codes, their lanes are masked off later).
+// domain's end get valid codes, their lanes are masked off later). Unused
+// inputs get code 0. The first input varies fastest.
 void fill_codes(const SimdJob& job, std::uint64_t first, int n, Codes& out) {
-  std::uint64_t i0 = first % job.count[0];
-  std::uint64_t i1 = job.inputs > 1 ? (first / job.count[0]) % job.count[1] : 0;
-  const bool ranges = job.table[0] == nullptr && (job.inputs < 2 || job.table[1] == nullptr);
-  if (ranges && i0 + n <= job.count[0]) {
+  std::uint64_t index[kMaxInputs] = {};
+  std::uint64_t rest = first;
+  for (int i = 0; i < job.inputs; ++i) {
+    index[i] = rest % job.count[i];
+    rest /= job.count[i];
+  }
+  const auto code = [&job, &index](int i) {
+    if (i >= job.inputs) return std::uint32_t{0};
+    return job.table[i] ? job.table[i][index[i]] : job.lo[i] + static_cast<std::uint32_t>(index[i]);
+  };
+  if (job.table[0] == nullptr && index[0] + n <= job.count[0]) {  // the first input runs through consecutive codes
     const W iota = W{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    const W c1 = splat(job.lo[1] + static_cast<std::uint32_t>(i1));
+    const W rest_codes[2] = {splat(code(1)), splat(code(2))};
     for (int v = 0; v < n / kLanes; ++v) {
-      store(out.c[0] + v * kLanes, iota + static_cast<std::uint32_t>(job.lo[0] + i0 + v * kLanes));
-      store(out.c[1] + v * kLanes, c1);
+      store(out.c[0] + v * kLanes, iota + (code(0) + static_cast<std::uint32_t>(v * kLanes)));
+      store(out.c[1] + v * kLanes, rest_codes[0]);
+      store(out.c[2] + v * kLanes, rest_codes[1]);
     }
     return;
   }
   for (int j = 0; j < n; ++j) {
-    out.c[0][j] = job.table[0] ? job.table[0][i0] : job.lo[0] + static_cast<std::uint32_t>(i0);
-    out.c[1][j] = job.inputs < 2 ? 0 : (job.table[1] ? job.table[1][i1] : job.lo[1] + static_cast<std::uint32_t>(i1));
-    if (++i0 == job.count[0]) {
-      i0 = 0;
-      if (job.inputs > 1 && ++i1 == job.count[1]) i1 = 0;
-    }
+    for (int i = 0; i < kMaxInputs; ++i) out.c[i][j] = code(i);
+    for (int i = 0; i < job.inputs && ++index[i] == job.count[i]; ++i) index[i] = 0;  // carry into the next input
   }
 }
 
@@ -355,12 +417,19 @@ std::uint32_t hsum(W v) {
 void sweep_chunk(SimdJob& job, std::uint64_t chunk_start, std::uint32_t* sums, Codes& codes, Outputs& out) {
   const std::uint64_t length = job.cases - chunk_start < kChunk ? job.cases - chunk_start : kChunk;
   ChunkState st{};
+  const std::uint32_t* const rows[kMaxInputs] = {codes.c[0], codes.c[1], codes.c[2]};
   for (std::uint64_t done = 0; done < length; done += kBatchVectors * kLanes) {
     const std::uint64_t left = length - done;
     const int n = left < kBatchVectors * kLanes ? static_cast<int>(left) : kBatchVectors * kLanes;
     const int vectors = (n + kLanes - 1) / kLanes;
     fill_codes(job, chunk_start + done, vectors * kLanes, codes);
-    for (int r = 0; r < job.recipes; ++r) kBatch[job.recipe_index[r]].fn(codes.c[0], codes.c[1], out.r[r], vectors);
+    for (int r = 0; r < job.recipes; ++r) {
+      if (job.external[r] != nullptr) {
+        job.external[r](job.external_context[r], rows, out.r[r], vectors);
+      } else {
+        kBatch[job.recipe_index[r]].fn(rows, out.r[r], vectors);
+      }
+    }
     for (int v = 0; v < vectors; ++v) {
       const int lanes = n - v * kLanes;
       const __mmask16 valid = lanes >= kLanes ? 0xFFFF : static_cast<__mmask16>((1u << lanes) - 1);
@@ -387,11 +456,12 @@ void sweep(SimdJob& job) {
   _mm_setcsr(saved);
 }
 
-void apply(int op, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out) {
+void apply(int op, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c, std::uint32_t* out) {
   const unsigned saved = _mm_getcsr();
   _mm_setcsr(0x1F80);
   const W x = load(a);
   const W y = load(b);
+  const W z = c != nullptr ? load(c) : W{};
   W r{};
   switch (op) {
     case 0: r = VecArith::hmul(x, y); break;
@@ -401,6 +471,8 @@ void apply(int op, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t
     case 4: r = VecArith::fmul(x, y); break;
     case 5: r = VecArith::float2half_rn(x); break;
     case 6: r = VecArith::float2half_rz(x); break;
+    case 7: r = VecArith::hfma(x, y, z); break;
+    case 8: r = VecArith::ffma(x, y, z); break;
     default: break;
   }
   _mm_setcsr(saved);

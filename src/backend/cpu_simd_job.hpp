@@ -11,6 +11,12 @@ namespace bitproof::simd {
 inline constexpr int kMaxSlots = 8;   // recipes per spec
 inline constexpr int kMaxClaims = 8;  // claims per spec
 inline constexpr int kDiffKindCount = 7;
+inline constexpr int kMaxInputs = 3;
+
+// A recipe the vector unit does not evaluate itself (the exact FMA oracles'
+// batch form, cpu_simd.cpp): out gets the codes of the 16·vectors cases whose
+// input codes are codes[0..2].
+using ExternalBatch = void (*)(const void* context, const std::uint32_t* const* codes, std::uint32_t* out, int vectors);
 
 // One range for the vector sweep, as plain data (see cpu_simd_avx512.cpp).
 struct SimdJob {
@@ -19,12 +25,14 @@ struct SimdJob {
   std::uint64_t begin = 0;  // chunk-aligned
   std::uint64_t end = 0;
   int inputs = 0;
-  std::uint32_t count[2] = {1, 1};           // codes per input
-  std::uint32_t lo[2] = {0, 0};              // first code of a range input
-  const std::uint32_t* table[2] = {nullptr, nullptr};  // code list of a list input (else null)
-  // recipes (registry indices) and `equal` claims over their slots
+  std::uint32_t count[kMaxInputs] = {1, 1, 1};  // codes per input
+  std::uint32_t lo[kMaxInputs] = {};            // first code of a range input
+  const std::uint32_t* table[kMaxInputs] = {};  // code list of a list input (else null)
+  // recipes (the unit's indices, or an external batch) and `equal` claims over their slots
   int recipes = 0;
   int recipe_index[kMaxSlots] = {};
+  ExternalBatch external[kMaxSlots] = {};  // set: this slot is evaluated by external[r](external_context[r], …)
+  const void* external_context[kMaxSlots] = {};
   int claims = 0;
   int claim_slots[kMaxClaims][kMaxSlots] = {};  // slots of claim c in claim order
   int claim_size[kMaxClaims] = {};
@@ -49,8 +57,8 @@ struct SimdImpl {
   // SimdJob::recipe_index holds the unit's indices.
   void (*sweep)(SimdJob& job);
   // Applies one vector op to 16 lanes (tests): op is 0 hmul, 1 hmul_rz, 2 hmul_ftz,
-  // 3 half2float, 4 fmul, 5 float2half_rn, 6 float2half_rz.
-  void (*apply)(int op, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out);
+  // 3 half2float, 4 fmul, 5 float2half_rn, 6 float2half_rz, 7 hfma, 8 ffma (c is read by 7 and 8 only).
+  void (*apply)(int op, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c, std::uint32_t* out);
 };
 
 // The AVX-512 implementation where it was compiled in (x86-64 with a compiler

@@ -150,8 +150,8 @@ struct Hfma {
       pinned(card("fp16fma.hfma", "hfma", "hfma(a, b, c): one FP16 fused multiply-add, nearest even", kCudaSource,
                   FormatId::fp16),
              {&kPinHfma});
-  template <class Ar>
-  BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  template <class Ar, class W = std::uint32_t>
+  BP_HD static constexpr W eval(W a, W b, W c) {
     return Ar::hfma(a, b, c);
   }
 };
@@ -162,8 +162,8 @@ struct Fp32Fma {
                   "float2half_rn(ffma(half2float(a), half2float(b), half2float(c))): FP32 FMA, then round to FP16",
                   kLlvmSource, FormatId::fp16),
              {&kPinFmafRn, &upstream::kPinFloat2HalfRn, &upstream::kPinHalf2Float, &kPinLlvmIssue});
-  template <class Ar>
-  BP_HD static constexpr std::uint32_t eval(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  template <class Ar, class W = std::uint32_t>
+  BP_HD static constexpr W eval(W a, W b, W c) {
     return Ar::float2half_rn(Ar::ffma(Ar::half2float(a), Ar::half2float(b), Ar::half2float(c)));
   }
 };

@@ -1,5 +1,6 @@
 #include "recipes/registry.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -24,8 +25,26 @@ std::uint32_t evaluate(const std::uint32_t* codes) {
 }
 
 template <class Recipe>
+void run_cases(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t* out) {
+  std::uint32_t codes[kRunCases];
+  Recipe::template eval_run<SoftArith, kRunCases>(a0, b, c, codes);
+  std::copy(codes, codes + kRunCases, out);
+}
+
+template <class Recipe>
+constexpr RunFn run_of() {
+  if constexpr (requires(std::uint32_t (&out)[kRunCases]) {
+                  Recipe::template eval_run<SoftArith, kRunCases>(0u, 0u, 0u, out);
+                }) {
+    return &run_cases<Recipe>;
+  } else {
+    return nullptr;
+  }
+}
+
+template <class Recipe>
 constexpr RecipeEntry entry() {
-  return {&Recipe::kCard, &evaluate<Recipe, SoftArith>, &evaluate<Recipe, OracleArith>};
+  return {&Recipe::kCard, &evaluate<Recipe, SoftArith>, &evaluate<Recipe, OracleArith>, -1, run_of<Recipe>()};
 }
 
 const auto kRegistry = std::to_array<RecipeEntry>({

@@ -16,6 +16,12 @@ namespace bitproof {
 // Evaluates a recipe on input codes (unused trailing codes are ignored).
 using RecipeFn = std::uint32_t (*)(const std::uint32_t* codes);
 
+// A recipe's batch form with the soft arithmetic: out[t] is the recipe on
+// (a0 + t, b, c) for t < kRunCases, the codes `soft` gives one at a time (the
+// exact FMA oracles' run form, oracle/fma_exact.hpp; the CPU vector sweep calls it).
+inline constexpr int kRunCases = 16;
+using RunFn = void (*)(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t* out);
+
 struct RecipeEntry {
   const RecipeCard* card;
   RecipeFn soft;    // SoftArith: the bit-exact software model of the hardware
@@ -23,6 +29,7 @@ struct RecipeEntry {
   // A user recipe (src/user): its bits come from a table over the domain swept,
   // slot `user_slot` of the spec's user recipes; soft and oracle are null.
   int user_slot = -1;
+  RunFn run = nullptr;  // the batch form, where the recipe has one
   [[nodiscard]] bool is_user() const { return user_slot >= 0; }
 };
 

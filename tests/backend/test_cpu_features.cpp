@@ -32,3 +32,27 @@ TEST_SUITE("backend") {
     CHECK(&f == &cpu_features());  // read once
   }
 }
+
+#if defined(__linux__)
+#include <sched.h>
+
+#include "parallel.hpp"
+
+TEST_SUITE("backend") {
+  TEST_CASE("the default thread count is the CPUs this process may use (taskset, cpusets), not the machine's") {
+    cpu_set_t saved;
+    REQUIRE(sched_getaffinity(0, sizeof saved, &saved) == 0);
+    CHECK(resolve_threads(0) == static_cast<unsigned>(CPU_COUNT(&saved)));
+    CHECK(resolve_threads(3) == 3);  // an explicit count is kept
+    int first = 0;
+    while (!CPU_ISSET(first, &saved)) ++first;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    const unsigned pinned = resolve_threads(0);
+    REQUIRE(sched_setaffinity(0, sizeof saved, &saved) == 0);
+    CHECK(pinned == 1);
+  }
+}
+#endif

@@ -17,7 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "arith/soft_arith.hpp"
 #include "backend/cpu_simd.hpp"
+#include "oracle/fma_exact.hpp"
 #include "oracle/oracle_arith.hpp"
 #include "report/report.hpp"
 #include "sweep_stride.hpp"
@@ -28,7 +30,17 @@ using bitproof::test::sweep_stride;
 
 namespace {
 
-enum Op : int { kHmul = 0, kHmulRz = 1, kHmulFtz = 2, kHalf2Float = 3, kFmul = 4, kF2hRn = 5, kF2hRz = 6 };
+enum Op : int {
+  kHmul = 0,
+  kHmulRz = 1,
+  kHmulFtz = 2,
+  kHalf2Float = 3,
+  kFmul = 4,
+  kF2hRn = 5,
+  kF2hRz = 6,
+  kHfma = 7,
+  kFfma = 8
+};
 
 // Each exponent field with mantissas 0, 1, 0x200, 0x3FF, both signs: ±0,
 // subnormals, every binade's ends, max, Inf, signalling and quiet NaNs. 256 codes.
@@ -77,6 +89,7 @@ std::uint64_t splitmix(std::uint64_t& s) {
 }
 
 using Ref = std::function<std::uint32_t(std::uint32_t, std::uint32_t)>;
+using Ref3 = std::function<std::uint32_t(std::uint32_t, std::uint32_t, std::uint32_t)>;
 
 struct Outcome {
   std::uint64_t cases = 0;
@@ -84,10 +97,12 @@ struct Outcome {
   std::vector<std::string> first;
 };
 
-// Runs `op` on every (a[i], b[i]) in vectors of 16 and compares with ref, on
-// two threads; keeps the first mismatches described field by field.
-Outcome compare(const simd::SimdImpl& impl, int op, const std::vector<std::uint32_t>& a,
-                const std::vector<std::uint32_t>& b, const Ref& ref, FormatId in, FormatId out) {
+// Runs `op` on every (a[i], b[i], c[i]) (c empty: two operands) in vectors of
+// 16 and compares with ref, on two threads; keeps the first mismatches
+// described field by field.
+Outcome compare3(const simd::SimdImpl& impl, int op, const std::vector<std::uint32_t>& a,
+                 const std::vector<std::uint32_t>& b, const std::vector<std::uint32_t>& c, const Ref3& ref, FormatId in,
+                 FormatId out) {
   const std::size_t n = a.size();
   constexpr unsigned kThreads = 2;
   std::array<Outcome, kThreads> parts;
@@ -95,21 +110,24 @@ Outcome compare(const simd::SimdImpl& impl, int op, const std::vector<std::uint3
   for (unsigned t = 0; t < kThreads; ++t) {
     pool.emplace_back([&, t] {
       Outcome& o = parts[t];
-      std::uint32_t x[16], y[16], r[16];
+      std::uint32_t x[16], y[16], z[16] = {}, r[16];
       for (std::size_t base = t * 16; base < n; base += 16 * kThreads) {
         const std::size_t lanes = std::min<std::size_t>(16, n - base);
         for (std::size_t i = 0; i < 16; ++i) {
           x[i] = a[base + (i < lanes ? i : 0)];
           y[i] = b[base + (i < lanes ? i : 0)];
+          if (!c.empty()) z[i] = c[base + (i < lanes ? i : 0)];
         }
-        impl.apply(op, x, y, r);
+        impl.apply(op, x, y, c.empty() ? nullptr : z, r);
         for (std::size_t i = 0; i < lanes; ++i) {
           ++o.cases;
-          const std::uint32_t want = ref(x[i], y[i]);
+          const std::uint32_t want = ref(x[i], y[i], z[i]);
           if (r[i] == want) continue;
           if (++o.mismatches <= 4) {
-            o.first.push_back(fmt::format("op {} a={} b={}: vector {} oracle {}", op, describe_code(in, x[i]),
-                                          describe_code(in, y[i]), describe_code(out, r[i]), describe_code(out, want)));
+            o.first.push_back(fmt::format("op {} a={} b={}{}: vector {} oracle {}", op, describe_code(in, x[i]),
+                                          describe_code(in, y[i]),
+                                          c.empty() ? "" : fmt::format(" c={}", describe_code(in, z[i])),
+                                          describe_code(out, r[i]), describe_code(out, want)));
           }
         }
       }
@@ -123,6 +141,12 @@ Outcome compare(const simd::SimdImpl& impl, int op, const std::vector<std::uint3
     all.first.insert(all.first.end(), o.first.begin(), o.first.end());
   }
   return all;
+}
+
+Outcome compare(const simd::SimdImpl& impl, int op, const std::vector<std::uint32_t>& a,
+                const std::vector<std::uint32_t>& b, const Ref& ref, FormatId in, FormatId out) {
+  return compare3(
+      impl, op, a, b, {}, [&ref](std::uint32_t x, std::uint32_t y, std::uint32_t) { return ref(x, y); }, in, out);
 }
 
 void expect_equal(const Outcome& o, const char* what) {
@@ -146,6 +170,40 @@ void half_pairs(std::vector<std::uint32_t>& a, std::vector<std::uint32_t>& b) {
     a.push_back(static_cast<std::uint32_t>(r & 0xFFFF));
     b.push_back(static_cast<std::uint32_t>((r >> 16) & 0xFFFF));
   }
+}
+
+// FMA triples: the edge codes cubed; every a against sampled (b, c); random
+// triples; and triples near cancellation and near FP16 midpoints (c close to
+// −a·b, or to a·b's distance from a midpoint), where a second rounding shows.
+void half_triples(std::vector<std::uint32_t>& a, std::vector<std::uint32_t>& b, std::vector<std::uint32_t>& c) {
+  const auto push = [&](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+    a.push_back(x);
+    b.push_back(y);
+    c.push_back(z);
+  };
+  const auto edges = half_edges();
+  for (std::size_t i = 0; i < edges.size(); i += sweep_stride()) {
+    for (std::uint32_t y : edges) {
+      for (std::uint32_t z : edges) push(edges[i], y, z);
+    }
+  }
+  std::uint64_t seed = 20261204;
+  for (int pair = 0; pair < 48; ++pair) {
+    const auto y = static_cast<std::uint32_t>(splitmix(seed) & 0xFFFF);
+    const auto z = static_cast<std::uint32_t>(splitmix(seed) & 0xFFFF);
+    for (std::uint32_t x = 0; x < 65536; x += sweep_stride()) push(x, y, z);
+  }
+  for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
+    const std::uint64_t r = splitmix(seed);
+    const auto x = static_cast<std::uint32_t>(r & 0xFFFF);
+    const auto y = static_cast<std::uint32_t>((r >> 16) & 0xFFFF);
+    push(x, y, static_cast<std::uint32_t>((r >> 32) & 0xFFFF));
+    // c = −(a·b rounded) + k: the sum cancels to a few bits, or to a product's last bits
+    const std::uint32_t negated =
+        OracleArith::hmul(static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y)) ^ 0x8000u;
+    push(x, y, (negated + static_cast<std::uint32_t>((r >> 48) & 7) - 3) & 0xFFFF);
+  }
+  push(0x520b, 0x00e9, 0x2ff6);  // LLVM issue 98389: the FP32 route double-rounds
 }
 
 const simd::SimdImpl* impl_or_skip() {
@@ -248,5 +306,95 @@ TEST_SUITE("backend") {
     const Outcome wrong = compare(*impl, kF2hRn, a, b, [](auto x, auto) { return OracleArith::float2half_rz(x); },
                                   FormatId::fp32, FormatId::fp16);
     CHECK(wrong.mismatches > 0);
+  }
+
+  TEST_CASE("vector hfma (the CPU's FP64 FMA, rounded once by integer code) equals the exact oracle") {
+    const simd::SimdImpl* impl = impl_or_skip();
+    if (impl == nullptr) return;
+    std::vector<std::uint32_t> a, b, c;
+    half_triples(a, b, c);
+    const auto exact = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+      return oracle::fast::fma_fp16(x, y, z);
+    };
+    expect_equal(compare3(*impl, kHfma, a, b, c, exact, FormatId::fp16, FormatId::fp16), "hfma");
+    // The soft model it twins, on the random share (the slow Boost oracle too, on a sample).
+    std::vector<std::uint32_t> sa(a.end() - 20000, a.end()), sb(b.end() - 20000, b.end()), sc(c.end() - 20000, c.end());
+    expect_equal(compare3(
+                     *impl, kHfma, sa, sb, sc,
+                     [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+                       return SoftArith::hfma(static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y),
+                                              static_cast<std::uint16_t>(z));
+                     },
+                     FormatId::fp16, FormatId::fp16),
+                 "hfma vs SoftArith");
+    sa.resize(2000), sb.resize(2000), sc.resize(2000);
+    expect_equal(compare3(
+                     *impl, kHfma, sa, sb, sc,
+                     [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+                       return OracleArith::hfma(static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y),
+                                                static_cast<std::uint16_t>(z));
+                     },
+                     FormatId::fp16, FormatId::fp16),
+                 "hfma vs the Boost oracle");
+    // Negative controls: the FP32 route double-rounds (LLVM issue 98389 among them), and a
+    // reference keeping x86's NaN (payload and sign kept) is not the model's.
+    const Outcome fp32_route = compare3(
+        *impl, kHfma, a, b, c,
+        [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+          const auto w = [](std::uint32_t h) { return OracleArith::half2float(static_cast<std::uint16_t>(h)); };
+          return OracleArith::float2half_rn(OracleArith::ffma(w(x), w(y), w(z)));
+        },
+        FormatId::fp16, FormatId::fp16);
+    CHECK(fp32_route.mismatches > 0);
+    MESSAGE(fmt::format("negative control, the FP32 route: {} of {} differ", fp32_route.mismatches, fp32_route.cases));
+    const Outcome payload = compare3(
+        *impl, kHfma, a, b, c,
+        [&exact](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+          return (x & 0x7FFF) > 0x7C00 ? x | 0x0200 : exact(x, y, z);
+        },
+        FormatId::fp16, FormatId::fp16);
+    CHECK(payload.mismatches > 0);
+  }
+
+  TEST_CASE("vector ffma equals the oracle: widened FP16 triples, FP32 edge codes, 10^6 random triples") {
+    const simd::SimdImpl* impl = impl_or_skip();
+    if (impl == nullptr) return;
+    std::vector<std::uint32_t> ha, hb, hc;
+    half_triples(ha, hb, hc);
+    std::vector<std::uint32_t> a, b, c;
+    const auto w = [](std::uint32_t h) { return OracleArith::half2float(static_cast<std::uint16_t>(h)); };
+    for (std::size_t i = 0; i < ha.size(); i += 31) {  // a 31st of the FP16 triples, widened
+      a.push_back(w(ha[i]));
+      b.push_back(w(hb[i]));
+      c.push_back(w(hc[i]));
+    }
+    const auto edges = float_edges();
+    std::uint64_t seed = 13;
+    for (std::size_t i = 0; i < edges.size(); i += sweep_stride()) {
+      for (std::size_t j = 0; j < edges.size(); j += 8) {
+        a.push_back(edges[i]);
+        b.push_back(edges[j]);
+        c.push_back(edges[splitmix(seed) % edges.size()]);
+      }
+    }
+    for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
+      a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+      b.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+      c.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+    }
+    const auto ffma = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return SoftArith::ffma(x, y, z); };
+    expect_equal(compare3(*impl, kFfma, a, b, c, ffma, FormatId::fp32, FormatId::fp32), "ffma");
+    std::vector<std::uint32_t> sa(a.end() - 2000, a.end()), sb(b.end() - 2000, b.end()), sc(c.end() - 2000, c.end());
+    expect_equal(compare3(
+                     *impl, kFfma, sa, sb, sc,
+                     [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return OracleArith::ffma(x, y, z); },
+                     FormatId::fp32, FormatId::fp32),
+                 "ffma vs the Boost oracle");
+    // Negative control: an unfused multiply-add rounds twice.
+    const Outcome unfused = compare3(
+        *impl, kFfma, a, b, c,
+        [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return SoftArith::fadd(SoftArith::fmul(x, y), z); },
+        FormatId::fp32, FormatId::fp32);
+    CHECK(unfused.mismatches > 0);
   }
 }
