@@ -349,10 +349,15 @@ BP_HD constexpr Word linear_term(const LinearRun& r, Word t) {
   return (p >> r.shift) | ((p & r.lost) != 0 ? 1u : 0u);
 }
 
+// The segment is picked field by field with selects, not by indexing seg[]: a
+// run-time index puts the run in the GPU's local memory (three loads a case).
 BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
   const Word m = r.c0 + r.sgn * linear_term(r, t);
-  const Segment& s = r.seg[m >= r.upper ? 1 : 0];
-  const std::uint32_t code = s.base + ((m + s.half_less_one + ((m >> s.drop) & r.odd)) >> s.drop);
+  const bool upper = m >= r.upper;
+  const int drop = upper ? r.seg[1].drop : r.seg[0].drop;
+  const Word half_less_one = upper ? r.seg[1].half_less_one : r.seg[0].half_less_one;
+  const std::uint32_t base = upper ? r.seg[1].base : r.seg[0].base;
+  const std::uint32_t code = base + ((m + half_less_one + ((m >> drop) & r.odd)) >> drop);
   return code < r.clamp ? code : r.clamp;
 }
 
