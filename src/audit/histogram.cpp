@@ -356,12 +356,30 @@ __attribute__((target("avx2"))) void wide16_avx2(const unsigned char* p, std::si
   count16_portable(p + i, n - i, b);
 }
 
-// AVX-512BW: the range pass, then the scalar count (not measured against a
-// fused pass on an AVX-512 CPU yet).
+// The same fused pass with 64-byte vectors (AVX-512BW): min/max on the
+// vector, its eight 64-bit words through the two-lane count.
 __attribute__((target("avx512f,avx512bw"))) void wide16_avx512(const unsigned char* p, std::size_t n, Bins16& b,
                                                                unsigned& lo, unsigned& hi) {
-  code_range_avx512<16>(p, n, lo, hi);
-  count16_portable(p, n, b);
+  std::uint32_t* l0 = b.lane0.data();
+  std::uint32_t* l1 = b.lane1.data();
+  __m512i mn = _mm512_set1_epi8(-1);
+  __m512i mx = _mm512_setzero_si512();
+  std::size_t i = 0;
+  for (; i + kVector512 <= n; i += kVector512) {
+    const __m512i x = _mm512_loadu_si512(p + i);
+    mn = _mm512_min_epu16(mn, x);
+    mx = _mm512_max_epu16(mx, x);
+    alignas(64) std::uint64_t w[8];
+    _mm512_store_si512(w, x);
+#pragma GCC unroll 8
+    for (std::uint64_t v : w) count_word16(v, l0, l1);
+  }
+  alignas(64) unsigned char lows[kVector512];
+  alignas(64) unsigned char highs[kVector512];
+  _mm512_store_si512(lows, mn);
+  _mm512_store_si512(highs, mx);
+  finish_range<16>(lows, highs, p, i, n, lo, hi);
+  count16_portable(p + i, n - i, b);
 }
 #endif
 
