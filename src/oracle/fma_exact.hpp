@@ -318,14 +318,18 @@ BP_HD constexpr RunPlan shared_plan(Binary in, Binary out, std::uint32_t a0, int
 // One rounding segment: the results whose sums lie in one binade.
 struct Segment {
   int drop = 1;            // the results' last place over E
-  Word half_less_one = 0;  // 2^(drop−1) − 1 to nearest, 0 toward zero
   std::uint32_t base = 0;  // sign and exponent field − 1 above the mantissa
 };
 
 // The straight path of a run: case t's code is
 //   p = p_first + t·p_step;  term = (p >> shift) | sticky(p & lost);  m = c0 + sgn·term;
-//   seg = m >= upper ? 1 : 0;  code = min(base + RNE(m >> drop), clamp)
-// (c0 = sgn = 0 and a constant base for runs with one result after the first).
+//   twice = m + (m >= upper ? upper : m);  code = min(base + RNE(twice >> drop), clamp)
+// Doubling m in the lower binade and adding 2^w_lo to it in the upper one
+// gives both binades one last place (2^drop): the upper binade's results are
+// 2^man_bits codes further on, which the added 2^w_lo >> drop is, and the
+// rounding bits are m's in both. A run in one binade (or whose two binades
+// share a last place, below the normal range) has upper = ∞. (c0 = sgn = 0
+// and a constant base for runs with one result after the first.)
 struct LinearRun {
   bool ok = false;              // false: every case through fma()
   bool first_override = false;  // case 0's code is `first` (a = ±0, or a special run's first)
@@ -339,33 +343,33 @@ struct LinearRun {
   Word upper = ~Word{0};
   Word odd = 0;  // 1 to nearest (a tie goes up from an odd cut), 0 toward zero
   std::uint32_t clamp = ~std::uint32_t{0};
-  Segment seg[2];
+  int drop = 1;
+  Word half_less_one = 0;
+  std::uint32_t base = 0;
 };
 
 // Case t's aligned product: exact (shift and lost 0), or cut to its bits at or
 // above E with those below as a sticky bit (align()'s cut, as a shift and a mask).
 BP_HD constexpr Word linear_term(const LinearRun& r, Word t) {
   const Word p = r.p_first + t * r.p_step;
-  return (p >> r.shift) | ((p & r.lost) != 0 ? 1u : 0u);
+  const Word below = p & r.lost;
+  return (p >> r.shift) | (below < 1u ? below : Word{1});
 }
 
-// The segment is picked field by field with selects, not by indexing seg[]: a
-// run-time index puts the run in the GPU's local memory (three loads a case).
+// No array in LinearRun is indexed per case: a run-time index puts the run in
+// the GPU's local memory (it cost three loads a case when each binade was a
+// Segment picked by index).
 BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
   const Word m = r.c0 + r.sgn * linear_term(r, t);
-  const bool upper = m >= r.upper;
-  const int drop = upper ? r.seg[1].drop : r.seg[0].drop;
-  const Word half_less_one = upper ? r.seg[1].half_less_one : r.seg[0].half_less_one;
-  const std::uint32_t base = upper ? r.seg[1].base : r.seg[0].base;
-  const std::uint32_t code = base + ((m + half_less_one + ((m >> drop) & r.odd)) >> drop);
+  const Word twice = m + (m >= r.upper ? r.upper : m);
+  const std::uint32_t code = r.base + ((twice + r.half_less_one + ((twice >> r.drop) & r.odd)) >> r.drop);
   return code < r.clamp ? code : r.clamp;
 }
 
-BP_HD constexpr Segment segment(Binary out, int common, int w, bool nearest, std::uint32_t sign) {
+BP_HD constexpr Segment segment(Binary out, int common, int w, std::uint32_t sign) {
   Segment s;
   const int q = max_of(common + w - 1, min_normal_exp(out)) - out.man_bits;  // the results' last place
   s.drop = q - common;
-  if (s.drop >= 1 && s.drop < kWordBits) s.half_less_one = nearest ? (Word{1} << (s.drop - 1)) - 1 : 0;
   s.base = sign + (static_cast<std::uint32_t>(q - least_exp(out)) << out.man_bits);
   return s;
 }
@@ -391,13 +395,18 @@ BP_HD constexpr LinearRun from_plan(Binary out, const RunPlan& plan, int t_first
   const int w_first = width(static_cast<Word>(below ? -s_first : s_first));
   const int w_last = width(static_cast<Word>(below ? -s_last : s_last));
   const int w_lo = min_of(w_first, w_last);
-  if (max_of(w_first, w_last) - w_lo > 1) return r;
+  // two binades at most; twice + half_less_one stays below 2^32 while w_lo ≤ 30
+  if (max_of(w_first, w_last) - w_lo > 1 || w_lo >= kWordBits - 1) return r;
   const bool nearest = mode == Mode::kNearestEven;
   const std::uint32_t sign = plan.p_neg != below ? sign_bit(out) : 0;
-  r.seg[0] = segment(out, plan.common, w_lo, nearest, sign);
-  r.seg[1] = segment(out, plan.common, w_lo + 1, nearest, sign);
-  if (r.seg[0].drop < 1 || r.seg[1].drop >= kWordBits) return r;
-  r.upper = Word{1} << w_lo;
+  const Segment low = segment(out, plan.common, w_lo, sign);
+  const Segment high = segment(out, plan.common, w_lo + 1, sign);
+  if (low.drop < 1 || low.drop + 1 >= kWordBits) return r;  // (high.drop is low.drop or one more)
+  // twice's last place, one above the lower binade's; below the normal range the two share it
+  r.drop = low.drop + 1;
+  r.half_less_one = nearest ? (Word{1} << low.drop) - 1 : 0;
+  r.base = low.base;
+  if (high.drop != low.drop) r.upper = Word{1} << w_lo;
   r.c0 = static_cast<Word>(below ? -plan.z_signed : plan.z_signed);
   r.sgn = below ? ~Word{0} : Word{1};
   r.odd = nearest ? 1 : 0;
@@ -417,7 +426,7 @@ BP_HD constexpr LinearRun linear_run(Binary in, Binary out, std::uint32_t a0, in
     r.ok = true;
     r.first_override = true;
     r.first = fma(in, out, a0, b, c, mode).code;
-    r.seg[0].base = n > 1 ? fma(in, out, a0 + 1, b, c, mode).code : r.first;  // m is 0: segment 0
+    r.base = n > 1 ? fma(in, out, a0 + 1, b, c, mode).code : r.first;  // m is 0: the code is base
     return r;
   }
   if (magnitude(in, a0) != 0) return from_plan(out, shared_plan(in, out, a0, n, b, c), 0, n, mode);
