@@ -30,6 +30,11 @@ bool cpu_has_avx512() {
   return f.avx512f && f.avx512cd && f.avx512bw && f.avx512dq && f.avx512vl && f.f16c && f.fma;
 }
 
+bool cpu_has_avx2() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx2 && f.f16c && f.fma;
+}
+
 // The unit's index of a registry recipe (matched by name), or -1.
 int unit_index(const SimdImpl& impl, const RecipeEntry* recipe) {
   for (int i = 0; i < impl.recipe_count(); ++i) {
@@ -47,13 +52,12 @@ int vector_index(const SimdImpl& impl, const RecipeEntry* recipe) {
 }
 
 // An external batch (SimdJob::external) for recipes with a batch form: each
-// vector whose lanes are one run (first inputs a0 … a0 + 15, the others the
+// group of 16 cases that is one run (first inputs a0 … a0 + 15, the others the
 // same) goes through RecipeEntry::run, any other case by case through soft.
-void run_or_cases(const void* context, const std::uint32_t* const* codes, std::uint32_t* out, int vectors) {
-  static_assert(kRunCases == 16, "a run is one vector of the sweep");
+void run_or_cases(const void* context, const std::uint32_t* const* codes, std::uint32_t* out, int cases) {
+  static_assert(kRunCases == kCaseGroup, "a run is one group of the sweep's cases");
   const RecipeEntry& recipe = *static_cast<const RecipeEntry*>(context);
-  for (int v = 0; v < vectors; ++v) {
-    const int o = v * kRunCases;
+  for (int o = 0; o < cases; o += kRunCases) {
     bool run = true;
     for (int t = 1; t < kRunCases && run; ++t) {
       run = codes[0][o + t] == codes[0][o] + static_cast<std::uint32_t>(t) && codes[1][o + t] == codes[1][o] &&
@@ -72,11 +76,22 @@ void run_or_cases(const void* context, const std::uint32_t* const* codes, std::u
 
 }  // namespace
 
+std::vector<const SimdImpl*> usable_impls() {
+  std::vector<const SimdImpl*> impls;
+  if (cpu_has_avx512() && avx512_impl() != nullptr) impls.push_back(avx512_impl());
+  if (cpu_has_avx2() && avx2_impl() != nullptr) impls.push_back(avx2_impl());
+  return impls;
+}
+
 const SimdImpl* best_impl() {
+  static const std::vector<const SimdImpl*> impls = usable_impls();
   const char* env = std::getenv("BITPROOF_SIMD");
-  if (env != nullptr && std::strcmp(env, "off") == 0) return nullptr;
-  static const bool usable = cpu_has_avx512();
-  return usable ? avx512_impl() : nullptr;
+  const std::string_view want = env != nullptr ? env : "";
+  if (want == "off") return nullptr;
+  for (const SimdImpl* impl : impls) {
+    if (want.empty() || want == impl->name) return impl;
+  }
+  return nullptr;
 }
 
 std::optional<std::string> unsupported_reason(const SimdImpl& impl, const Spec& spec) {

@@ -5,7 +5,8 @@
 // run form, given 16 consecutive first inputs with the others fixed, which is
 // how the sweep's vectors come when the first input is a range).
 //
-// The arithmetic is VecArith (cpu_simd_avx512.cpp): the FP16 multiplies are
+// The arithmetic is VecArith (cpu_simd_sweep.hpp, built once for AVX-512 and
+// once for AVX2 with FMA and F16C): the FP16 multiplies are
 // integer SIMD code written from the IEEE rules (unpack, 11×11-bit product,
 // leading-zero count, one rounding), while half2float / fmul / float2half use
 // the CPU's own F16C/AVX-512 float instructions with NaN results made
@@ -14,22 +15,29 @@
 // sides are computed by unrelated instruction sequences; tests/backend checks
 // every vector op against the oracle (edge codes and random operands).
 //
-// The vector code lives in its own translation unit built with AVX-512 flags
-// and chosen at run time (cpuid); it holds nothing with external linkage but
-// the entry point, so no AVX-512 code can leak into the rest of the program.
+// The vector code lives in one translation unit per ISA, built with that ISA's
+// flags and chosen at run time (cpuid); each holds nothing with external
+// linkage but its entry point, so no AVX-512 or AVX2 code can leak into the
+// rest of the program.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backend/cpu_simd_job.hpp"
 #include "proof/engine.hpp"
 
 namespace bitproof::simd {
 
-// The best implementation this CPU runs (null: none; BITPROOF_SIMD=off disables).
+// The best implementation this CPU runs: AVX-512, else AVX2 (null: none).
+// BITPROOF_SIMD=off disables the vector sweep, BITPROOF_SIMD=avx2 takes AVX2
+// on an AVX-512 CPU (to compare the two).
 const SimdImpl* best_impl();
+
+// Every implementation this CPU runs, best first (tests).
+std::vector<const SimdImpl*> usable_impls();
 
 // Why the vector sweep cannot take this spec (nullopt: it can).
 [[nodiscard]] std::optional<std::string> unsupported_reason(const SimdImpl& impl, const Spec& spec);

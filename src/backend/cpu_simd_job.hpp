@@ -12,11 +12,14 @@ inline constexpr int kMaxSlots = 8;   // recipes per spec
 inline constexpr int kMaxClaims = 8;  // claims per spec
 inline constexpr int kDiffKindCount = 7;
 inline constexpr int kMaxInputs = 3;
+// Cases are filled and evaluated in groups of 16: one or two vectors of the
+// unit's ISA, and one run of a batch form (RecipeEntry::run).
+inline constexpr int kCaseGroup = 16;
 
 // A recipe the vector unit does not evaluate itself (the exact FMA oracles'
-// batch form, cpu_simd.cpp): out gets the codes of the 16·vectors cases whose
-// input codes are codes[0..2].
-using ExternalBatch = void (*)(const void* context, const std::uint32_t* const* codes, std::uint32_t* out, int vectors);
+// batch form, cpu_simd.cpp): out gets the codes of the `cases` cases (a
+// multiple of kCaseGroup) whose input codes are codes[0..2].
+using ExternalBatch = void (*)(const void* context, const std::uint32_t* const* codes, std::uint32_t* out, int cases);
 
 // One range for the vector sweep, as plain data (see cpu_simd_avx512.cpp).
 struct SimdJob {
@@ -56,12 +59,13 @@ struct SimdImpl {
   bool (*vector_capable)(int index);  // eval<VecArith, W> exists
   // SimdJob::recipe_index holds the unit's indices.
   void (*sweep)(SimdJob& job);
-  // Applies one vector op to 16 lanes (tests): op is 0 hmul, 1 hmul_rz, 2 hmul_ftz,
+  // Applies one vector op to kCaseGroup lanes (tests): op is 0 hmul, 1 hmul_rz, 2 hmul_ftz,
   // 3 half2float, 4 fmul, 5 float2half_rn, 6 float2half_rz, 7 hfma, 8 ffma (c is read by 7 and 8 only).
   void (*apply)(int op, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c, std::uint32_t* out);
 };
 
-// The AVX-512 implementation where it was compiled in (x86-64 with a compiler
-// that takes the flags), else null.
+// The AVX-512 and AVX2 implementations where they were compiled in (x86-64
+// with a compiler that takes the flags), else null.
 const SimdImpl* avx512_impl();
+const SimdImpl* avx2_impl();
 }  // namespace bitproof::simd

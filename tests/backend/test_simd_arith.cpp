@@ -4,7 +4,7 @@
 // half2float, edge and random FP32 codes for fmul and float2half (the CPU's
 // F16C / AVX-512 float units, NaNs made canonical). Each comparison also runs
 // once against a deliberately wrong reference, which it must reject.
-// Skipped where the CPU has no AVX-512 (the vector sweep is not used there). The
+// Run for every vector sweep the CPU has (AVX-512, AVX2); skipped where it has none. The
 // sanitizer build takes every k-th FP16 code, edge row and random operand
 // (tests/sweep_stride.hpp); half2float stays whole.
 #include <doctest/doctest.h>
@@ -214,184 +214,208 @@ Ref3 on_halves(Op op) {
   };
 }
 
-const simd::SimdImpl* impl_or_skip() {
-  const simd::SimdImpl* impl = simd::best_impl();
-  if (impl == nullptr) MESSAGE("skipped: no AVX-512 vector sweep on this CPU");
-  return impl;
+// Every vector sweep this CPU runs (AVX-512 and AVX2 on an AVX-512 CPU).
+std::vector<const simd::SimdImpl*> impls_or_skip() {
+  auto impls = simd::usable_impls();
+  if (impls.empty()) MESSAGE("skipped: no vector sweep on this CPU (AVX-512, or AVX2 with FMA and F16C)");
+  return impls;
 }
 
 }  // namespace
 
 TEST_SUITE("backend") {
   TEST_CASE("vector FP16 multiplies equal the oracle: every FP16 code x 256 edge codes + 10^6 random pairs") {
-    const simd::SimdImpl* impl = impl_or_skip();
-    if (impl == nullptr) return;
-    std::vector<std::uint32_t> a, b;
-    half_pairs(a, b);
-    const auto h = [](std::uint32_t x) { return static_cast<std::uint16_t>(x); };
-    expect_equal(compare(*impl, kHmul, a, b, [&](auto x, auto y) { return OracleArith::hmul(h(x), h(y)); },
-                         FormatId::fp16, FormatId::fp16),
-                 "hmul");
-    expect_equal(compare(*impl, kHmulRz, a, b, [&](auto x, auto y) { return OracleArith::hmul_rz(h(x), h(y)); },
-                         FormatId::fp16, FormatId::fp16),
-                 "hmul_rz");
-    expect_equal(compare(*impl, kHmulFtz, a, b, [&](auto x, auto y) { return OracleArith::hmul_ftz(h(x), h(y)); },
-                         FormatId::fp16, FormatId::fp16),
-                 "hmul_ftz");
-    // Negative control: the comparison rejects a multiply that truncates.
-    const Outcome wrong = compare(*impl, kHmulRz, a, b, [&](auto x, auto y) { return OracleArith::hmul(h(x), h(y)); },
-                                  FormatId::fp16, FormatId::fp16);
-    CHECK(wrong.mismatches > 0);
-    REQUIRE_FALSE(wrong.first.empty());
-    CHECK(wrong.first[0].find("vector 0x") != std::string::npos);
+    for (const simd::SimdImpl* impl : impls_or_skip()) {
+      INFO("vector sweep: " << std::string(impl->name));
+      std::vector<std::uint32_t> a, b;
+      half_pairs(a, b);
+      const auto h = [](std::uint32_t x) { return static_cast<std::uint16_t>(x); };
+      expect_equal(compare(
+                       *impl, kHmul, a, b, [&](auto x, auto y) { return OracleArith::hmul(h(x), h(y)); },
+                       FormatId::fp16, FormatId::fp16),
+                   "hmul");
+      expect_equal(compare(
+                       *impl, kHmulRz, a, b, [&](auto x, auto y) { return OracleArith::hmul_rz(h(x), h(y)); },
+                       FormatId::fp16, FormatId::fp16),
+                   "hmul_rz");
+      expect_equal(compare(
+                       *impl, kHmulFtz, a, b, [&](auto x, auto y) { return OracleArith::hmul_ftz(h(x), h(y)); },
+                       FormatId::fp16, FormatId::fp16),
+                   "hmul_ftz");
+      // Negative control: the comparison rejects a multiply that truncates.
+      const Outcome wrong = compare(
+          *impl, kHmulRz, a, b, [&](auto x, auto y) { return OracleArith::hmul(h(x), h(y)); }, FormatId::fp16,
+          FormatId::fp16);
+      CHECK(wrong.mismatches > 0);
+      REQUIRE_FALSE(wrong.first.empty());
+      CHECK(wrong.first[0].find("vector 0x") != std::string::npos);
+    }
   }
 
   TEST_CASE("vector half2float equals the oracle on all 65536 codes (NaNs canonical)") {
-    const simd::SimdImpl* impl = impl_or_skip();
-    if (impl == nullptr) return;
-    std::vector<std::uint32_t> a(65536), b(65536, 0);
-    for (std::uint32_t x = 0; x < 65536; ++x) a[x] = x;
-    expect_equal(compare(*impl, kHalf2Float, a, b,
-                         [](auto x, auto) { return OracleArith::half2float(static_cast<std::uint16_t>(x)); },
-                         FormatId::fp16, FormatId::fp32),
-                 "half2float");
-    // Negative control: x86's own NaN (payload kept) is not the model's.
-    const Outcome wrong = compare(*impl, kHalf2Float, a, b, [](auto x, auto) {
-      const std::uint32_t f = OracleArith::half2float(static_cast<std::uint16_t>(x));
-      return (f & 0x7FFFFFFF) > 0x7F800000 ? 0x7FC00000u : f;
-    }, FormatId::fp16, FormatId::fp32);
-    CHECK(wrong.mismatches == 2 * 1023);  // every FP16 NaN: 1023 mantissas, two signs
+    for (const simd::SimdImpl* impl : impls_or_skip()) {
+      INFO("vector sweep: " << std::string(impl->name));
+      std::vector<std::uint32_t> a(65536), b(65536, 0);
+      for (std::uint32_t x = 0; x < 65536; ++x) a[x] = x;
+      expect_equal(compare(
+                       *impl, kHalf2Float, a, b,
+                       [](auto x, auto) { return OracleArith::half2float(static_cast<std::uint16_t>(x)); },
+                       FormatId::fp16, FormatId::fp32),
+                   "half2float");
+      // Negative control: x86's own NaN (payload kept) is not the model's.
+      const Outcome wrong = compare(
+          *impl, kHalf2Float, a, b,
+          [](auto x, auto) {
+            const std::uint32_t f = OracleArith::half2float(static_cast<std::uint16_t>(x));
+            return (f & 0x7FFFFFFF) > 0x7F800000 ? 0x7FC00000u : f;
+          },
+          FormatId::fp16, FormatId::fp32);
+      CHECK(wrong.mismatches == 2 * 1023);  // every FP16 NaN: 1023 mantissas, two signs
+    }
   }
 
   TEST_CASE("vector fmul equals the oracle: FP16 products, FP32 edge codes squared, 10^6 random pairs") {
-    const simd::SimdImpl* impl = impl_or_skip();
-    if (impl == nullptr) return;
-    std::vector<std::uint32_t> a, b;
-    std::vector<std::uint32_t> ha, hb;
-    half_pairs(ha, hb);
-    for (std::size_t i = 0; i < ha.size(); i += 7) {  // a seventh of the FP16 pairs, widened
-      a.push_back(OracleArith::half2float(static_cast<std::uint16_t>(ha[i])));
-      b.push_back(OracleArith::half2float(static_cast<std::uint16_t>(hb[i])));
-    }
-    const auto edges = float_edges();
-    for (std::size_t i = 0; i < edges.size(); i += sweep_stride()) {
-      for (std::uint32_t y : edges) {
-        a.push_back(edges[i]);
-        b.push_back(y);
+    for (const simd::SimdImpl* impl : impls_or_skip()) {
+      INFO("vector sweep: " << std::string(impl->name));
+      std::vector<std::uint32_t> a, b;
+      std::vector<std::uint32_t> ha, hb;
+      half_pairs(ha, hb);
+      for (std::size_t i = 0; i < ha.size(); i += 7) {  // a seventh of the FP16 pairs, widened
+        a.push_back(OracleArith::half2float(static_cast<std::uint16_t>(ha[i])));
+        b.push_back(OracleArith::half2float(static_cast<std::uint16_t>(hb[i])));
       }
+      const auto edges = float_edges();
+      for (std::size_t i = 0; i < edges.size(); i += sweep_stride()) {
+        for (std::uint32_t y : edges) {
+          a.push_back(edges[i]);
+          b.push_back(y);
+        }
+      }
+      std::uint64_t seed = 7;
+      for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
+        a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+        b.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+      }
+      expect_equal(compare(
+                       *impl, kFmul, a, b, [](auto x, auto y) { return OracleArith::fmul(x, y); }, FormatId::fp32,
+                       FormatId::fp32),
+                   "fmul");
+      // Negative control: a reference that flushes subnormal results to zero.
+      const Outcome wrong = compare(
+          *impl, kFmul, a, b,
+          [](auto x, auto y) {
+            const std::uint32_t r = OracleArith::fmul(x, y);
+            return (r & 0x7F800000u) == 0 ? (r & 0x80000000u) : r;
+          },
+          FormatId::fp32, FormatId::fp32);
+      CHECK(wrong.mismatches > 0);
     }
-    std::uint64_t seed = 7;
-    for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
-      a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
-      b.push_back(static_cast<std::uint32_t>(splitmix(seed)));
-    }
-    expect_equal(compare(*impl, kFmul, a, b, [](auto x, auto y) { return OracleArith::fmul(x, y); }, FormatId::fp32,
-                         FormatId::fp32),
-                 "fmul");
-    // Negative control: a reference that flushes subnormal results to zero.
-    const Outcome wrong = compare(*impl, kFmul, a, b, [](auto x, auto y) {
-      const std::uint32_t r = OracleArith::fmul(x, y);
-      return (r & 0x7F800000u) == 0 ? (r & 0x80000000u) : r;
-    }, FormatId::fp32, FormatId::fp32);
-    CHECK(wrong.mismatches > 0);
   }
 
   TEST_CASE("vector float2half (nearest even, toward zero) equals the oracle around every FP16 value and at random") {
-    const simd::SimdImpl* impl = impl_or_skip();
-    if (impl == nullptr) return;
-    std::vector<std::uint32_t> a = float_near_halves();
-    const auto edges = float_edges();
-    a.insert(a.end(), edges.begin(), edges.end());
-    std::uint64_t seed = 11;
-    for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
-    const std::vector<std::uint32_t> b(a.size(), 0);
-    expect_equal(compare(*impl, kF2hRn, a, b, [](auto x, auto) { return OracleArith::float2half_rn(x); },
-                         FormatId::fp32, FormatId::fp16),
-                 "float2half_rn");
-    expect_equal(compare(*impl, kF2hRz, a, b, [](auto x, auto) { return OracleArith::float2half_rz(x); },
-                         FormatId::fp32, FormatId::fp16),
-                 "float2half_rz");
-    const Outcome wrong = compare(*impl, kF2hRn, a, b, [](auto x, auto) { return OracleArith::float2half_rz(x); },
-                                  FormatId::fp32, FormatId::fp16);
-    CHECK(wrong.mismatches > 0);
+    for (const simd::SimdImpl* impl : impls_or_skip()) {
+      INFO("vector sweep: " << std::string(impl->name));
+      std::vector<std::uint32_t> a = float_near_halves();
+      const auto edges = float_edges();
+      a.insert(a.end(), edges.begin(), edges.end());
+      std::uint64_t seed = 11;
+      for (std::uint64_t i = 0; i < stepped_count(1000000); ++i)
+        a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+      const std::vector<std::uint32_t> b(a.size(), 0);
+      expect_equal(compare(
+                       *impl, kF2hRn, a, b, [](auto x, auto) { return OracleArith::float2half_rn(x); }, FormatId::fp32,
+                       FormatId::fp16),
+                   "float2half_rn");
+      expect_equal(compare(
+                       *impl, kF2hRz, a, b, [](auto x, auto) { return OracleArith::float2half_rz(x); }, FormatId::fp32,
+                       FormatId::fp16),
+                   "float2half_rz");
+      const Outcome wrong = compare(
+          *impl, kF2hRn, a, b, [](auto x, auto) { return OracleArith::float2half_rz(x); }, FormatId::fp32,
+          FormatId::fp16);
+      CHECK(wrong.mismatches > 0);
+    }
   }
 
   TEST_CASE("vector hfma (the CPU's FP64 FMA, rounded once by integer code) equals the exact oracle") {
-    const simd::SimdImpl* impl = impl_or_skip();
-    if (impl == nullptr) return;
-    std::vector<std::uint32_t> a, b, c;
-    half_triples(a, b, c);
-    const auto check = [&](const char* what, std::size_t last, const Ref3& ref) {
-      const auto tail = [last](const std::vector<std::uint32_t>& v) {
-        return std::vector<std::uint32_t>(v.end() - static_cast<std::ptrdiff_t>(std::min(last, v.size())), v.end());
+    for (const simd::SimdImpl* impl : impls_or_skip()) {
+      INFO("vector sweep: " << std::string(impl->name));
+      std::vector<std::uint32_t> a, b, c;
+      half_triples(a, b, c);
+      const auto check = [&](const char* what, std::size_t last, const Ref3& ref) {
+        const auto tail = [last](const std::vector<std::uint32_t>& v) {
+          return std::vector<std::uint32_t>(v.end() - static_cast<std::ptrdiff_t>(std::min(last, v.size())), v.end());
+        };
+        expect_equal(compare3(*impl, kHfma, tail(a), tail(b), tail(c), ref, FormatId::fp16, FormatId::fp16), what);
       };
-      expect_equal(compare3(*impl, kHfma, tail(a), tail(b), tail(c), ref, FormatId::fp16, FormatId::fp16), what);
-    };
-    const auto exact = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
-      return oracle::fast::fma_fp16(x, y, z);
-    };
-    check("hfma", a.size(), exact);
-    // The soft model it twins, and the slow Boost oracle, on the last (random) triples.
-    check("hfma vs SoftArith", 20000, on_halves(&SoftArith::hfma));
-    check("hfma vs the Boost oracle", 2000, on_halves(&OracleArith::hfma));
-    // Negative controls: the FP32 route double-rounds (LLVM issue 98389 among them), and a
-    // reference keeping x86's NaN (payload and sign kept) is not the model's.
-    const Outcome fp32_route =
-        compare3(*impl, kHfma, a, b, c, on_halves([](std::uint16_t x, std::uint16_t y, std::uint16_t z) {
-          return OracleArith::float2half_rn(
-              OracleArith::ffma(OracleArith::half2float(x), OracleArith::half2float(y), OracleArith::half2float(z)));
-        }),
-                 FormatId::fp16, FormatId::fp16);
-    CHECK(fp32_route.mismatches > 0);
-    MESSAGE(fmt::format("negative control, the FP32 route: {} of {} differ", fp32_route.mismatches, fp32_route.cases));
-    const Outcome payload = compare3(
-        *impl, kHfma, a, b, c,
-        [&exact](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
-          return (x & 0x7FFF) > 0x7C00 ? x | 0x0200 : exact(x, y, z);
-        },
-        FormatId::fp16, FormatId::fp16);
-    CHECK(payload.mismatches > 0);
+      const auto exact = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+        return oracle::fast::fma_fp16(x, y, z);
+      };
+      check("hfma", a.size(), exact);
+      // The soft model it twins, and the slow Boost oracle, on the last (random) triples.
+      check("hfma vs SoftArith", 20000, on_halves(&SoftArith::hfma));
+      check("hfma vs the Boost oracle", 2000, on_halves(&OracleArith::hfma));
+      // Negative controls: the FP32 route double-rounds (LLVM issue 98389 among them), and a
+      // reference keeping x86's NaN (payload and sign kept) is not the model's.
+      const Outcome fp32_route =
+          compare3(*impl, kHfma, a, b, c, on_halves([](std::uint16_t x, std::uint16_t y, std::uint16_t z) {
+            return OracleArith::float2half_rn(
+                OracleArith::ffma(OracleArith::half2float(x), OracleArith::half2float(y), OracleArith::half2float(z)));
+          }),
+                   FormatId::fp16, FormatId::fp16);
+      CHECK(fp32_route.mismatches > 0);
+      MESSAGE(
+          fmt::format("negative control, the FP32 route: {} of {} differ", fp32_route.mismatches, fp32_route.cases));
+      const Outcome payload = compare3(
+          *impl, kHfma, a, b, c,
+          [&exact](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+            return (x & 0x7FFF) > 0x7C00 ? x | 0x0200 : exact(x, y, z);
+          },
+          FormatId::fp16, FormatId::fp16);
+      CHECK(payload.mismatches > 0);
+    }
   }
 
   TEST_CASE("vector ffma equals the oracle: widened FP16 triples, FP32 edge codes, 10^6 random triples") {
-    const simd::SimdImpl* impl = impl_or_skip();
-    if (impl == nullptr) return;
-    std::vector<std::uint32_t> ha, hb, hc;
-    half_triples(ha, hb, hc);
-    std::vector<std::uint32_t> a, b, c;
-    const auto w = [](std::uint32_t h) { return OracleArith::half2float(static_cast<std::uint16_t>(h)); };
-    for (std::size_t i = 0; i < ha.size(); i += 31) {  // a 31st of the FP16 triples, widened
-      a.push_back(w(ha[i]));
-      b.push_back(w(hb[i]));
-      c.push_back(w(hc[i]));
-    }
-    const auto edges = float_edges();
-    std::uint64_t seed = 13;
-    for (std::size_t i = 0; i < edges.size(); i += sweep_stride()) {
-      for (std::size_t j = 0; j < edges.size(); j += 8) {
-        a.push_back(edges[i]);
-        b.push_back(edges[j]);
-        c.push_back(edges[splitmix(seed) % edges.size()]);
+    for (const simd::SimdImpl* impl : impls_or_skip()) {
+      INFO("vector sweep: " << std::string(impl->name));
+      std::vector<std::uint32_t> ha, hb, hc;
+      half_triples(ha, hb, hc);
+      std::vector<std::uint32_t> a, b, c;
+      const auto w = [](std::uint32_t h) { return OracleArith::half2float(static_cast<std::uint16_t>(h)); };
+      for (std::size_t i = 0; i < ha.size(); i += 31) {  // a 31st of the FP16 triples, widened
+        a.push_back(w(ha[i]));
+        b.push_back(w(hb[i]));
+        c.push_back(w(hc[i]));
       }
+      const auto edges = float_edges();
+      std::uint64_t seed = 13;
+      for (std::size_t i = 0; i < edges.size(); i += sweep_stride()) {
+        for (std::size_t j = 0; j < edges.size(); j += 8) {
+          a.push_back(edges[i]);
+          b.push_back(edges[j]);
+          c.push_back(edges[splitmix(seed) % edges.size()]);
+        }
+      }
+      for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
+        a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+        b.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+        c.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+      }
+      const auto ffma = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return SoftArith::ffma(x, y, z); };
+      expect_equal(compare3(*impl, kFfma, a, b, c, ffma, FormatId::fp32, FormatId::fp32), "ffma");
+      std::vector<std::uint32_t> sa(a.end() - 2000, a.end()), sb(b.end() - 2000, b.end()), sc(c.end() - 2000, c.end());
+      expect_equal(compare3(
+                       *impl, kFfma, sa, sb, sc,
+                       [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return OracleArith::ffma(x, y, z); },
+                       FormatId::fp32, FormatId::fp32),
+                   "ffma vs the Boost oracle");
+      // Negative control: an unfused multiply-add rounds twice.
+      const Outcome unfused = compare3(
+          *impl, kFfma, a, b, c,
+          [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return SoftArith::fadd(SoftArith::fmul(x, y), z); },
+          FormatId::fp32, FormatId::fp32);
+      CHECK(unfused.mismatches > 0);
     }
-    for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
-      a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
-      b.push_back(static_cast<std::uint32_t>(splitmix(seed)));
-      c.push_back(static_cast<std::uint32_t>(splitmix(seed)));
-    }
-    const auto ffma = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return SoftArith::ffma(x, y, z); };
-    expect_equal(compare3(*impl, kFfma, a, b, c, ffma, FormatId::fp32, FormatId::fp32), "ffma");
-    std::vector<std::uint32_t> sa(a.end() - 2000, a.end()), sb(b.end() - 2000, b.end()), sc(c.end() - 2000, c.end());
-    expect_equal(compare3(
-                     *impl, kFfma, sa, sb, sc,
-                     [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return OracleArith::ffma(x, y, z); },
-                     FormatId::fp32, FormatId::fp32),
-                 "ffma vs the Boost oracle");
-    // Negative control: an unfused multiply-add rounds twice.
-    const Outcome unfused = compare3(
-        *impl, kFfma, a, b, c,
-        [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return SoftArith::fadd(SoftArith::fmul(x, y), z); },
-        FormatId::fp32, FormatId::fp32);
-    CHECK(unfused.mismatches > 0);
   }
 }

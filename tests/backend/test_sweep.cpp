@@ -49,6 +49,13 @@ const char* kControlClaims =
     R"({"claim": "equal", "recipes": ["fp16.fp32_round", "fp16.control.fp32_round_rz"]},
        {"claim": "equal", "recipes": ["fp16.hmul", "fp16.control.hmul_ftz", "fp16.control.hmul_rz"]})";
 
+// Every vector sweep this CPU runs (AVX-512 and AVX2 on an AVX-512 CPU).
+std::vector<const simd::SimdImpl*> sweep_impls() {
+  auto impls = simd::usable_impls();
+  if (impls.empty()) MESSAGE("skipped: no vector sweep on this CPU (AVX-512, or AVX2 with FMA and F16C)");
+  return impls;
+}
+
 std::string result_text(const Spec& spec, const ProofResult& r) { return proof_result_json(spec, r, 8).dump(); }
 
 // decode()-based classification, written again from Counterexample::kind's rules.
@@ -297,105 +304,104 @@ TEST_SUITE("backend") {
   }
 
   TEST_CASE("the vector sweep equals the scalar sweep chunk for chunk on slices of the 2^32 FP16 domain") {
-    const simd::SimdImpl* impl = simd::best_impl();
-    if (impl == nullptr) {
-      MESSAGE("skipped: no AVX-512 vector sweep on this CPU");
-      return;
-    }
-    const Spec spec = parse(fmt::format(R"({{"bitproof_spec": 1, "name": "t", "inputs": [
+    for (const simd::SimdImpl* impl : sweep_impls()) {
+      INFO("vector sweep: " << std::string(impl->name));
+      const Spec spec = parse(fmt::format(R"({{"bitproof_spec": 1, "name": "t", "inputs": [
         {{"name": "a", "format": "fp16", "codes": "all"}}, {{"name": "b", "format": "fp16", "codes": "all"}}],
         "output": "fp16", "claims": [{}, {}]}})",
-                                        kHmulClaim, kControlClaims));
-    REQUIRE_FALSE(simd::unsupported_reason(*impl, spec).has_value());
-    const CaseEvaluator eval(spec);
-    const EngineOptions options{5, 1};
-    // Chunks k hold b = k: zero, subnormals, 1.0, large, max, Inf, NaNs, negatives.
-    for (std::uint64_t b : {0x0000ull, 0x0001ull, 0x03FFull, 0x0400ull, 0x3C00ull, 0x5BFFull, 0x7BFFull, 0x7C00ull,
-                            0x7C01ull, 0x7E00ull, 0x8001ull, 0xBC00ull, 0xFBFFull, 0xFC00ull, 0xFFFFull}) {
-      const std::uint64_t begin = b * kChunkCases;
-      const SweepPart scalar = sweep_range(eval, spec, options, begin, begin + kChunkCases);
-      const SweepPart vector = simd::sweep_range_simd(*impl, eval, spec, options, begin, begin + kChunkCases);
-      INFO("b = " << b);
-      check_parts_equal(scalar, vector);
-      CHECK(scalar.claims[0].holds());
+                                          kHmulClaim, kControlClaims));
+      REQUIRE_FALSE(simd::unsupported_reason(*impl, spec).has_value());
+      const CaseEvaluator eval(spec);
+      const EngineOptions options{5, 1};
+      // Chunks k hold b = k: zero, subnormals, 1.0, large, max, Inf, NaNs, negatives.
+      for (std::uint64_t b : {0x0000ull, 0x0001ull, 0x03FFull, 0x0400ull, 0x3C00ull, 0x5BFFull, 0x7BFFull, 0x7C00ull,
+                              0x7C01ull, 0x7E00ull, 0x8001ull, 0xBC00ull, 0xFBFFull, 0xFC00ull, 0xFFFFull}) {
+        const std::uint64_t begin = b * kChunkCases;
+        const SweepPart scalar = sweep_range(eval, spec, options, begin, begin + kChunkCases);
+        const SweepPart vector = simd::sweep_range_simd(*impl, eval, spec, options, begin, begin + kChunkCases);
+        INFO("b = " << b);
+        check_parts_equal(scalar, vector);
+        CHECK(scalar.claims[0].holds());
+      }
+      // Negative control: the comparison sees a different recipe's chunk.
+      const SweepPart one =
+          simd::sweep_range_simd(*impl, eval, spec, options, 0x3C00 * kChunkCases, 0x3C01 * kChunkCases);
+      const SweepPart other =
+          simd::sweep_range_simd(*impl, eval, spec, options, 0x3C01 * kChunkCases, 0x3C02 * kChunkCases);
+      CHECK(one.chunk_sums != other.chunk_sums);
     }
-    // Negative control: the comparison sees a different recipe's chunk.
-    const SweepPart one = simd::sweep_range_simd(*impl, eval, spec, options, 0x3C00 * kChunkCases, 0x3C01 * kChunkCases);
-    const SweepPart other = simd::sweep_range_simd(*impl, eval, spec, options, 0x3C01 * kChunkCases, 0x3C02 * kChunkCases);
-    CHECK(one.chunk_sums != other.chunk_sums);
   }
 
   TEST_CASE("the vector sweep equals the scalar sweep on FP16 FMA triples (three inputs, the oracle's run form)") {
-    const simd::SimdImpl* impl = simd::best_impl();
-    if (impl == nullptr) {
-      MESSAGE("skipped: no AVX-512 vector sweep on this CPU");
-      return;
-    }
-    const auto fma_spec = [](const std::string& a_codes, const std::string& b_codes,
-                             const std::string& c_codes = R"("all")") {
-      return parse(fmt::format(R"({{"bitproof_spec": 1, "name": "t", "inputs": [
+    for (const simd::SimdImpl* impl : sweep_impls()) {
+      INFO("vector sweep: " << std::string(impl->name));
+      const auto fma_spec = [](const std::string& a_codes, const std::string& b_codes,
+                               const std::string& c_codes = R"("all")") {
+        return parse(fmt::format(R"({{"bitproof_spec": 1, "name": "t", "inputs": [
           {{"name": "a", "format": "fp16", "codes": {}}}, {{"name": "b", "format": "fp16", "codes": {}}},
           {{"name": "c", "format": "fp16", "codes": {}}}], "output": "fp16", "claims": [
           {{"claim": "equal", "recipes": ["fp16fma.hfma", "exact.fma_fp16"]}},
           {{"claim": "equal", "recipes": ["fp16fma.hfma", "fp16fma.fp32_fma"]}}]}})",
-                               a_codes, b_codes, c_codes));
-    };
-    const Spec spec = fma_spec(R"("all")", R"("all")");
-    REQUIRE_FALSE(simd::unsupported_reason(*impl, spec).has_value());
-    const CaseEvaluator eval(spec);
-    const EngineOptions options{5, 1};
-    // A chunk is one (b, c): the LLVM issue 98389 pair, zero, subnormal, NaN and ∞ operands, cancellation.
-    const std::pair<std::uint64_t, std::uint64_t> pairs[] = {
-        {0x00e9, 0x2ff6}, {0x0000, 0x3C00}, {0x8000, 0x8000}, {0x0001, 0x0001}, {0x3C00, 0xBC00},
-        {0x7C00, 0xFC00}, {0x7E00, 0x0000}, {0x3555, 0x7BFF}, {0xC321, 0x0400}, {0x1234, 0x9ABC}};
-    for (const auto& [b, c] : pairs) {
-      const std::uint64_t begin = (c * 65536 + b) * kChunkCases;
-      const SweepPart scalar = sweep_range(eval, spec, options, begin, begin + kChunkCases);
-      const SweepPart vector = simd::sweep_range_simd(*impl, eval, spec, options, begin, begin + kChunkCases);
-      INFO("b = " << b << ", c = " << c);
-      check_parts_equal(scalar, vector);
-      CHECK(vector.claims[0].holds());
-    }
-    // Negative control: the FP32 route's known double rounding (a = 0x520b) is found.
-    const Spec llvm =
-        fma_spec(R"({"range": [20992, 21007]})", R"({"range": [233, 233]})", R"({"range": [12278, 12278]})");
-    const SweepPart found = simd::sweep_range_simd(*impl, CaseEvaluator(llvm), llvm, options, 0, 16);
-    CHECK(found.claims[0].holds());
-    REQUIRE(found.claims[1].counterexamples.size() == 1);
-    CHECK(found.claims[1].counterexamples[0].inputs == std::vector<std::uint32_t>{0x520b, 0x00e9, 0x2ff6});
-    CHECK(found.claims[1].counterexamples[0].outputs == std::vector<std::uint32_t>{0x3001, 0x3000});
-    // Lanes that are not one run (a list first input; a range whose rows end inside a vector) go case by case.
-    for (const Spec& other :
-         {fma_spec(R"({"list": [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 20999, 21003]})",
-                   R"({"range": [0, 40]})"),
-          fma_spec(R"({"range": [3, 65535]})", R"({"range": [224, 239]})")}) {
-      const CaseEvaluator e(other);
-      const std::uint64_t end = std::min<std::uint64_t>(other.case_count(), 3 * kChunkCases);
-      check_parts_equal(sweep_range(e, other, options, 0, end),
-                        simd::sweep_range_simd(*impl, e, other, options, 0, end));
+                                 a_codes, b_codes, c_codes));
+      };
+      const Spec spec = fma_spec(R"("all")", R"("all")");
+      REQUIRE_FALSE(simd::unsupported_reason(*impl, spec).has_value());
+      const CaseEvaluator eval(spec);
+      const EngineOptions options{5, 1};
+      // A chunk is one (b, c): the LLVM issue 98389 pair, zero, subnormal, NaN and ∞ operands, cancellation.
+      const std::pair<std::uint64_t, std::uint64_t> pairs[] = {
+          {0x00e9, 0x2ff6}, {0x0000, 0x3C00}, {0x8000, 0x8000}, {0x0001, 0x0001}, {0x3C00, 0xBC00},
+          {0x7C00, 0xFC00}, {0x7E00, 0x0000}, {0x3555, 0x7BFF}, {0xC321, 0x0400}, {0x1234, 0x9ABC}};
+      for (const auto& [b, c] : pairs) {
+        const std::uint64_t begin = (c * 65536 + b) * kChunkCases;
+        const SweepPart scalar = sweep_range(eval, spec, options, begin, begin + kChunkCases);
+        const SweepPart vector = simd::sweep_range_simd(*impl, eval, spec, options, begin, begin + kChunkCases);
+        INFO("b = " << b << ", c = " << c);
+        check_parts_equal(scalar, vector);
+        CHECK(vector.claims[0].holds());
+      }
+      // Negative control: the FP32 route's known double rounding (a = 0x520b) is found.
+      const Spec llvm =
+          fma_spec(R"({"range": [20992, 21007]})", R"({"range": [233, 233]})", R"({"range": [12278, 12278]})");
+      const SweepPart found = simd::sweep_range_simd(*impl, CaseEvaluator(llvm), llvm, options, 0, 16);
+      CHECK(found.claims[0].holds());
+      REQUIRE(found.claims[1].counterexamples.size() == 1);
+      CHECK(found.claims[1].counterexamples[0].inputs == std::vector<std::uint32_t>{0x520b, 0x00e9, 0x2ff6});
+      CHECK(found.claims[1].counterexamples[0].outputs == std::vector<std::uint32_t>{0x3001, 0x3000});
+      // Lanes that are not one run (a list first input; a range whose rows end inside a vector) go case by case.
+      for (const Spec& other :
+           {fma_spec(R"({"list": [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 20999, 21003]})",
+                     R"({"range": [0, 40]})"),
+            fma_spec(R"({"range": [3, 65535]})", R"({"range": [224, 239]})")}) {
+        const CaseEvaluator e(other);
+        const std::uint64_t end = std::min<std::uint64_t>(other.case_count(), 3 * kChunkCases);
+        check_parts_equal(sweep_range(e, other, options, 0, end),
+                          simd::sweep_range_simd(*impl, e, other, options, 0, end));
+      }
     }
   }
 
   TEST_CASE("the vector sweep handles partial chunks and list inputs like the scalar one") {
-    const simd::SimdImpl* impl = simd::best_impl();
-    if (impl == nullptr) return;
-    // 65533 × 300 (a list) = 19659900 cases: chunk-sum mode, rows that wrap inside
-    // a vector, a list input, a partial last chunk.
-    std::string list;
-    for (int i = 0; i < 300; ++i) list += fmt::format("{}{}", i ? "," : "", i * 211);
-    const Spec spec = parse(fmt::format(R"({{"bitproof_spec": 1, "name": "t", "inputs": [
+    for (const simd::SimdImpl* impl : sweep_impls()) {
+      INFO("vector sweep: " << std::string(impl->name));
+      // 65533 × 300 (a list) = 19659900 cases: chunk-sum mode, rows that wrap inside
+      // a vector, a list input, a partial last chunk.
+      std::string list;
+      for (int i = 0; i < 300; ++i) list += fmt::format("{}{}", i ? "," : "", i * 211);
+      const Spec spec = parse(fmt::format(R"({{"bitproof_spec": 1, "name": "t", "inputs": [
         {{"name": "a", "format": "fp16", "codes": {{"range": [3, 65535]}}}},
         {{"name": "b", "format": "fp16", "codes": {{"list": [{}]}}}}],
         "output": "fp16", "claims": [{}]}})",
-                                        list, kControlClaims));
-    REQUIRE(spec.case_count() > kFullDigestLimit);
-    const CaseEvaluator eval(spec);
-    const EngineOptions options{4, 1};
-    const std::uint64_t last = (spec.case_count() - 1) / kChunkCases * kChunkCases;
-    for (std::uint64_t begin : {std::uint64_t{0}, 77 * kChunkCases, last}) {
-      const std::uint64_t end = std::min(spec.case_count(), begin + 2 * kChunkCases);
-      check_parts_equal(sweep_range(eval, spec, options, begin, end),
-                        simd::sweep_range_simd(*impl, eval, spec, options, begin, end));
+                                          list, kControlClaims));
+      REQUIRE(spec.case_count() > kFullDigestLimit);
+      const CaseEvaluator eval(spec);
+      const EngineOptions options{4, 1};
+      const std::uint64_t last = (spec.case_count() - 1) / kChunkCases * kChunkCases;
+      for (std::uint64_t begin : {std::uint64_t{0}, 77 * kChunkCases, last}) {
+        const std::uint64_t end = std::min(spec.case_count(), begin + 2 * kChunkCases);
+        check_parts_equal(sweep_range(eval, spec, options, begin, end),
+                          simd::sweep_range_simd(*impl, eval, spec, options, begin, end));
+      }
     }
   }
 
