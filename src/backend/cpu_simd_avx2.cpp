@@ -48,6 +48,10 @@ inline F fma_ps(F a, F b, F c) {
   return reinterpret_cast<F>(
       _mm256_fmadd_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b), reinterpret_cast<__m256>(c)));
 }
+inline W where_nan(F f, std::uint32_t code, W v) {
+  const __m256 nan = _mm256_cmp_ps(reinterpret_cast<__m256>(f), reinterpret_cast<__m256>(f), _CMP_UNORD_Q);
+  return reinterpret_cast<W>(_mm256_blendv_ps(reinterpret_cast<__m256>(v), reinterpret_cast<__m256>(splat(code)), nan));
+}
 inline DH fma_pd(DH a, DH b, DH c) {
   return reinterpret_cast<DH>(
       _mm256_fmadd_pd(reinterpret_cast<__m256d>(a), reinterpret_cast<__m256d>(b), reinterpret_cast<__m256d>(c)));

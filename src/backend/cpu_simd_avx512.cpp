@@ -47,6 +47,12 @@ inline F fma_ps(F a, F b, F c) {
   return reinterpret_cast<F>(
       _mm512_fmadd_ps(reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
 }
+inline W where_nan(F f, std::uint32_t code, W v) {
+  constexpr int kNanClass = 0x01 | 0x80;  // vfpclassps: quiet NaN | signalling NaN
+  return reinterpret_cast<W>(_mm512_mask_mov_epi32(iv(v),
+                                                   _mm512_fpclass_ps_mask(reinterpret_cast<__m512>(f), kNanClass),
+                                                   _mm512_set1_epi32(static_cast<int>(code))));
+}
 inline DH fma_pd(DH a, DH b, DH c) {
   return reinterpret_cast<DH>(
       _mm512_fmadd_pd(reinterpret_cast<__m512d>(a), reinterpret_cast<__m512d>(b), reinterpret_cast<__m512d>(c)));

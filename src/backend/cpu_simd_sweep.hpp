@@ -8,6 +8,7 @@
 //   W float_to_half<kRounding>(F)   the CPU's FP32 to FP16 (F16C), nearest or toward zero
 //   F fma_ps(F, F, F)               the CPU's FP32 FMA
 //   DH fma_pd(DH, DH, DH)           the CPU's FP64 FMA (half the lanes)
+//   W where_nan(F f, code, W v)     v with code in the lanes where f is a NaN
 //   kIsaName
 // and then includes this. Everything here has internal linkage, and recipes
 // are instantiated only with this unit's VecArith, so no code built for one
@@ -34,8 +35,7 @@ inline WI max_i(WI a, WI b) { return a > b ? a : b; }
 inline W as_w(WI v) { return reinterpret_cast<W>(v); }
 inline W as_w(F v) { return reinterpret_cast<W>(v); }
 inline F as_f(W v) { return reinterpret_cast<F>(v); }
-inline WI is_nan32(W f) { return (f & 0x7FFFFFFFu) > 0x7F800000u; }
-inline W canonical_nan32(W f) { return sel(is_nan32(f), splat(0x7FFFFFFFu), f); }
+inline W canonical_nan32(F f) { return where_nan(f, 0x7FFFFFFFu, as_w(f)); }
 
 // FP16 multiply from the IEEE rules. sig = mantissa | hidden bit (exponent
 // field e, e1 = max(e, 1) the effective exponent), prod = sa·sb (≤ 22 bits,
@@ -156,13 +156,11 @@ struct VecArith {
   static W hmul(W a, W b) { return soft_hmul(a, b, false); }
   static W hmul_rz(W a, W b) { return soft_hmul(a, b, true); }
   static W hmul_ftz(W a, W b) { return soft_hmul_ftz(a, b); }
-  static W half2float(W h) { return canonical_nan32(as_w(half_to_float(h))); }
-  static W fmul(W a, W b) { return canonical_nan32(as_w(as_f(a) * as_f(b))); }
-  static W ffma(W a, W b, W c) { return canonical_nan32(as_w(fma_ps(as_f(a), as_f(b), as_f(c)))); }
-  static W float2half_rn(W f) {
-    return sel(is_nan32(f), splat(0x7FFFu), float_to_half<_MM_FROUND_TO_NEAREST_INT>(as_f(f)));
-  }
-  static W float2half_rz(W f) { return sel(is_nan32(f), splat(0x7FFFu), float_to_half<_MM_FROUND_TO_ZERO>(as_f(f))); }
+  static W half2float(W h) { return canonical_nan32(half_to_float(h)); }
+  static W fmul(W a, W b) { return canonical_nan32(as_f(a) * as_f(b)); }
+  static W ffma(W a, W b, W c) { return canonical_nan32(fma_ps(as_f(a), as_f(b), as_f(c))); }
+  static W float2half_rn(W f) { return where_nan(as_f(f), 0x7FFFu, float_to_half<_MM_FROUND_TO_NEAREST_INT>(as_f(f))); }
+  static W float2half_rz(W f) { return where_nan(as_f(f), 0x7FFFu, float_to_half<_MM_FROUND_TO_ZERO>(as_f(f))); }
   static W hadd(W a, W b) { return lanewise(7, a, b); }
   static W hfma(W a, W b, W c) { return soft_hfma(a, b, c); }
 };
