@@ -31,6 +31,7 @@ constexpr const char* kIsaName = "avx2";
 
 inline __m256i iv(W v) { return reinterpret_cast<__m256i>(v); }
 inline Mask bits(WI mask) { return static_cast<Mask>(_mm256_movemask_ps(reinterpret_cast<__m256>(mask))); }
+inline Mask ne_mask(W a, W b) { return bits(a != b); }
 // AVX2 has no vector lzcnt: below 2^22 a value converts to FP32 exactly, and its exponent is 158 − lz.
 inline W lzcnt22(W x) {
   const W exponent = reinterpret_cast<W>(__builtin_convertvector(reinterpret_cast<WI>(x), F)) >> 23;

@@ -36,6 +36,7 @@ constexpr const char* kIsaName = "avx512";
 
 inline __m512i iv(W v) { return reinterpret_cast<__m512i>(v); }
 inline Mask bits(WI mask) { return _mm512_movepi32_mask(reinterpret_cast<__m512i>(mask)); }
+inline Mask ne_mask(W a, W b) { return _mm512_cmpneq_epi32_mask(iv(a), iv(b)); }
 inline W lzcnt22(W x) { return reinterpret_cast<W>(_mm512_lzcnt_epi32(iv(x))); }
 inline F half_to_float(W h) { return reinterpret_cast<F>(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(iv(h)))); }
 template <int kRounding>

@@ -9,6 +9,7 @@
 //   F fma_ps(F, F, F)               the CPU's FP32 FMA
 //   DH fma_pd(DH, DH, DH)           the CPU's FP64 FMA (half the lanes)
 //   W where_nan(F f, code, W v)     v with code in the lanes where f is a NaN
+//   Mask ne_mask(W, W)              the lanes that differ
 //   kIsaName
 // and then includes this. Everything here has internal linkage, and recipes
 // are instantiated only with this unit's VecArith, so no code built for one
@@ -307,28 +308,27 @@ struct ChunkState {
 };
 
 void check_vector(SimdJob& job, const Outputs& out, int v, std::uint64_t first_case, int lanes, ChunkState& st) {
-  const WI live = kIota < splat(static_cast<std::uint32_t>(lanes > 0 ? lanes : 0));
-  const Mask valid = bits(live);
+  const int live = lanes < 0 ? 0 : lanes < kLanes ? lanes : kLanes;
+  const Mask valid = live == kLanes ? kAllLanes : (Mask{1} << live) - 1;
   W o[kMaxSlots];
   for (int r = 0; r < job.recipes; ++r) {
     o[r] = load(out.r[r] + v * kLanes);
-    if (valid != kAllLanes) o[r] = sel(live, o[r], W{});
+    if (valid != kAllLanes) o[r] = sel(kIota < splat(static_cast<std::uint32_t>(live)), o[r], W{});
     st.a[r] += o[r];
     // B sums A once per group of 16 cases, whatever the vector width: the chunk sums are the scalar sweep's
     if ((v + 1) * kLanes % kCaseGroup == 0) st.b[r] += st.a[r];
   }
   for (int c = 0; c < job.claims; ++c) {
     const W ref = o[job.claim_slots[c][0]];
-    W other = ref;
     Mask failing = 0;
-    for (int k = job.claim_size[c] - 1; k >= 1; --k) {  // the first differing recipe decides the kind
-      const W x = o[job.claim_slots[c][k]];
-      const WI differs = x != ref;
-      failing |= bits(differs);
-      other = sel(differs, x, other);
-    }
+    for (int k = 1; k < job.claim_size[c]; ++k) failing |= ne_mask(o[job.claim_slots[c][k]], ref);
     failing &= valid;
     if (failing == 0) continue;
+    W other = ref;
+    for (int k = job.claim_size[c] - 1; k >= 1; --k) {  // the first differing recipe decides the kind
+      const W x = o[job.claim_slots[c][k]];
+      other = sel(x != ref, x, other);
+    }
     st.failing[c] += __builtin_popcount(failing);
     job.failing[c] += __builtin_popcount(failing);
     count_kinds(job, ref, other, failing, job.kinds[c]);
