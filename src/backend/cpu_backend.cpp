@@ -57,8 +57,7 @@ class CpuBackend : public Backend {
     if (digest_mode_for(spec.case_count()) != DigestMode::kFull) {
       impl = options.vector ? simd::best_impl() : nullptr;
       if (impl == nullptr) {
-        note = options.vector ? "scalar (no AVX-512 or AVX2 with FMA and F16C on this CPU, or BITPROOF_SIMD set)"
-                              : "scalar (vector off)";
+        note = options.vector ? "scalar (" + simd::no_vector_reason() + ")" : "scalar (vector off)";
       } else if (auto why = simd::unsupported_reason(*impl, spec)) {
         note = "scalar (" + *why + ")";
         impl = nullptr;

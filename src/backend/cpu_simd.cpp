@@ -94,6 +94,16 @@ const SimdImpl* best_impl() {
   return nullptr;
 }
 
+std::string no_vector_reason() {
+  const char* env = std::getenv("BITPROOF_SIMD");
+  std::string names;
+  for (const SimdImpl* impl : usable_impls()) names += fmt::format("{}{}", names.empty() ? "" : ", ", impl->name);
+  if (env != nullptr && *env != '\0') {
+    return fmt::format("BITPROOF_SIMD={}; this CPU's vector sweeps: {}", env, names.empty() ? "none" : names);
+  }
+  return "no AVX-512, and no AVX2 with FMA and F16C, on this CPU";
+}
+
 std::optional<std::string> unsupported_reason(const SimdImpl& impl, const Spec& spec) {
   const auto recipes = spec.recipes();
   if (recipes.size() > static_cast<std::size_t>(kMaxSlots)) return fmt::format("more than {} recipes", kMaxSlots);

@@ -39,6 +39,9 @@ const SimdImpl* best_impl();
 // Every implementation this CPU runs, best first (tests).
 std::vector<const SimdImpl*> usable_impls();
 
+// Why best_impl() is null, for the report: BITPROOF_SIMD, or the CPU.
+std::string no_vector_reason();
+
 // Why the vector sweep cannot take this spec (nullopt: it can).
 [[nodiscard]] std::optional<std::string> unsupported_reason(const SimdImpl& impl, const Spec& spec);
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <random>
 
@@ -352,7 +353,8 @@ TEST_SUITE("backend") {
       const std::pair<std::uint64_t, std::uint64_t> pairs[] = {
           {0x00e9, 0x2ff6}, {0x0000, 0x3C00}, {0x8000, 0x8000}, {0x0001, 0x0001}, {0x3C00, 0xBC00},
           {0x7C00, 0xFC00}, {0x7E00, 0x0000}, {0x3555, 0x7BFF}, {0xC321, 0x0400}, {0x1234, 0x9ABC}};
-      for (const auto& [b, c] : pairs) {
+      for (const auto& pair : pairs) {
+        const std::uint64_t b = pair.first, c = pair.second;  // (no structured binding: INFO captures it)
         const std::uint64_t begin = (c * 65536 + b) * kChunkCases;
         const SweepPart scalar = sweep_range(eval, spec, options, begin, begin + kChunkCases);
         const SweepPart vector = simd::sweep_range_simd(*impl, eval, spec, options, begin, begin + kChunkCases);
@@ -437,6 +439,26 @@ TEST_SUITE("backend") {
     CHECK(a->result.claims[0].holds());
     CHECK(a->result.claims[1].by_kind.count("value") == 1);
     MESSAGE(fmt::format("vector: {}; scalar: {}", a->info.dump(), b->info.dump()));
+  }
+
+  TEST_CASE("BITPROOF_SIMD picks a vector sweep or none, and an unknown value is named in the reason") {
+    const auto impls = simd::usable_impls();
+    struct Unset {
+      ~Unset() { unsetenv("BITPROOF_SIMD"); }  // also when a check below stops the case
+    } unset;
+    setenv("BITPROOF_SIMD", "bogus", 1);
+    CHECK(simd::best_impl() == nullptr);
+    CHECK(simd::no_vector_reason().find("BITPROOF_SIMD=bogus") != std::string::npos);
+    setenv("BITPROOF_SIMD", "off", 1);
+    CHECK(simd::best_impl() == nullptr);
+    for (const simd::SimdImpl* impl : impls) {
+      setenv("BITPROOF_SIMD", impl->name, 1);
+      REQUIRE(simd::best_impl() != nullptr);
+      CHECK(std::string(simd::best_impl()->name) == impl->name);
+    }
+    unsetenv("BITPROOF_SIMD");
+    CHECK(simd::best_impl() == (impls.empty() ? nullptr : impls.front()));
+    if (impls.empty()) CHECK(simd::no_vector_reason().find("on this CPU") != std::string::npos);
   }
 
   TEST_CASE("claims needing the oracle on every case are limited to 2^24 cases") {
