@@ -12,8 +12,6 @@
 
 #include <immintrin.h>
 
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as in cpu_simd_avx512.cpp
-
 // As in cpu_simd_avx512.cpp: no vendor recipes, whose CUDA headers would emit
 // shared inline symbols built for this ISA.
 #undef BITPROOF_HAVE_CUDA_HEADERS

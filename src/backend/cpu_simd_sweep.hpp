@@ -131,7 +131,7 @@ inline UH double_to_half_rn(UH bits) {
   code = field == 0 ? UH{} : code;                // ±0 (no FP64 subnormal arises from FP16 inputs)
   code |= sign;
   code = field == 0x7FFu ? (sign | 0x7C00u) : code;               // ±∞
-  return (field == 0x7FFu) & (man != 0) ? UH{} + 0x7FFFu : code;  // NaN
+  return ((field == 0x7FFu) & (man != 0)) ? UH{} + 0x7FFFu : code;  // NaN
 }
 
 inline W soft_hfma(W a, W b, W c) {
