@@ -14,7 +14,10 @@
 
 // GCC 12 warns inside its own intrinsic headers (the `__Y = __Y` idiom of
 // _mm*_undefined_*); the values are fully overwritten.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 
 // The vendor recipes are not vector-capable, and their CUDA headers define
 // inline functions an unoptimised build would emit here as shared symbols
