@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <cstring>
 #include <string_view>
 
 #include "arith/soft_arith.hpp"
@@ -14,13 +13,9 @@
 
 namespace bitproof::simd {
 
-// The ops the vector policy hands to the scalar soft model lane by lane.
-std::uint32_t scalar_soft_op(int op, std::uint32_t a, std::uint32_t b) {
-  const auto h = [](std::uint32_t x) { return static_cast<std::uint16_t>(x); };
-  switch (op) {
-    case 7: return SoftArith::hadd(h(a), h(b));
-    default: return 0;
-  }
+// The op the vector policy hands to the scalar soft model lane by lane.
+std::uint32_t soft_hadd(std::uint32_t a, std::uint32_t b) {
+  return SoftArith::hadd(static_cast<std::uint16_t>(a), static_cast<std::uint16_t>(b));
 }
 
 namespace {

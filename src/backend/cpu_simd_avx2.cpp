@@ -12,13 +12,6 @@
 
 #include <immintrin.h>
 
-// As in cpu_simd_avx512.cpp: no vendor recipes, whose CUDA headers would emit
-// shared inline symbols built for this ISA.
-#undef BITPROOF_HAVE_CUDA_HEADERS
-#define BITPROOF_RECIPE_HEADERS
-#include "recipes/recipes.def"
-#undef BITPROOF_RECIPE_HEADERS
-
 #define BITPROOF_SIMD_BYTES 32
 #include "backend/cpu_simd_lanes.hpp"
 

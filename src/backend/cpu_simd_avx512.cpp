@@ -19,16 +19,6 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-// The vendor recipes are not vector-capable, and their CUDA headers define
-// inline functions an unoptimised build would emit here as shared symbols
-// compiled for AVX-512: leave them out. The unit's table therefore lists fewer
-// recipes than the registry; each entry carries its name and cpu_simd.cpp
-// matches names, never bare indices.
-#undef BITPROOF_HAVE_CUDA_HEADERS
-#define BITPROOF_RECIPE_HEADERS
-#include "recipes/recipes.def"
-#undef BITPROOF_RECIPE_HEADERS
-
 #define BITPROOF_SIMD_BYTES 64
 #include "backend/cpu_simd_lanes.hpp"
 

@@ -25,10 +25,20 @@
 //   hadd                      lane by lane through the scalar soft model
 #pragma once
 
+// The vendor recipes are not vector-capable, and their CUDA headers define
+// inline functions an unoptimised build would emit here as shared symbols
+// compiled for this unit's ISA: leave them out. The unit's table therefore
+// lists fewer recipes than the registry; each entry carries its name and
+// cpu_simd.cpp matches names, never bare indices.
+#undef BITPROOF_HAVE_CUDA_HEADERS
+#define BITPROOF_RECIPE_HEADERS
+#include "recipes/recipes.def"
+#undef BITPROOF_RECIPE_HEADERS
+
 namespace bitproof::simd {
 
-// Scalar soft-model twins for the ops VecArith does lane by lane (cpu_simd.cpp).
-std::uint32_t scalar_soft_op(int op, std::uint32_t a, std::uint32_t b);
+// The scalar soft-model twin of the op VecArith does lane by lane (cpu_simd.cpp).
+std::uint32_t soft_hadd(std::uint32_t a, std::uint32_t b);
 
 namespace {
 
@@ -144,11 +154,11 @@ inline W soft_hfma(W a, W b, W c) {
   return join<W>(codes(false), codes(true));
 }
 
-W lanewise(int op, W a, W b) {
+W lanewise(std::uint32_t (*op)(std::uint32_t, std::uint32_t), W a, W b) {
   std::uint32_t x[kLanes], y[kLanes], out[kLanes];
   store(x, a);
   store(y, b);
-  for (int i = 0; i < kLanes; ++i) out[i] = scalar_soft_op(op, x[i], y[i]);
+  for (int i = 0; i < kLanes; ++i) out[i] = op(x[i], y[i]);
   return load(out);
 }
 
@@ -162,7 +172,7 @@ struct VecArith {
   static W ffma(W a, W b, W c) { return canonical_nan32(fma_ps(as_f(a), as_f(b), as_f(c))); }
   static W float2half_rn(W f) { return where_nan(as_f(f), 0x7FFFu, float_to_half<_MM_FROUND_TO_NEAREST_INT>(as_f(f))); }
   static W float2half_rz(W f) { return where_nan(as_f(f), 0x7FFFu, float_to_half<_MM_FROUND_TO_ZERO>(as_f(f))); }
-  static W hadd(W a, W b) { return lanewise(7, a, b); }
+  static W hadd(W a, W b) { return lanewise(&soft_hadd, a, b); }
   static W hfma(W a, W b, W c) { return soft_hfma(a, b, c); }
 };
 
@@ -227,8 +237,9 @@ struct Codes {
 };
 
 // Input codes of cases [first, first + n) (n a multiple of 16; cases past the
-// domain's end get valid codes, their lanes are masked off later). Unused
-// inputs get code 0. The first input varies fastest.
+// domain's end get valid codes, their lanes are masked off later), rows
+// 0 … job.inputs − 1 (a recipe reads as many rows as the spec has inputs).
+// The first input varies fastest.
 void fill_codes(const SimdJob& job, std::uint64_t first, int n, Codes& out) {
   std::uint64_t index[kMaxInputs] = {};
   std::uint64_t rest = first;
@@ -237,20 +248,20 @@ void fill_codes(const SimdJob& job, std::uint64_t first, int n, Codes& out) {
     rest /= job.count[i];
   }
   const auto code = [&job, &index](int i) {
-    if (i >= job.inputs) return std::uint32_t{0};
     return job.table[i] ? job.table[i][index[i]] : job.lo[i] + static_cast<std::uint32_t>(index[i]);
   };
   if (job.table[0] == nullptr && index[0] + n <= job.count[0]) {  // the first input runs through consecutive codes
-    const W rest_codes[2] = {splat(code(1)), splat(code(2))};
     for (int v = 0; v < n / kLanes; ++v) {
       store(out.c[0] + v * kLanes, kIota + (code(0) + static_cast<std::uint32_t>(v * kLanes)));
-      store(out.c[1] + v * kLanes, rest_codes[0]);
-      store(out.c[2] + v * kLanes, rest_codes[1]);
+    }
+    for (int i = 1; i < job.inputs; ++i) {  // the others are fixed over the n cases
+      const W fixed = splat(code(i));
+      for (int v = 0; v < n / kLanes; ++v) store(out.c[i] + v * kLanes, fixed);
     }
     return;
   }
   for (int j = 0; j < n; ++j) {
-    for (int i = 0; i < kMaxInputs; ++i) out.c[i][j] = code(i);
+    for (int i = 0; i < job.inputs; ++i) out.c[i][j] = code(i);
     for (int i = 0; i < job.inputs && ++index[i] == job.count[i]; ++i) index[i] = 0;  // carry into the next input
   }
 }

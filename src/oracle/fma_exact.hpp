@@ -315,12 +315,6 @@ BP_HD constexpr RunPlan shared_plan(Binary in, Binary out, std::uint32_t a0, int
   return plan;
 }
 
-// One rounding segment: the results whose sums lie in one binade.
-struct Segment {
-  int drop = 1;            // the results' last place over E
-  std::uint32_t base = 0;  // sign and exponent field − 1 above the mantissa
-};
-
 // The straight path of a run: case t's code is
 //   p = p_first + t·p_step;  term = (p >> shift) | sticky(p & lost);  m = c0 + sgn·term;
 //   twice = m + (m >= upper ? upper : m);  code = min(base + RNE(twice >> drop), clamp)
@@ -357,8 +351,8 @@ BP_HD constexpr Word linear_term(const LinearRun& r, Word t) {
 }
 
 // No array in LinearRun is indexed per case: a run-time index puts the run in
-// the GPU's local memory (it cost three loads a case when each binade was a
-// Segment picked by index).
+// the GPU's local memory (it cost three loads a case when the two binades'
+// fields were an array picked by index).
 BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
   const Word m = r.c0 + r.sgn * linear_term(r, t);
   const Word twice = m + (m >= r.upper ? r.upper : m);
@@ -366,12 +360,10 @@ BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
   return code < r.clamp ? code : r.clamp;
 }
 
-BP_HD constexpr Segment segment(Binary out, int common, int w, std::uint32_t sign) {
-  Segment s;
-  const int q = max_of(common + w - 1, min_normal_exp(out)) - out.man_bits;  // the results' last place
-  s.drop = q - common;
-  s.base = sign + (static_cast<std::uint32_t>(q - least_exp(out)) << out.man_bits);
-  return s;
+// The last place of the results whose sums are w bits wide at E = common: their
+// binade's, or the subnormals' below the normal range.
+BP_HD constexpr int last_place(Binary out, int common, int w) {
+  return max_of(common + w - 1, min_normal_exp(out)) - out.man_bits;
 }
 
 // The straight path from a valid plan of cases t_first … n − 1 (ok false where
@@ -399,14 +391,14 @@ BP_HD constexpr LinearRun from_plan(Binary out, const RunPlan& plan, int t_first
   if (max_of(w_first, w_last) - w_lo > 1 || w_lo >= kWordBits - 1) return r;
   const bool nearest = mode == Mode::kNearestEven;
   const std::uint32_t sign = plan.p_neg != below ? sign_bit(out) : 0;
-  const Segment low = segment(out, plan.common, w_lo, sign);
-  const Segment high = segment(out, plan.common, w_lo + 1, sign);
-  if (low.drop < 1 || low.drop + 1 >= kWordBits) return r;  // (high.drop is low.drop or one more)
-  // twice's last place, one above the lower binade's; below the normal range the two share it
-  r.drop = low.drop + 1;
-  r.half_less_one = nearest ? (Word{1} << low.drop) - 1 : 0;
-  r.base = low.base;
-  if (high.drop != low.drop) r.upper = Word{1} << w_lo;
+  const int q = last_place(out, plan.common, w_lo);
+  const int drop = q - plan.common;  // the lower binade's last place over E
+  if (drop < 1 || drop + 1 >= kWordBits) return r;
+  // twice's last place, one above the lower binade's; the upper binade's is the same or one more
+  r.drop = drop + 1;
+  r.half_less_one = nearest ? (Word{1} << drop) - 1 : 0;
+  r.base = sign + (static_cast<std::uint32_t>(q - least_exp(out)) << out.man_bits);
+  if (last_place(out, plan.common, w_lo + 1) != q) r.upper = Word{1} << w_lo;  // else they share it (subnormals)
   r.c0 = static_cast<Word>(below ? -plan.z_signed : plan.z_signed);
   r.sgn = below ? ~Word{0} : Word{1};
   r.odd = nearest ? 1 : 0;
