@@ -13,6 +13,7 @@
 #include "arith/soft_arith.hpp"
 #include "backend/diff_kind.hpp"
 #include "backend/sweep_abi.hpp"
+#include "recipes/run_plan.hpp"
 
 #define BITPROOF_RECIPE_HEADERS
 #include "recipes/recipes.def"
@@ -142,18 +143,24 @@ __device__ __forceinline__ std::uint64_t stage_outputs(std::uint32_t* rows, cons
 }
 
 // A recipe with a batch form (the exact FMA oracles' run form: one alignment
-// for the batch's consecutive first inputs) evaluates a batch at once.
+// for consecutive first inputs) plans the thread's whole run once and then
+// evaluates a batch at once (src/recipes/run_plan.hpp).
+template <class R, class Ar>
+concept PlansRuns = requires { recipes::RunPlan{R::template plan_run<Ar>(0u, 1, 0u, 0u)}; };
 template <class R, class Ar, int kBatch>
-concept RunsBatches = kBatch > 1 && requires(std::uint32_t (&out)[kBatch]) {
-  R::template eval_run<Ar, kBatch>(0u, 0u, 0u, out);
+concept RunsBatches = kBatch > 1 && PlansRuns<R, Ar> && requires(const recipes::RunPlan& plan, std::uint32_t (&out)[kBatch]) {
+  R::template eval_run<Ar, kBatch>(plan, 0u, 0u, 0u, 0u, out);
 };
 
+// `plan` is the slot's plan of the thread's run and t0 the batch's case in it
+// (read only by a recipe with a batch form, so null on one-case batches).
 template <class Ar, class R, int kBatch>
-__device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, std::uint32_t* rows,
-                                                   const std::uint32_t* first_rows) {
+__device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, const recipes::RunPlan* plan,
+                                                            std::uint32_t t0, std::uint32_t* rows,
+                                                            const std::uint32_t* first_rows) {
   if constexpr (RunsBatches<R, Ar, kBatch>) {
     std::uint32_t out[kBatch];
-    R::template eval_run<Ar, kBatch>(codes.first, codes.second, codes.third, out);
+    R::template eval_run<Ar, kBatch>(*plan, t0, codes.first, codes.second, codes.third, out);
     return stage_outputs<kBatch>(rows, first_rows, [&out](int t) { return out[t]; });
   } else {
     return stage_outputs<kBatch>(rows, first_rows, [&codes](int t) {
@@ -165,13 +172,15 @@ __device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, std:
 template <class Ar, int kBatch>
 struct StageArm {
   RunCodes codes;
+  const recipes::RunPlan* plan;     // this slot's plan of the thread's run (null on one-case batches)
+  std::uint32_t t0;                 // the batch's first case in that run
   std::uint32_t* rows;              // this slot's first row, this thread's column
   const std::uint32_t* first_rows;  // the first slot's (null for the first slot)
   std::uint64_t result = 0;         // stage_outputs'
 
   template <class R>
   __device__ __forceinline__ void run() {
-    result = stage_recipe<Ar, R, kBatch>(codes, rows, first_rows);
+    result = stage_recipe<Ar, R, kBatch>(codes, plan, t0, rows, first_rows);
   }
   __device__ __forceinline__ void none() {
     result = stage_outputs<kBatch>(rows, nullptr, [](int) { return 0u; });
@@ -182,6 +191,23 @@ struct StageArm {
       return bp_user_eval(slot, codes.first + static_cast<std::uint32_t>(t), codes.second, codes.third);
     });
   }
+#endif
+};
+
+// A slot's plan of a thread's run of n cases from `codes` (RunPlan{}, not ok,
+// for a recipe without a batch form).
+template <class Ar>
+struct PlanArm {
+  RunCodes codes;
+  int n;
+  recipes::RunPlan plan{};
+  template <class R>
+  __device__ __forceinline__ void run() {
+    if constexpr (PlansRuns<R, Ar>) plan = R::template plan_run<Ar>(codes.first, n, codes.second, codes.third);
+  }
+  __device__ __forceinline__ void none() {}
+#if defined(BITPROOF_KERNELS_USER_SLOTS)
+  __device__ __forceinline__ void user(int) {}
 #endif
 };
 
@@ -214,13 +240,15 @@ __device__ BITPROOF_EVAL_ONE_INLINE std::uint32_t eval_one(int index, std::uint3
 // slot advanced (`weight` is the batch's digest group weight); returns whether
 // some slot differs from the first on some case of the batch.
 template <class Ar, int kSlots, int kBatch>
-__device__ __forceinline__ bool stage_batch(const abi::Recipes& recipes, RunCodes codes, std::uint32_t* column,
-                                            std::uint32_t weight, std::uint32_t (&words)[2 * kSlots]) {
+__device__ __forceinline__ bool stage_batch(const abi::Recipes& recipes, RunCodes codes, const recipes::RunPlan* plans,
+                                            std::uint32_t t0, std::uint32_t* column, std::uint32_t weight,
+                                            std::uint32_t (&words)[2 * kSlots]) {
   bool differs = false;
 #pragma unroll
   for (int j = 0; j < kSlots; ++j) {
     if (j >= static_cast<int>(recipes.slots)) break;
-    StageArm<Ar, kBatch> arm{codes, column + j * kBatch * kThreads, j > 0 ? column : nullptr};
+    StageArm<Ar, kBatch> arm{codes,  plans != nullptr ? plans + j : nullptr, t0, column + j * kBatch * kThreads,
+                             j > 0 ? column : nullptr};
     with_recipe(BITPROOF_SLOT_RECIPE(recipes, j), arm);
     const auto sum = static_cast<std::uint32_t>(arm.result);
     words[2 * j] += sum;
@@ -409,10 +437,18 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
     const std::uint32_t second = p.domain.inputs > 1 ? walk.code(1, walk.i1) : 0;
     const std::uint32_t third = p.domain.inputs > 2 ? walk.code(2, walk.i2) : 0;
     const std::uint32_t first = walk.first_code();
+    recipes::RunPlan plans[kSlots];  // each slot's plan of the whole run, made once
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j) {
+      if (j >= static_cast<int>(p.recipes.slots)) break;
+      PlanArm<Ar> arm{{first, second, third}, kPerThread};
+      with_recipe(BITPROOF_SLOT_RECIPE(p.recipes, j), arm);
+      plans[j] = arm.plan;
+    }
     for (std::uint32_t offset = 0; offset < kPerThread; offset += kBatch) {
       const RunCodes codes{first + offset, second, third};
       const std::uint32_t weight = groups - ((begin + offset) >> 4);
-      if (stage_batch<Ar, kSlots, kBatch>(p.recipes, codes, column, weight, words)) {
+      if (stage_batch<Ar, kSlots, kBatch>(p.recipes, codes, plans, offset, column, weight, words)) {
         check_claims<kBatch>(p, column, failing, kinds);
       }
       if constexpr (kCheck) check_model<kBatch>(p.recipes, codes, begin + offset, column, model);
@@ -422,7 +458,7 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
     // domain's last chunk): one case at a time from the walker.
     for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; ++offset) {
       const RunCodes codes = walk.next();
-      if (stage_batch<Ar, kSlots, 1>(p.recipes, codes, column, groups - (offset >> 4), words)) {
+      if (stage_batch<Ar, kSlots, 1>(p.recipes, codes, nullptr, 0, column, groups - (offset >> 4), words)) {
         check_claims<1>(p, column, failing, kinds);
       }
       if constexpr (kCheck) check_model<1>(p.recipes, codes, offset, column, model);

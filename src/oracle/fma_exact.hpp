@@ -342,10 +342,14 @@ struct LinearRun {
   std::uint32_t base = 0;
 };
 
-// Case t's aligned product: exact (shift and lost 0), or cut to its bits at or
-// above E with those below as a sticky bit (align()'s cut, as a shift and a mask).
+// Case t's aligned product: exact (kCut false: shift and lost are 0), or cut to
+// its bits at or above E with those below as a sticky bit (align()'s cut, as a
+// shift and a mask). A run decides which once: the sticky bit's four
+// operations are only paid by runs whose product is cut.
+template <bool kCut>
 BP_HD constexpr Word linear_term(const LinearRun& r, Word t) {
   const Word p = r.p_first + t * r.p_step;
+  if constexpr (!kCut) return p;
   const Word below = p & r.lost;
   return (p >> r.shift) | (below < 1u ? below : Word{1});
 }
@@ -353,11 +357,15 @@ BP_HD constexpr Word linear_term(const LinearRun& r, Word t) {
 // No array in LinearRun is indexed per case: a run-time index puts the run in
 // the GPU's local memory (it cost three loads a case when the two binades'
 // fields were an array picked by index).
+template <bool kCut>
 BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
-  const Word m = r.c0 + r.sgn * linear_term(r, t);
+  const Word m = r.c0 + r.sgn * linear_term<kCut>(r, t);
   const Word twice = m + (m >= r.upper ? r.upper : m);
   const std::uint32_t code = r.base + ((twice + r.half_less_one + ((twice >> r.drop) & r.odd)) >> r.drop);
   return code < r.clamp ? code : r.clamp;
+}
+BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
+  return r.lost == 0 ? linear_code<false>(r, t) : linear_code<true>(r, t);
 }
 
 // The last place of the results whose sums are w bits wide at E = common: their
@@ -378,7 +386,7 @@ BP_HD constexpr LinearRun from_plan(Binary out, const RunPlan& plan, int t_first
   r.shift = min_of(cut, kWordBits - 1);  // a significand below 2^2p: shifted by 31, nothing is left
   r.lost = cut >= kWordBits ? ~Word{0} : (Word{1} << cut) - 1;
   const auto sum = [&r, &plan](int t) {
-    return static_cast<std::int32_t>(linear_term(r, static_cast<Word>(t))) + plan.z_signed;
+    return static_cast<std::int32_t>(linear_term<true>(r, static_cast<Word>(t))) + plan.z_signed;
   };
   const std::int32_t s_first = sum(t_first);
   const std::int32_t s_last = sum(n - 1);
@@ -440,18 +448,70 @@ BP_HD constexpr bool run_is_linear(Binary in, Binary out, std::uint32_t a0, int 
   return detail::linear_run(in, out, a0, n, b, c, mode).ok;
 }
 
-// codes[t] = fma(in, out, a0 + t, b, c, mode).code for t < kN.
+// A run's straight path, planned once: the GPU sweep plans each thread's whole
+// run of first inputs (256 cases) before its batches, which then only take
+// their codes from it; a run whose plan is not ok is planned batch by batch.
+using LinearRun = detail::LinearRun;
+
+// The plan of the run a0 … a0 + n − 1 with b and c fixed (ok false: plan batch by batch).
+BP_HD constexpr LinearRun plan_run(Binary in, Binary out, std::uint32_t a0, int n, std::uint32_t b, std::uint32_t c,
+                                   Mode mode = Mode::kNearestEven) {
+  return detail::linear_run(in, out, a0, n, b, c, mode);
+}
+
+namespace detail {
+
+// codes[t] = case t0 + t of run r (its first case's override at t0 + t = 0).
+// One branch per batch picks the form without the sticky bit.
+template <int kN>
+BP_HD constexpr void codes_of_run(const LinearRun& r, Word t0, std::uint32_t (&codes)[kN]) {
+  if (r.lost == 0) {
+    for (int t = 0; t < kN; ++t) codes[t] = linear_code<false>(r, t0 + static_cast<Word>(t));
+  } else {
+    for (int t = 0; t < kN; ++t) codes[t] = linear_code<true>(r, t0 + static_cast<Word>(t));
+  }
+  if (r.first_override && t0 == 0) codes[0] = r.first;
+}
+
+#if defined(__CUDA_ARCH__)
+// fma() as a call of its own on the GPU: runs off the straight path are few,
+// and inlined in the batch it made the whole run form a call that returned its
+// codes through local memory.
+__device__ __noinline__ inline std::uint32_t fma_call(Binary in, Binary out, std::uint32_t a, std::uint32_t b,
+                                                     std::uint32_t c, Mode mode) {
+  return fma(in, out, a, b, c, mode).code;
+}
+#endif
+
+BP_HD constexpr std::uint32_t fma_case(Binary in, Binary out, std::uint32_t a, std::uint32_t b, std::uint32_t c,
+                                       Mode mode) {
+#if defined(__CUDA_ARCH__)
+  if (!__builtin_is_constant_evaluated()) return fma_call(in, out, a, b, c, mode);
+#endif
+  return fma(in, out, a, b, c, mode).code;
+}
+
+}  // namespace detail
+
+// codes[t] = fma(in, out, a0 + t, b, c, mode).code for t < kN, where a0 is case
+// t0 of the run that `whole` plans (a0 − t0 its first input, t0 + kN at most
+// its length): from `whole` when it is ok, else from a plan of these kN cases,
+// else case by case.
+template <int kN>
+BP_HD constexpr void fma_run(Binary in, Binary out, const LinearRun& whole, std::uint32_t t0, std::uint32_t a0,
+                             std::uint32_t b, std::uint32_t c, std::uint32_t (&codes)[kN], Mode mode = Mode::kNearestEven) {
+  static_assert(kN >= 1);
+  if (whole.ok) return detail::codes_of_run(whole, t0, codes);
+  const LinearRun r = detail::linear_run(in, out, a0, kN, b, c, mode);
+  if (r.ok) return detail::codes_of_run(r, 0, codes);
+  for (int t = 0; t < kN; ++t) codes[t] = detail::fma_case(in, out, a0 + static_cast<std::uint32_t>(t), b, c, mode);
+}
+
+// The same with no plan of a longer run: the kN cases are planned alone.
 template <int kN>
 BP_HD constexpr void fma_run(Binary in, Binary out, std::uint32_t a0, std::uint32_t b, std::uint32_t c,
                              std::uint32_t (&codes)[kN], Mode mode = Mode::kNearestEven) {
-  static_assert(kN >= 1);
-  const detail::LinearRun r = detail::linear_run(in, out, a0, kN, b, c, mode);
-  if (r.ok) {
-    for (int t = 0; t < kN; ++t) codes[t] = detail::linear_code(r, static_cast<Word>(t));
-    if (r.first_override) codes[0] = r.first;
-  } else {
-    for (int t = 0; t < kN; ++t) codes[t] = fma(in, out, a0 + static_cast<std::uint32_t>(t), b, c, mode).code;
-  }
+  fma_run(in, out, LinearRun{}, 0, a0, b, c, codes, mode);
 }
 
 // The correctly rounded FP16 and BF16 FMAs (nearest even), as codes.

@@ -35,6 +35,7 @@
 #include "hd.hpp"
 #include "oracle/fma_exact.hpp"
 #include "recipes/recipe.hpp"
+#include "recipes/run_plan.hpp"
 #include "recipes/upstream.hpp"
 
 namespace bitproof::fma_route {
@@ -209,11 +210,17 @@ struct ExactFp16 {
       return oracle::fast::fma_fp16(a, b, c);
     }
   }
-  // The claim sweep's batches (kernels/sweep.cu): the run form, eval's codes for a0 … a0 + kN − 1.
+  // The claim sweep's batches (kernels/sweep.cu; recipes/run_plan.hpp): the run form.
+  template <class Ar>
+    requires(!ExactPolicy<Ar>)
+  BP_HD static constexpr recipes::RunPlan plan_run(std::uint32_t a0, int n, std::uint32_t b, std::uint32_t c) {
+    return oracle::fast::plan_run(oracle::fast::kFp16, oracle::fast::kFp16, a0, n, b, c);
+  }
   template <class Ar, int kN>
     requires(!ExactPolicy<Ar>)
-  BP_HD static constexpr void eval_run(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t (&out)[kN]) {
-    oracle::fast::fma_run(oracle::fast::kFp16, oracle::fast::kFp16, a0, b, c, out);
+  BP_HD static constexpr void eval_run(const recipes::RunPlan& plan, std::uint32_t t0, std::uint32_t a0, std::uint32_t b,
+                                       std::uint32_t c, std::uint32_t (&out)[kN]) {
+    oracle::fast::fma_run(oracle::fast::kFp16, oracle::fast::kFp16, plan, t0, a0, b, c, out);
   }
 };
 
@@ -281,11 +288,17 @@ struct ExactBf16 {
       return oracle::fast::fma_bf16(a, b, c);
     }
   }
-  // The claim sweep's batches (kernels/sweep.cu): the run form, eval's codes for a0 … a0 + kN − 1.
+  // The claim sweep's batches (kernels/sweep.cu; recipes/run_plan.hpp): the run form.
+  template <class Ar>
+    requires(!ExactPolicy<Ar>)
+  BP_HD static constexpr recipes::RunPlan plan_run(std::uint32_t a0, int n, std::uint32_t b, std::uint32_t c) {
+    return oracle::fast::plan_run(oracle::fast::kBf16, oracle::fast::kBf16, a0, n, b, c);
+  }
   template <class Ar, int kN>
     requires(!ExactPolicy<Ar>)
-  BP_HD static constexpr void eval_run(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t (&out)[kN]) {
-    oracle::fast::fma_run(oracle::fast::kBf16, oracle::fast::kBf16, a0, b, c, out);
+  BP_HD static constexpr void eval_run(const recipes::RunPlan& plan, std::uint32_t t0, std::uint32_t a0, std::uint32_t b,
+                                       std::uint32_t c, std::uint32_t (&out)[kN]) {
+    oracle::fast::fma_run(oracle::fast::kBf16, oracle::fast::kBf16, plan, t0, a0, b, c, out);
   }
 };
 

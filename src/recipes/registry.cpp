@@ -6,6 +6,7 @@
 
 #include "arith/soft_arith.hpp"
 #include "oracle/oracle_arith.hpp"
+#include "recipes/run_plan.hpp"
 
 #define BITPROOF_RECIPE_HEADERS
 #include "recipes/recipes.def"
@@ -27,14 +28,14 @@ std::uint32_t evaluate(const std::uint32_t* codes) {
 template <class Recipe>
 void run_cases(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t* out) {
   std::uint32_t codes[kRunCases];
-  Recipe::template eval_run<SoftArith, kRunCases>(a0, b, c, codes);
+  Recipe::template eval_run<SoftArith, kRunCases>(recipes::RunPlan{}, 0, a0, b, c, codes);
   std::copy(codes, codes + kRunCases, out);
 }
 
 template <class Recipe>
 constexpr RunFn run_of() {
   if constexpr (requires(std::uint32_t (&out)[kRunCases]) {
-                  Recipe::template eval_run<SoftArith, kRunCases>(0u, 0u, 0u, out);
+                  Recipe::template eval_run<SoftArith, kRunCases>(recipes::RunPlan{}, 0u, 0u, 0u, 0u, out);
                 }) {
     return &run_cases<Recipe>;
   } else {

@@ -3,8 +3,9 @@
 // checks against Boost: every first input a (all 65,536 codes, in runs as the
 // sweep forms them and unaligned ones) for (b, c) pairs of edge codes and a
 // deterministic sample, both formats, both rounding modes, batch sizes 16, 8,
-// 4 and 1. Also: that nearly every run takes the straight path, and negative
-// controls that make the comparison fail.
+// 4 and 1; and as the GPU sweep uses it, one plan of a thread's 256 cases read
+// batch by batch. Also: that nearly every run takes the straight path, and
+// negative controls that make the comparison fail.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -101,6 +102,42 @@ void compare_runs(RunTally& t, const Format& f, Pair p, std::uint32_t start, fas
   }
 }
 
+// The sweep's form: one plan of each whole run of kLong cases (from every
+// a0 = 0, kLong, …), its batches of kN taken from it at t0 = 0, kN, …
+// (run_shift != 0: read at the wrong case, a negative control). Counts the
+// runs whose long plan is ok, and of those the ones whose product is cut.
+struct LongRuns {
+  std::uint64_t planned = 0;
+  std::uint64_t cut = 0;
+};
+template <int kLong, int kN>
+LongRuns compare_long_runs(RunTally& t, const Format& f, Pair p, fast::Mode mode, std::uint32_t run_shift = 0) {
+  LongRuns runs;
+  std::uint32_t codes[kN];
+  for (std::uint32_t a0 = 0; a0 < kCodes; a0 += kLong) {
+    const fast::LinearRun whole = fast::plan_run(f.bin, f.bin, a0, kLong, p.b, p.c, mode);
+    runs.planned += whole.ok ? 1 : 0;
+    runs.cut += whole.ok && whole.lost != 0 ? 1 : 0;
+    for (std::uint32_t t0 = 0; t0 < kLong; t0 += kN) {
+      fast::fma_run(f.bin, f.bin, whole, t0 + run_shift, a0 + t0, p.b, p.c, codes, mode);
+      for (int i = 0; i < kN; ++i) {
+        const std::uint32_t a = a0 + t0 + static_cast<std::uint32_t>(i);
+        const std::uint32_t want = fast::fma(f.bin, f.bin, a, p.b, p.c, mode).code;
+        ++t.cases;
+        if (codes[i] == want) continue;
+        ++t.mismatches;
+        if (t.first.size() < 8) {
+          t.first.push_back(fmt::format("{} run {:#06x}+{} (plan {}) b={} c={} a={}: run {} fma {}", f.name, a0, kLong,
+                                        whole.ok ? "ok" : "per batch", describe_code(f.id, p.b),
+                                        describe_code(f.id, p.c), describe_code(f.id, a),
+                                        describe_code(f.id, codes[i]), describe_code(f.id, want)));
+        }
+      }
+    }
+  }
+  return runs;
+}
+
 void report_runs(const RunTally& t, const char* what) {
   for (const std::string& line : t.first) MESSAGE(std::string(what), ": ", line);
   CHECK_MESSAGE(t.mismatches == 0, std::string(what), ": ", t.mismatches, " of ", t.cases, " cases differ");
@@ -142,6 +179,56 @@ TEST_SUITE("oracle") {
       CHECK(case_by_case * 50 < runs);
       CHECK(case_by_case > 0);  // the case-by-case path is reached (its codes are compared above)
     }
+  }
+
+  TEST_CASE("fast FMA oracle: one plan of a thread's 256 cases gives fma()'s codes in every batch of 16") {
+    const unsigned stride = test::sweep_stride();
+    for (const Format& f : kFmaFormats) {
+      RunTally t;
+      LongRuns all;
+      std::uint64_t runs = 0;
+      const std::vector<Pair> pairs = pairs_of(f.bin, 0x10'4C'0256);
+      for (std::size_t i = 0; i < pairs.size(); i += 2 * stride) {
+        const LongRuns r = i % 8 == 2 ? compare_long_runs<256, 16>(t, f, pairs[i], fast::Mode::kTowardZero)
+                                      : compare_long_runs<256, 16>(t, f, pairs[i], fast::Mode::kNearestEven);
+        all.planned += r.planned;
+        all.cut += r.cut;
+        runs += kCodes / 256;
+        if (i % 16 == 4) compare_long_runs<128, 8>(t, f, pairs[i], fast::Mode::kNearestEven);
+      }
+      MESSAGE(std::string(f.name), ": ", all.planned, " of ", runs, " runs of 256 planned whole, ", all.cut,
+              " of them with the product cut");
+      report_runs(t, f.name);
+      if (f.id == FormatId::fp16) {
+        // FP16's runs of 256 lie in one exponent field (1,024 codes): most are planned whole,
+        // through both forms (product exact, product cut to a sticky bit).
+        CHECK(all.planned * 2 > runs);
+        CHECK(all.cut > 0);
+        CHECK(all.cut < all.planned);
+      } else {
+        CHECK(all.planned == 0);  // BF16's field holds 128 codes: every run of 256 is planned batch by batch
+      }
+    }
+  }
+
+  TEST_CASE("negative controls: a whole-run plan read at the wrong case, a cut product read without its sticky bit") {
+    RunTally shifted;
+    compare_long_runs<256, 16>(shifted, kFmaFormats[0], {0x3555, 0x0123}, fast::Mode::kNearestEven, 1);
+    CHECK(shifted.mismatches > 10'000);
+    // (2^-14 · 2^-14)-sized products under −32768: 43 binades down, cut to a sticky bit;
+    // read as if exact, they take some 64 off the sum, a few last places of 32768.
+    const fast::LinearRun cut = fast::plan_run(fast::kFp16, fast::kFp16, 0x0400, 256, 0x0400, 0xF800,
+                                               fast::Mode::kTowardZero);
+    REQUIRE(cut.ok);
+    REQUIRE(cut.lost != 0);
+    int wrong = 0;
+    for (std::uint32_t t = 0; t < 256; ++t) {
+      const std::uint32_t want = fast::fma(fast::kFp16, fast::kFp16, 0x0400 + t, 0x0400, 0xF800,
+                                           fast::Mode::kTowardZero).code;
+      CHECK(fast::detail::linear_code<true>(cut, t) == want);
+      wrong += fast::detail::linear_code<false>(cut, t) != want ? 1 : 0;
+    }
+    CHECK(wrong > 0);
   }
 
   TEST_CASE("negative controls: a plan forced across an exponent field, and the other rounding, are caught") {
