@@ -233,7 +233,9 @@ BP_HD constexpr Result fma(Binary in, Binary out, std::uint32_t a, std::uint32_t
 // The GPU sweep evaluates a batch of consecutive first inputs a0, a0 + 1, …
 // with b and c fixed, and a warp runs 32 such batches in lockstep: a form per
 // batch is only fast if (nearly) every batch takes the same one, so this form
-// is one straight path with per-run constants (the run's "plan").
+// is one straight path with per-run constants (the run's "plan"). A plan may
+// serve a longer run than one batch: the sweep plans each thread's 256 cases
+// once (plan_run) and reads its batches from that plan (fma_run with t0).
 //
 // Where the run's a share sign and exponent field, their significands are
 // consecutive, so the products are sig_b·(sig_a0 + t)·2^p_exp with one exponent,
@@ -254,7 +256,7 @@ BP_HD constexpr Result fma(Binary in, Binary out, std::uint32_t a, std::uint32_t
 // the first (LinearRun holds it as a constant); a run from a = ±0 takes the
 // plan of its other cases. The first case of those is fma()'s. Runs whose sums
 // change sign or span more binades, or whose a cross an exponent field, take
-// fma() case by case. Same codes as fma() on every case
+// fma() case by case (a long run: each batch planned alone first). Same codes as fma() on every case
 // (tests/oracle/test_fma_run.cpp; on the GPU tests/gpu: the sweep's batches
 // against the CPU's fma()). Per 2^32-case block of `hfma` ≡ exact on the
 // H200: fma() case by case 15.6 ms; see bench/RESULTS.md for this form.

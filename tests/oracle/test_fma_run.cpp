@@ -81,24 +81,28 @@ struct RunTally {
   std::vector<std::string> first;
 };
 
+// Case a's code from the run form (`run` names the run in messages) against fma().
+void tally(RunTally& t, const Format& f, Pair p, fast::Mode mode, const std::string& run, std::uint32_t a,
+           std::uint32_t code) {
+  const std::uint32_t want = fast::fma(f.bin, f.bin, a, p.b, p.c, mode).code;
+  ++t.cases;
+  if (code == want) return;
+  ++t.mismatches;
+  if (t.first.size() < 8) {
+    t.first.push_back(fmt::format("{} run {} b={} c={} a={}: run {} fma {}", f.name, run, describe_code(f.id, p.b),
+                                  describe_code(f.id, p.c), describe_code(f.id, a), describe_code(f.id, code),
+                                  describe_code(f.id, want)));
+  }
+}
+
 // fma_run<kN> from every a0 = start, start + kN, … against fma() case by case.
 template <int kN>
 void compare_runs(RunTally& t, const Format& f, Pair p, std::uint32_t start, fast::Mode mode) {
   std::uint32_t codes[kN];
   for (std::uint32_t a0 = start; a0 + kN <= kCodes; a0 += kN) {
     fast::fma_run(f.bin, f.bin, a0, p.b, p.c, codes, mode);
-    for (int i = 0; i < kN; ++i) {
-      const std::uint32_t a = a0 + static_cast<std::uint32_t>(i);
-      const std::uint32_t want = fast::fma(f.bin, f.bin, a, p.b, p.c, mode).code;
-      ++t.cases;
-      if (codes[i] == want) continue;
-      ++t.mismatches;
-      if (t.first.size() < 8) {
-        t.first.push_back(fmt::format("{} run {:#06x}+{} b={} c={} a={}: run {} fma {}", f.name, a0, kN,
-                                      describe_code(f.id, p.b), describe_code(f.id, p.c), describe_code(f.id, a),
-                                      describe_code(f.id, codes[i]), describe_code(f.id, want)));
-      }
-    }
+    const std::string run = fmt::format("{:#06x}+{}", a0, kN);
+    for (int i = 0; i < kN; ++i) tally(t, f, p, mode, run, a0 + static_cast<std::uint32_t>(i), codes[i]);
   }
 }
 
@@ -118,21 +122,10 @@ LongRuns compare_long_runs(RunTally& t, const Format& f, Pair p, fast::Mode mode
     const fast::LinearRun whole = fast::plan_run(f.bin, f.bin, a0, kLong, p.b, p.c, mode);
     runs.planned += whole.ok ? 1 : 0;
     runs.cut += whole.ok && whole.lost != 0 ? 1 : 0;
+    const std::string run = fmt::format("{:#06x}+{} (plan {})", a0, kLong, whole.ok ? "whole" : "per batch");
     for (std::uint32_t t0 = 0; t0 < kLong; t0 += kN) {
       fast::fma_run(f.bin, f.bin, whole, t0 + run_shift, a0 + t0, p.b, p.c, codes, mode);
-      for (int i = 0; i < kN; ++i) {
-        const std::uint32_t a = a0 + t0 + static_cast<std::uint32_t>(i);
-        const std::uint32_t want = fast::fma(f.bin, f.bin, a, p.b, p.c, mode).code;
-        ++t.cases;
-        if (codes[i] == want) continue;
-        ++t.mismatches;
-        if (t.first.size() < 8) {
-          t.first.push_back(fmt::format("{} run {:#06x}+{} (plan {}) b={} c={} a={}: run {} fma {}", f.name, a0, kLong,
-                                        whole.ok ? "ok" : "per batch", describe_code(f.id, p.b),
-                                        describe_code(f.id, p.c), describe_code(f.id, a),
-                                        describe_code(f.id, codes[i]), describe_code(f.id, want)));
-        }
-      }
+      for (int i = 0; i < kN; ++i) tally(t, f, p, mode, run, a0 + t0 + static_cast<std::uint32_t>(i), codes[i]);
     }
   }
   return runs;
