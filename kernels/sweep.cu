@@ -63,11 +63,13 @@ namespace {
 #define BITPROOF_SLOT_RECIPE(recipes, j) bp_spec_recipes[j]
 #define BITPROOF_EVAL_ONE_INLINE __forceinline__
 #define BITPROOF_STAGE_INLINE __forceinline__  // the link keeps only the spec's recipes: inline them
+inline constexpr bool kPlanWholeRuns = true;     // see sweep_chunks
 #else
 // The catalogue images: the launch's parameters say which recipe a slot runs.
 #define BITPROOF_SLOT_RECIPE(recipes, j) (recipes).index[j]
 #define BITPROOF_EVAL_ONE_INLINE __noinline__
 #define BITPROOF_STAGE_INLINE __noinline__  // one function per recipe: see "the claim sweep's stage"
+inline constexpr bool kPlanWholeRuns = false;  // see sweep_chunks
 #endif
 
 template <class F>
@@ -143,7 +145,7 @@ __device__ __forceinline__ std::uint64_t stage_outputs(std::uint32_t* rows, cons
 }
 
 // A recipe with a batch form (the exact FMA oracles' run form: one alignment
-// for consecutive first inputs) plans the thread's whole run once and then
+// for consecutive first inputs) plans the thread's whole run once (spec-linked images) and
 // evaluates a batch at once (src/recipes/run_plan.hpp).
 template <class R, class Ar>
 concept PlansRuns = requires { recipes::RunPlan{R::template plan_run<Ar>(0u, 1, 0u, 0u)}; };
@@ -153,14 +155,16 @@ concept RunsBatches = kBatch > 1 && PlansRuns<R, Ar> && requires(const recipes::
 };
 
 // `plan` is the slot's plan of the thread's run and t0 the batch's case in it
-// (read only by a recipe with a batch form, so null on one-case batches).
+// (read only by a recipe with a batch form; null: plan each batch alone).
 template <class Ar, class R, int kBatch>
 __device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, const recipes::RunPlan* plan,
                                                             std::uint32_t t0, std::uint32_t* rows,
                                                             const std::uint32_t* first_rows) {
   if constexpr (RunsBatches<R, Ar, kBatch>) {
     std::uint32_t out[kBatch];
-    R::template eval_run<Ar, kBatch>(*plan, t0, codes.first, codes.second, codes.third, out);
+    const recipes::RunPlan each_batch{};  // not ok: the batch is planned alone
+    R::template eval_run<Ar, kBatch>(plan != nullptr ? *plan : each_batch, t0, codes.first, codes.second, codes.third,
+                                     out);
     return stage_outputs<kBatch>(rows, first_rows, [&out](int t) { return out[t]; });
   } else {
     return stage_outputs<kBatch>(rows, first_rows, [&codes](int t) {
@@ -437,18 +441,26 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
     const std::uint32_t second = p.domain.inputs > 1 ? walk.code(1, walk.i1) : 0;
     const std::uint32_t third = p.domain.inputs > 2 ? walk.code(2, walk.i2) : 0;
     const std::uint32_t first = walk.first_code();
-    recipes::RunPlan plans[kSlots];  // each slot's plan of the whole run, made once
+    // Each slot's plan of the whole run, made once (batch forms read their batches from it).
+    // Only in the spec-linked images: in the catalogue images the plans' address goes to
+    // the stage functions, which are not inlined, so they would live in local memory; that
+    // cost every 2^32 claim there 7 % (bench/RESULTS.md), so they plan batch by batch.
+    recipes::RunPlan plans[kSlots];
+    const recipes::RunPlan* run_plans = nullptr;
+    if constexpr (kPlanWholeRuns) {
 #pragma unroll
-    for (int j = 0; j < kSlots; ++j) {
-      if (j >= static_cast<int>(p.recipes.slots)) break;
-      PlanArm<Ar> arm{{first, second, third}, kPerThread};
-      with_recipe(BITPROOF_SLOT_RECIPE(p.recipes, j), arm);
-      plans[j] = arm.plan;
+      for (int j = 0; j < kSlots; ++j) {
+        if (j >= static_cast<int>(p.recipes.slots)) break;
+        PlanArm<Ar> arm{{first, second, third}, kPerThread};
+        with_recipe(BITPROOF_SLOT_RECIPE(p.recipes, j), arm);
+        plans[j] = arm.plan;
+      }
+      run_plans = plans;
     }
     for (std::uint32_t offset = 0; offset < kPerThread; offset += kBatch) {
       const RunCodes codes{first + offset, second, third};
       const std::uint32_t weight = groups - ((begin + offset) >> 4);
-      if (stage_batch<Ar, kSlots, kBatch>(p.recipes, codes, plans, offset, column, weight, words)) {
+      if (stage_batch<Ar, kSlots, kBatch>(p.recipes, codes, run_plans, offset, column, weight, words)) {
         check_claims<kBatch>(p, column, failing, kinds);
       }
       if constexpr (kCheck) check_model<kBatch>(p.recipes, codes, begin + offset, column, model);
