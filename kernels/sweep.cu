@@ -63,7 +63,7 @@ namespace {
 #define BITPROOF_SLOT_RECIPE(recipes, j) bp_spec_recipes[j]
 #define BITPROOF_EVAL_ONE_INLINE __forceinline__
 #define BITPROOF_STAGE_INLINE __forceinline__  // the link keeps only the spec's recipes: inline them
-inline constexpr bool kPlanWholeRuns = true;     // see sweep_chunks
+inline constexpr bool kPlanWholeRuns = true;   // see sweep_chunks
 #else
 // The catalogue images: the launch's parameters say which recipe a slot runs.
 #define BITPROOF_SLOT_RECIPE(recipes, j) (recipes).index[j]
@@ -150,7 +150,8 @@ __device__ __forceinline__ std::uint64_t stage_outputs(std::uint32_t* rows, cons
 template <class R, class Ar>
 concept PlansRuns = requires { recipes::RunPlan{R::template plan_run<Ar>(0u, 1, 0u, 0u)}; };
 template <class R, class Ar, int kBatch>
-concept RunsBatches = kBatch > 1 && PlansRuns<R, Ar> && requires(const recipes::RunPlan& plan, std::uint32_t (&out)[kBatch]) {
+concept RunsBatches =
+    kBatch > 1 && PlansRuns<R, Ar> && requires(const recipes::RunPlan& plan, std::uint32_t (&out)[kBatch]) {
   R::template eval_run<Ar, kBatch>(plan, 0u, 0u, 0u, 0u, out);
 };
 
@@ -176,7 +177,7 @@ __device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, cons
 template <class Ar, int kBatch>
 struct StageArm {
   RunCodes codes;
-  const recipes::RunPlan* plan;     // this slot's plan of the thread's run (null on one-case batches)
+  const recipes::RunPlan* plan;     // this slot's plan of the thread's run (null: each batch planned alone)
   std::uint32_t t0;                 // the batch's first case in that run
   std::uint32_t* rows;              // this slot's first row, this thread's column
   const std::uint32_t* first_rows;  // the first slot's (null for the first slot)
@@ -251,7 +252,7 @@ __device__ __forceinline__ bool stage_batch(const abi::Recipes& recipes, RunCode
 #pragma unroll
   for (int j = 0; j < kSlots; ++j) {
     if (j >= static_cast<int>(recipes.slots)) break;
-    StageArm<Ar, kBatch> arm{codes,  plans != nullptr ? plans + j : nullptr, t0, column + j * kBatch * kThreads,
+    StageArm<Ar, kBatch> arm{codes, plans != nullptr ? plans + j : nullptr, t0, column + j * kBatch * kThreads,
                              j > 0 ? column : nullptr};
     with_recipe(BITPROOF_SLOT_RECIPE(recipes, j), arm);
     const auto sum = static_cast<std::uint32_t>(arm.result);

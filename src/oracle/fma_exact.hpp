@@ -480,7 +480,7 @@ BP_HD constexpr void codes_of_run(const LinearRun& r, Word t0, std::uint32_t (&c
 // and inlined in the batch it made the whole run form a call that returned its
 // codes through local memory.
 __device__ __noinline__ inline std::uint32_t fma_call(Binary in, Binary out, std::uint32_t a, std::uint32_t b,
-                                                     std::uint32_t c, Mode mode) {
+                                                      std::uint32_t c, Mode mode) {
   return fma(in, out, a, b, c, mode).code;
 }
 #endif
@@ -501,7 +501,8 @@ BP_HD constexpr std::uint32_t fma_case(Binary in, Binary out, std::uint32_t a, s
 // else case by case.
 template <int kN>
 BP_HD constexpr void fma_run(Binary in, Binary out, const LinearRun& whole, std::uint32_t t0, std::uint32_t a0,
-                             std::uint32_t b, std::uint32_t c, std::uint32_t (&codes)[kN], Mode mode = Mode::kNearestEven) {
+                             std::uint32_t b, std::uint32_t c, std::uint32_t (&codes)[kN],
+                             Mode mode = Mode::kNearestEven) {
   static_assert(kN >= 1);
   if (whole.ok) return detail::codes_of_run(whole, t0, codes);
   const LinearRun r = detail::linear_run(in, out, a0, kN, b, c, mode);
