@@ -366,9 +366,6 @@ BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
   const std::uint32_t code = r.base + ((twice + r.half_less_one + ((twice >> r.drop) & r.odd)) >> r.drop);
   return code < r.clamp ? code : r.clamp;
 }
-BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
-  return r.lost == 0 ? linear_code<false>(r, t) : linear_code<true>(r, t);
-}
 
 // The last place of the results whose sums are w bits wide at E = common: their
 // binade's, or the subnormals' below the normal range.
