@@ -155,23 +155,40 @@ concept RunsBatches =
   R::template eval_run<Ar, kBatch>(plan, 0u, 0u, 0u, 0u, out);
 };
 
-// `plan` is the slot's plan of the thread's run and t0 the batch's case in it
-// (read only by a recipe with a batch form; null: plan each batch alone).
+// A recipe with a batch form that needs no plan (the hardware FP16 FMA's packed
+// pairs): eval_batch<Ar, kN>(a0, b, c, out[kN]) gives eval's codes of a0 … a0 + kN − 1.
+template <class R, class Ar, int kBatch>
+concept EvaluatesBatches = kBatch > 1 && requires(std::uint32_t (&out)[kBatch]) {
+  R::template eval_batch<Ar, kBatch>(0u, 0u, 0u, out);
+};
+
+// Recipe R's outputs of cases t0 … t0 + kBatch − 1 of a run, through its batch
+// form if it has one. `plan` is the slot's plan of the thread's run (read only
+// by a recipe that plans runs; null: plan each batch alone).
+template <class Ar, class R, int kBatch>
+__device__ __forceinline__ void recipe_outputs(RunCodes codes, const recipes::RunPlan* plan, std::uint32_t t0,
+                                               std::uint32_t (&out)[kBatch]) {
+  if constexpr (RunsBatches<R, Ar, kBatch>) {
+    const recipes::RunPlan each_batch{};  // not ok: the batch is planned alone
+    R::template eval_run<Ar, kBatch>(plan != nullptr ? *plan : each_batch, t0, codes.first, codes.second, codes.third,
+                                     out);
+  } else if constexpr (EvaluatesBatches<R, Ar, kBatch>) {
+    R::template eval_batch<Ar, kBatch>(codes.first, codes.second, codes.third, out);
+  } else {
+#pragma unroll
+    for (int t = 0; t < kBatch; ++t) {
+      out[t] = eval_recipe<R, Ar>(codes.first + static_cast<std::uint32_t>(t), codes.second, codes.third);
+    }
+  }
+}
+
 template <class Ar, class R, int kBatch>
 __device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, const recipes::RunPlan* plan,
                                                             std::uint32_t t0, std::uint32_t* rows,
                                                             const std::uint32_t* first_rows) {
-  if constexpr (RunsBatches<R, Ar, kBatch>) {
-    std::uint32_t out[kBatch];
-    const recipes::RunPlan each_batch{};  // not ok: the batch is planned alone
-    R::template eval_run<Ar, kBatch>(plan != nullptr ? *plan : each_batch, t0, codes.first, codes.second, codes.third,
-                                     out);
-    return stage_outputs<kBatch>(rows, first_rows, [&out](int t) { return out[t]; });
-  } else {
-    return stage_outputs<kBatch>(rows, first_rows, [&codes](int t) {
-      return eval_recipe<R, Ar>(codes.first + static_cast<std::uint32_t>(t), codes.second, codes.third);
-    });
-  }
+  std::uint32_t out[kBatch];
+  recipe_outputs<Ar, R, kBatch>(codes, plan, t0, out);
+  return stage_outputs<kBatch>(rows, first_rows, [&out](int t) { return out[t]; });
 }
 
 template <class Ar, int kBatch>
@@ -206,9 +223,13 @@ struct PlanArm {
   RunCodes codes;
   int n;
   recipes::RunPlan plan{};
+  bool straight = true;  // false: the recipe has a batch form and the run is not one straight path
   template <class R>
   __device__ __forceinline__ void run() {
-    if constexpr (PlansRuns<R, Ar>) plan = R::template plan_run<Ar>(codes.first, n, codes.second, codes.third);
+    if constexpr (PlansRuns<R, Ar>) {
+      plan = R::template plan_run<Ar>(codes.first, n, codes.second, codes.third);
+      straight = plan.ok;
+    }
   }
   __device__ __forceinline__ void none() {}
 #if defined(BITPROOF_KERNELS_USER_SLOTS)
@@ -405,6 +426,30 @@ constexpr int batch_cases() {
 }
 static_assert(16 % batch_cases<2>() == 0 && 16 % batch_cases<8>() == 0);
 
+// One batch of kBatch cases from `codes` at case `offset` of the chunk: staged,
+// its digest words advanced, its claims checked where a slot differs, and with
+// kCheck its model checked.
+template <class Ar, int kSlots, bool kCheck, int kBatch>
+__device__ __forceinline__ void sweep_batch(const abi::SweepParams& p, RunCodes codes, const recipes::RunPlan* plans,
+                                            std::uint32_t t0, std::uint32_t offset, std::uint32_t groups,
+                                            std::uint32_t* column, std::uint32_t (&words)[2 * kSlots],
+                                            std::uint32_t* failing, unsigned long long (*kinds)[abi::kKinds],
+                                            abi::ModelWords& model) {
+  if (stage_batch<Ar, kSlots, kBatch>(p.recipes, codes, plans, t0, column, groups - (offset >> 4), words)) {
+    check_claims<kBatch>(p, column, failing, kinds);
+  }
+  if constexpr (kCheck) check_model<kBatch>(p.recipes, codes, offset, column, model);
+}
+
+// The runs of a block that are not one straight path for some slot (spec-linked
+// images): each thread's run that is not goes here, and the block shares out
+// their batches after the straight runs (see sweep_chunks).
+struct DeferredRuns {
+  RunCodes codes[kThreads];       // the run's codes
+  std::uint32_t begin[kThreads];  // its first case in the chunk
+  std::uint32_t count;
+};
+
 // One block per chunk: chunk sums of every slot, failing counts per claim;
 // with kCheck, also the model check of every staged output (check_model). The
 // claim kernel (kCheck false) has no model code in its loop, so checking costs
@@ -416,16 +461,21 @@ template <class Ar, int kSlots, bool kCheck>
 __device__ void sweep_chunks(const abi::SweepParams& p) {
   constexpr int kBatch = batch_cases<kSlots>();
   constexpr int kPerThread = static_cast<int>(kChunk) / kThreads;
+  constexpr int kRunBatches = kPerThread / kBatch;
   static_assert(kPerThread % kBatch == 0);
   __shared__ std::uint32_t stage[kSlots * kBatch * kThreads];
   __shared__ unsigned long long kinds[kMaxClaims][abi::kKinds];
   __shared__ std::uint32_t failing[kMaxClaims];
   __shared__ abi::ModelWords model;
+  __shared__ DeferredRuns deferred;
   for (int i = threadIdx.x; i < kMaxClaims * abi::kKinds; i += blockDim.x) kinds[i / abi::kKinds][i % abi::kKinds] = 0;
   if (threadIdx.x < kMaxClaims) failing[threadIdx.x] = 0;
   if constexpr (kCheck) {
     if (threadIdx.x < abi::kMaxSlots) model.differing[threadIdx.x] = 0;
     if (threadIdx.x == 0) model.first = abi::kNoModelRecord;
+  }
+  if constexpr (kPlanWholeRuns) {
+    if (threadIdx.x == 0) deferred.count = 0;
   }
   __syncthreads();
   const std::uint64_t chunk = p.first_chunk + blockIdx.x;
@@ -448,6 +498,7 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
     // cost every 2^32 claim there 7 % (bench/RESULTS.md), so they plan batch by batch.
     recipes::RunPlan plans[kSlots];
     const recipes::RunPlan* run_plans = nullptr;
+    bool straight = true;
     if constexpr (kPlanWholeRuns) {
 #pragma unroll
       for (int j = 0; j < kSlots; ++j) {
@@ -455,26 +506,42 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
         PlanArm<Ar> arm{{first, second, third}, kPerThread};
         with_recipe(BITPROOF_SLOT_RECIPE(p.recipes, j), arm);
         plans[j] = arm.plan;
+        straight = straight && arm.straight;
       }
       run_plans = plans;
     }
-    for (std::uint32_t offset = 0; offset < kPerThread; offset += kBatch) {
-      const RunCodes codes{first + offset, second, third};
-      const std::uint32_t weight = groups - ((begin + offset) >> 4);
-      if (stage_batch<Ar, kSlots, kBatch>(p.recipes, codes, run_plans, offset, column, weight, words)) {
-        check_claims<kBatch>(p, column, failing, kinds);
+    if (straight) {
+      for (std::uint32_t offset = 0; offset < kPerThread; offset += kBatch) {
+        sweep_batch<Ar, kSlots, kCheck, kBatch>(p, {first + offset, second, third}, run_plans, offset, begin + offset,
+                                                groups, column, words, failing, kinds, model);
       }
-      if constexpr (kCheck) check_model<kBatch>(p.recipes, codes, begin + offset, column, model);
+    } else if constexpr (kPlanWholeRuns) {
+      const std::uint32_t k = atomicAdd(&deferred.count, 1u);
+      deferred.codes[k] = {first, second, third};
+      deferred.begin[k] = begin;
     }
   } else {
     // Any other shape (a list input, a row shorter than a thread's cases, the
     // domain's last chunk): one case at a time from the walker.
     for (std::uint32_t offset = begin; offset < begin + kPerThread && offset < length; ++offset) {
-      const RunCodes codes = walk.next();
-      if (stage_batch<Ar, kSlots, 1>(p.recipes, codes, nullptr, 0, column, groups - (offset >> 4), words)) {
-        check_claims<1>(p, column, failing, kinds);
-      }
-      if constexpr (kCheck) check_model<1>(p.recipes, codes, offset, column, model);
+      sweep_batch<Ar, kSlots, kCheck, 1>(p, walk.next(), nullptr, 0, offset, groups, column, words, failing, kinds,
+                                         model);
+    }
+  }
+  if constexpr (kPlanWholeRuns) {
+    // The deferred runs' batches, each planned alone, shared out over the block's
+    // threads (consecutive threads take consecutive batches of a run). Done by
+    // their own threads, a few such runs (about one in a hundred FP16 runs of
+    // 256) kept the rest of their block waiting at its final barrier: 40 % of
+    // the warps' time in the 2^48 FP16 FMA sweep (bench/RESULTS.md).
+    __syncthreads();
+    const std::uint32_t items = deferred.count * kRunBatches;
+    for (std::uint32_t item = threadIdx.x; item < items; item += kThreads) {
+      const std::uint32_t k = item / kRunBatches;
+      const std::uint32_t offset = (item % kRunBatches) * kBatch;
+      const RunCodes run = deferred.codes[k];
+      sweep_batch<Ar, kSlots, kCheck, kBatch>(p, {run.first + offset, run.second, run.third}, nullptr, 0,
+                                              deferred.begin[k] + offset, groups, column, words, failing, kinds, model);
     }
   }
   // B's weights count groups of 16 from the chunk's end: each thread added its

@@ -14,6 +14,7 @@
 //   hmul_ftz       mul.rn.ftz.f16 (inline PTX)                 the hardware's own flush-to-zero multiply
 //   hadd           __hadd            (add.f16)
 //   hfma           __hfma            (fma.rn.f16)
+//   hfma2          __hfma2           (fma.rn.f16x2, inline PTX: fma.rn.f16 on each half)
 //   float2half_rn  __float2half_rn   (cvt.rn.f16.f32)
 //   float2half_rz  __float2half_rz   (cvt.rz.f16.f32)
 //   half2float     __half2float      (cvt.f32.f16)
@@ -97,6 +98,15 @@ struct DeviceArith {
     return __half_as_ushort(__hfma(__ushort_as_half(a), __ushort_as_half(b), __ushort_as_half(c)));
 #else
     return SoftArith::hfma(a, b, c);
+#endif
+  }
+  BP_HD static std::uint32_t hfma2(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+#if defined(__CUDA_ARCH__)
+    std::uint32_t d;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));  // what __hfma2 emits
+    return d;
+#else
+    return SoftArith::hfma2(a, b, c);
 #endif
   }
   BP_HD static std::uint16_t float2half_rn(std::uint32_t f) {

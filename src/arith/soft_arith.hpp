@@ -13,6 +13,8 @@
 //                   (mul.rn.ftz.f16): it flushes exactly those 19376 extra FP16 pairs.
 //   hadd(a, b)      binary16 add, RNE (__hadd)
 //   hfma(a, b, c)   binary16 fused multiply-add, RNE (__hfma)
+//   hfma2(a, b, c)  hfma on each 16-bit half of 32-bit words (__hfma2): low half with
+//                   low halves, high with high
 //   float2half_rn(f), float2half_rz(f)   binary32 -> binary16
 //   half2float(h)   binary16 -> binary32, exact
 //   fadd(a, b)      binary32 add, round-to-nearest-even (__fadd_rn); NaN results are
@@ -79,6 +81,10 @@ struct SoftArith {
   }
   BP_HD static constexpr std::uint16_t hfma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {
     return static_cast<std::uint16_t>(soft::fma<H>(a, b, c, soft::Round::kNearestEven));
+  }
+  BP_HD static constexpr std::uint32_t hfma2(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+    const auto half = [](std::uint32_t w, int i) { return static_cast<std::uint16_t>(w >> (16 * i)); };
+    return hfma(half(a, 0), half(b, 0), half(c, 0)) | (std::uint32_t{hfma(half(a, 1), half(b, 1), half(c, 1))} << 16);
   }
   BP_HD static constexpr std::uint16_t float2half_rn(std::uint32_t f) {
     return static_cast<std::uint16_t>(soft::convert<H, F>(f, soft::Round::kNearestEven));

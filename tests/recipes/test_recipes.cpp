@@ -1,16 +1,19 @@
 // The registered recipes: well-formed cards, soft and oracle arithmetic agree
 // on every input, the TurboMind recipes match an independent rewrite with the
-// compiler's _Float16 arithmetic, and every negative control is refuted.
+// compiler's _Float16 arithmetic, every negative control is refuted, and the
+// FP16 FMA's packed batch form gives its codes.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <cstring>
 #include <set>
 
+#include "arith/soft_arith.hpp"
+#include "compiler_half.hpp"
 #include "proof/engine.hpp"
 #include "proof/spec.hpp"
+#include "recipes/fma.hpp"
 #include "recipes/registry.hpp"
-#include "compiler_half.hpp"
 #include "sweep_stride.hpp"
 
 using namespace bitproof;
@@ -60,6 +63,34 @@ std::uint16_t compiler_turbomind(std::uint32_t x, std::uint32_t s, bool folded) 
 }
 
 bool is_nan_half(std::uint16_t b) { return (b & 0x7C00) == 0x7C00 && (b & 0x3FF) != 0; }
+
+// Cases of fp16fma.hfma's batch form (pairs through SoftArith::hfma2, the twin of
+// the GPU's fma.rn.f16x2) that differ from eval's, over every a in batches of
+// 16 from `a_start` (each batch read as the batch at a0 + skew), for b from a
+// list of edge codes and c from some of them; the first few printed.
+int packed_hfma_mismatches(std::uint32_t a_start, std::uint32_t skew) {
+  using fma_route::Hfma;
+  const std::uint32_t edges[] = {0x0000, 0x0001, 0x03FF, 0x0400, 0x3555, 0x3C00, 0x7BFF, 0x7C00,
+                                 0x7C01, 0x7E00, 0x8000, 0x8001, 0x83FF, 0xBC00, 0xFBFF, 0xFC00};
+  int mismatches = 0;
+  for (const std::uint32_t b : edges) {
+    for (const std::uint32_t c : {0x0000u, 0x0001u, 0x3C00u, 0x7E00u, 0xFC00u}) {
+      for (std::uint32_t a0 = a_start; a0 + 16 <= 0x10000; a0 += 16) {
+        std::uint32_t out[16];
+        Hfma::eval_batch<SoftArith, 16>(a0 + skew, b, c, out);
+        for (std::uint32_t t = 0; t < 16; ++t) {
+          const std::uint32_t want = Hfma::eval<SoftArith>(a0 + t, b, c);
+          if (out[t] == want) continue;
+          if (++mismatches <= 4) {
+            MESSAGE(fmt::format("a=0x{:04X} b=0x{:04X} c=0x{:04X}: batch 0x{:04X}, hfma 0x{:04X}", a0 + t, b, c, out[t],
+                                want));
+          }
+        }
+      }
+    }
+  }
+  return mismatches;
+}
 
 }  // namespace
 
@@ -160,6 +191,14 @@ TEST_SUITE("recipes") {
       }
     }
     CHECK(mismatches == 0);
+  }
+
+  TEST_CASE(
+      "fp16fma.hfma's batch form, two cases a packed FMA, gives hfma's codes; a batch read one case off does not") {
+    CHECK(packed_hfma_mismatches(0, 0) == 0);       // batches as the GPU claim sweep forms them
+    CHECK(packed_hfma_mismatches(8, 0) == 0);       // and off its alignment
+    CHECK(packed_hfma_mismatches(0, 1) > 100'000);  // the negative control
+    static_assert(SoftArith::hfma2(0x3C00'4000, 0x4000'3C00, 0x0000'3C00) == 0x4000'4200);  // high 1·2 + 0, low 2·1 + 1
   }
 
   TEST_CASE("every negative control is refuted against its recipe, with a counterexample") {
