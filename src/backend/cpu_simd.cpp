@@ -46,26 +46,35 @@ int vector_index(const SimdImpl& impl, const RecipeEntry* recipe) {
   return index >= 0 && impl.vector_capable(index) ? index : -1;
 }
 
-// An external batch (SimdJob::external) for recipes with a batch form: each
-// group of 16 cases that is one run (first inputs a0 … a0 + 15, the others the
-// same) goes through RecipeEntry::run, any other case by case through soft.
+// An external batch (SimdJob::external) for recipes with a batch form: whole
+// groups of 16 cases that continue one run (first inputs a0, a0 + 1, …, the
+// others the same) go through RecipeEntry::run together, up to kRunMaxCases a
+// call (one plan for them all); any other group case by case through soft.
 void run_or_cases(const void* context, const std::uint32_t* const* codes, std::uint32_t* out, int cases) {
-  static_assert(kRunCases == kCaseGroup, "a run is one group of the sweep's cases");
+  static_assert(kRunCases == kCaseGroup, "a run is made of whole groups of the sweep's cases");
   const RecipeEntry& recipe = *static_cast<const RecipeEntry*>(context);
-  for (int o = 0; o < cases; o += kRunCases) {
-    bool run = true;
-    for (int t = 1; t < kRunCases && run; ++t) {
-      run = codes[0][o + t] == codes[0][o] + static_cast<std::uint32_t>(t) && codes[1][o + t] == codes[1][o] &&
-            codes[2][o + t] == codes[2][o];
+  const auto continues = [codes](int o, int t) {  // case o + t is case t of the run from case o
+    return codes[0][o + t] == codes[0][o] + static_cast<std::uint32_t>(t) && codes[1][o + t] == codes[1][o] &&
+           codes[2][o + t] == codes[2][o];
+  };
+  for (int o = 0; o < cases;) {
+    int n = 0;
+    while (n < kRunMaxCases && o + n < cases) {
+      bool group = true;
+      for (int t = n; t < n + kRunCases && group; ++t) group = continues(o, t);
+      if (!group) break;
+      n += kRunCases;
     }
-    if (run) {
-      recipe.run(codes[0][o], codes[1][o], codes[2][o], out + o);
+    if (n > 0) {
+      recipe.run(codes[0][o], n, codes[1][o], codes[2][o], out + o);
+      o += n;
       continue;
     }
     for (int t = 0; t < kRunCases; ++t) {
       const std::uint32_t lane[kMaxInputs] = {codes[0][o + t], codes[1][o + t], codes[2][o + t]};
       out[o + t] = recipe.soft(lane);
     }
+    o += kRunCases;
   }
 }
 

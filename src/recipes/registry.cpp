@@ -26,15 +26,20 @@ std::uint32_t evaluate(const std::uint32_t* codes) {
 }
 
 template <class Recipe>
-void run_cases(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t* out) {
-  std::uint32_t codes[kRunCases];
-  Recipe::template eval_run<SoftArith, kRunCases>(recipes::RunPlan{}, 0, a0, b, c, codes);
-  std::copy(codes, codes + kRunCases, out);
+void run_cases(std::uint32_t a0, int n, std::uint32_t b, std::uint32_t c, std::uint32_t* out) {
+  const recipes::RunPlan plan = Recipe::template plan_run<SoftArith>(a0, n, b, c);
+  for (int t0 = 0; t0 < n; t0 += kRunCases) {
+    std::uint32_t codes[kRunCases];
+    Recipe::template eval_run<SoftArith, kRunCases>(plan, static_cast<std::uint32_t>(t0),
+                                                    a0 + static_cast<std::uint32_t>(t0), b, c, codes);
+    std::copy(codes, codes + kRunCases, out + t0);
+  }
 }
 
 template <class Recipe>
 constexpr RunFn run_of() {
   if constexpr (requires(std::uint32_t (&out)[kRunCases]) {
+                  Recipe::template plan_run<SoftArith>(0u, kRunCases, 0u, 0u);
                   Recipe::template eval_run<SoftArith, kRunCases>(recipes::RunPlan{}, 0u, 0u, 0u, 0u, out);
                 }) {
     return &run_cases<Recipe>;

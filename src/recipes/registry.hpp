@@ -17,10 +17,13 @@ namespace bitproof {
 using RecipeFn = std::uint32_t (*)(const std::uint32_t* codes);
 
 // A recipe's batch form with the soft arithmetic: out[t] is the recipe on
-// (a0 + t, b, c) for t < kRunCases, the codes `soft` gives one at a time (the
-// exact FMA oracles' run form, oracle/fma_exact.hpp; the CPU vector sweep calls it).
+// (a0 + t, b, c) for t < n, the codes `soft` gives one at a time (the exact FMA
+// oracles' run form, oracle/fma_exact.hpp: one plan of the run, read batch by
+// batch; the CPU vector sweep calls it). n is a multiple of kRunCases, at most
+// kRunMaxCases.
 inline constexpr int kRunCases = 16;
-using RunFn = void (*)(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t* out);
+inline constexpr int kRunMaxCases = 256;
+using RunFn = void (*)(std::uint32_t a0, int n, std::uint32_t b, std::uint32_t c, std::uint32_t* out);
 
 struct RecipeEntry {
   const RecipeCard* card;
