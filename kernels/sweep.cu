@@ -533,7 +533,7 @@ __device__ void sweep_chunks(const abi::SweepParams& p) {
     // threads (consecutive threads take consecutive batches of a run). Done by
     // their own threads, a few such runs (about one in a hundred FP16 runs of
     // 256) kept the rest of their block waiting at its final barrier: 40 % of
-    // the warps' time in the 2^48 FP16 FMA sweep (bench/RESULTS.md).
+    // the warps' stall samples in the FP16 FMA claim sweep (bench/RESULTS.md).
     __syncthreads();
     const std::uint32_t items = deferred.count * kRunBatches;
     for (std::uint32_t item = threadIdx.x; item < items; item += kThreads) {

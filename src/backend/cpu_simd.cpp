@@ -53,18 +53,18 @@ int vector_index(const SimdImpl& impl, const RecipeEntry* recipe) {
 void run_or_cases(const void* context, const std::uint32_t* const* codes, std::uint32_t* out, int cases) {
   static_assert(kRunCases == kCaseGroup, "a run is made of whole groups of the sweep's cases");
   const RecipeEntry& recipe = *static_cast<const RecipeEntry*>(context);
-  const auto continues = [codes](int o, int t) {  // case o + t is case t of the run from case o
-    return codes[0][o + t] == codes[0][o] + static_cast<std::uint32_t>(t) && codes[1][o + t] == codes[1][o] &&
-           codes[2][o + t] == codes[2][o];
+  const auto group_continues = [codes](int o, int n) {  // cases o + n … o + n + 15 continue the run from case o
+    for (int t = n; t < n + kRunCases; ++t) {
+      if (codes[0][o + t] != codes[0][o] + static_cast<std::uint32_t>(t) || codes[1][o + t] != codes[1][o] ||
+          codes[2][o + t] != codes[2][o]) {
+        return false;
+      }
+    }
+    return true;
   };
   for (int o = 0; o < cases;) {
     int n = 0;
-    while (n < kRunMaxCases && o + n < cases) {
-      bool group = true;
-      for (int t = n; t < n + kRunCases && group; ++t) group = continues(o, t);
-      if (!group) break;
-      n += kRunCases;
-    }
+    while (n < kRunMaxCases && o + n < cases && group_continues(o, n)) n += kRunCases;
     if (n > 0) {
       recipe.run(codes[0][o], n, codes[1][o], codes[2][o], out + o);
       o += n;

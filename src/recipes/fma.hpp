@@ -157,19 +157,17 @@ struct Hfma {
   }
   // The claim sweep's batches (kernels/sweep.cu; recipes/run_plan.hpp): cases
   // a0 + t and a0 + t + 1 (t even) in the halves of one packed FMA, the same
-  // fma.rn.f16 on each half (a policy without hfma2: case by case).
+  // fma.rn.f16 on each half (a policy without hfma2 has no batch form: the
+  // sweep evaluates it case by case).
   template <class Ar, int kN>
+    requires(kN % 2 == 0 && requires { Ar::hfma2(0u, 0u, 0u); })
   BP_HD static constexpr void eval_batch(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t (&out)[kN]) {
-    if constexpr (requires { Ar::hfma2(0u, 0u, 0u); } && kN % 2 == 0) {
-      constexpr std::uint32_t kBoth = 0x0001'0001;  // a 16-bit code in both halves
-      for (int t = 0; t < kN; t += 2) {
-        const std::uint32_t a = a0 + static_cast<std::uint32_t>(t);
-        const std::uint32_t pair = Ar::hfma2(a | ((a + 1) << 16), b * kBoth, c * kBoth);
-        out[t] = pair & 0xFFFF;
-        out[t + 1] = pair >> 16;
-      }
-    } else {
-      for (int t = 0; t < kN; ++t) out[t] = eval<Ar>(a0 + static_cast<std::uint32_t>(t), b, c);
+    constexpr std::uint32_t kBoth = 0x0001'0001;  // a 16-bit code in both halves
+    for (int t = 0; t < kN; t += 2) {
+      const std::uint32_t a = a0 + static_cast<std::uint32_t>(t);
+      const std::uint32_t pair = Ar::hfma2(a | ((a + 1) << 16), b * kBoth, c * kBoth);
+      out[t] = pair & 0xFFFF;
+      out[t + 1] = pair >> 16;
     }
   }
 };
