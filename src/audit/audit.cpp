@@ -65,7 +65,7 @@ std::string with_commas(std::uint64_t v) {
 }
 
 // Pieces of a tensor's data: read into a per-thread buffer of kReadBytes (it
-// stays in L2 while counted) and counted there.
+// stays in L2 while counted), at the file offset's place in a page, and counted there.
 constexpr std::size_t kReadBytes = std::size_t{1} << 18;
 static_assert(kChunkBytes % kReadBytes == 0 && kReadBytes % 4 == 0);
 
@@ -81,12 +81,12 @@ Expected<Ok> histogram_chunks(const std::vector<Chunk>& chunks, std::vector<Tens
   std::mutex failed_lock;
   std::optional<Error> failed;
   parallel_for(chunks.size(), threads, [&](std::size_t i) {
-    thread_local std::vector<unsigned char> buffer(kReadBytes);
+    thread_local PageOffsetBuffer buffer(kReadBytes);
     const Chunk& c = chunks[i];
     TensorAudit& t = tensors[c.tensor];
     CodeCounter counter(code_bits(t.dtype));
     for (std::size_t done = 0; done < c.bytes; done += kReadBytes) {
-      const std::span<unsigned char> piece(buffer.data(), std::min(kReadBytes, c.bytes - done));
+      const std::span<unsigned char> piece = buffer.room_for(c.offset + done, std::min(kReadBytes, c.bytes - done));
       if (auto ok = c.file->map.read_at(c.offset + done, piece); !ok) {
         const std::lock_guard lock(failed_lock);
         if (!failed) failed = Error{fmt::format("{}: {}: cannot read: {}", c.file->path, t.name, ok.error().message)};

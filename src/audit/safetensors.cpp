@@ -277,6 +277,12 @@ Expected<Ok> MappedFile::read_at(std::uint64_t offset, std::span<unsigned char> 
   return Ok{};
 }
 
+std::span<unsigned char> PageOffsetBuffer::room_for(std::uint64_t offset, std::size_t bytes) {
+  const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+  const std::size_t to_page = (kPage - address % kPage) % kPage;
+  return {storage_.data() + to_page + offset % kPage, bytes};
+}
+
 void MappedFile::release() {
   if (data_) munmap(const_cast<unsigned char*>(data_), size_);
   if (fd_ >= 0) ::close(fd_);

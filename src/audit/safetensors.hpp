@@ -107,6 +107,25 @@ class MappedFile {
   int fd_ = -1;
 };
 
+// Room for read_at whose address has the file offset's position in a 4 KiB
+// page. The kernel's copy out of the page cache runs about 4x slower when its
+// destination lies 1 to 31 bytes past the source modulo 4 KiB (its loads wait
+// on its own stores: 4K aliasing; 2.3 against 10 GB/s on a Zen 3 VM,
+// bench/RESULTS.md), and a heap buffer's page offset is whatever malloc gave:
+// then every tensor of a shard whose data starts at an unlucky offset is
+// copied slowly.
+class PageOffsetBuffer {
+ public:
+  static constexpr std::size_t kPage = 4096;
+  // `capacity`: the most bytes one read takes.
+  explicit PageOffsetBuffer(std::size_t capacity) : storage_(capacity + 2 * kPage) {}
+  // `bytes` (at most the capacity) of room at an address congruent to `offset` modulo kPage.
+  [[nodiscard]] std::span<unsigned char> room_for(std::uint64_t offset, std::size_t bytes);
+
+ private:
+  std::vector<unsigned char> storage_;
+};
+
 struct CheckpointFile {
   std::string path;  // as opened, for messages
   std::string name;  // relative to the checkpoint root, for reports

@@ -195,6 +195,28 @@ TEST_SUITE("audit") {
       }
     }
   }
+
+  TEST_CASE("PageOffsetBuffer: each read's room sits at the file offset's place in a page, inside the buffer") {
+    constexpr std::size_t kCapacity = 3 * PageOffsetBuffer::kPage + 40;
+    PageOffsetBuffer buffer(kCapacity);
+    const std::span<unsigned char> first = buffer.room_for(0, 1);
+    int misplaced = 0;
+    for (std::uint64_t offset : {0ull, 1ull, 16ull, 31ull, 4095ull, 4096ull, 4097ull, 12345ull, (1ull << 40) + 8}) {
+      for (std::size_t bytes : {std::size_t{1}, std::size_t{4096}, kCapacity}) {
+        const std::span<unsigned char> room = buffer.room_for(offset, bytes);
+        const auto address = reinterpret_cast<std::uintptr_t>(room.data());
+        if (address % PageOffsetBuffer::kPage != offset % PageOffsetBuffer::kPage) {
+          ++misplaced;
+          MESSAGE("offset ", offset, ": room at page offset ", address % PageOffsetBuffer::kPage);
+        }
+        CHECK(room.size() == bytes);
+        room.front() = 1;  // inside the storage: ASan sees any write past it
+        room.back() = 1;
+        CHECK(room.data() >= first.data() - offset % PageOffsetBuffer::kPage);
+      }
+    }
+    CHECK(misplaced == 0);
+  }
 }
 
 }  // namespace bitproof::audit
