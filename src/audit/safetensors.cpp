@@ -206,6 +206,245 @@ Expected<Ok> check_tiling(std::vector<TensorInfo>& tensors, std::uint64_t buffer
   return Ok{};
 }
 
+// ---- plain readers: JSON in its common shape, straight from the text ----
+//
+// The headers and the index of a sharded checkpoint were most of an audit's
+// serial time: a JSON document costs a dozen allocations a tensor. A plain
+// reader takes a file in its common shape without one: every string printable
+// ASCII without escapes, every number an unsigned integer, whitespace as JSON
+// allows. Anything else, and any rule the full reader would refuse (a key
+// given twice, an unknown dtype, sizes that disagree), makes it give up
+// (nullopt): the full reader then answers. So a plain reader never refuses a
+// file, and what it takes the full reader reads alike (the tests and the fuzz
+// target compare the two).
+
+// Sorts `items` by key(item); false when two items have the same key.
+template <class T, class Key>
+bool sort_unique(std::vector<T>& items, Key key) {
+  std::sort(items.begin(), items.end(), [&key](const T& a, const T& b) { return key(a) < key(b); });
+  return std::adjacent_find(items.begin(), items.end(), [&key](const T& a, const T& b) { return key(a) == key(b); }) ==
+         items.end();
+}
+
+class PlainJson {
+ public:
+  explicit PlainJson(std::string_view text) : text_(text) {}
+
+ protected:
+  static constexpr int kMaxDepth = 64;
+
+  bool take(char c) {
+    skip_space();
+    if (at_ == text_.size() || text_[at_] != c) return false;
+    ++at_;
+    return true;
+  }
+  // After an opening bracket: true when another item follows (after a comma
+  // but for the first), false at `close`; false on anything else too, which
+  // marks the text as not plain for good.
+  bool next_item(char close, bool first) {
+    if (take(close)) return false;
+    if (first || take(',')) return true;
+    not_plain_ = true;
+    return false;
+  }
+  // The end of the text, every bracket closed in its place.
+  [[nodiscard]] bool at_end() {
+    skip_space();
+    return at_ == text_.size() && !not_plain_;
+  }
+
+  // A string of printable ASCII other than '"' and '\\'.
+  std::optional<std::string_view> string() {
+    if (!take('"')) return std::nullopt;
+    const std::size_t first = at_;
+    while (at_ < text_.size() && text_[at_] != '"') {
+      if (text_[at_] < 0x20 || text_[at_] > 0x7E || text_[at_] == '\\') return std::nullopt;
+      ++at_;
+    }
+    if (at_ == text_.size()) return std::nullopt;
+    return text_.substr(first, at_++ - first);
+  }
+  // A member's key and its colon.
+  std::optional<std::string_view> key() {
+    auto k = string();
+    if (!k || !take(':')) return std::nullopt;
+    return k;
+  }
+
+  // 0 or a digit 1-9 and more digits, below 2^64, not the start of a fraction or exponent.
+  std::optional<std::uint64_t> number() {
+    skip_space();
+    if (!next_is_digit()) return std::nullopt;
+    std::uint64_t v = 0;
+    const std::size_t first = at_;
+    while (next_is_digit()) {
+      const auto digit = static_cast<std::uint64_t>(text_[at_++] - '0');
+      if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
+      v = v * 10 + digit;
+    }
+    if (text_[first] == '0' && at_ - first > 1) return std::nullopt;
+    if (at_ < text_.size() && (text_[at_] == '.' || text_[at_] == 'e' || text_[at_] == 'E')) return std::nullopt;
+    return v;
+  }
+
+  // [n, ...] of number(), possibly empty.
+  std::optional<std::vector<std::uint64_t>> numbers() {
+    if (!take('[')) return std::nullopt;
+    std::vector<std::uint64_t> out;
+    for (bool first = true; next_item(']', first); first = false) {
+      const auto v = number();
+      if (!v) return std::nullopt;
+      out.push_back(*v);
+    }
+    return out;
+  }
+
+  // {"key": "value", ...}, possibly empty, each key once; sorted by key.
+  std::optional<std::vector<std::pair<std::string, std::string>>> string_pairs() {
+    if (!take('{')) return std::nullopt;
+    std::vector<std::pair<std::string, std::string>> out;
+    for (bool first = true; next_item('}', first); first = false) {
+      const auto k = key();
+      const auto value = k ? string() : std::nullopt;
+      if (!value) return std::nullopt;
+      out.emplace_back(*k, *value);
+    }
+    if (!sort_unique(out, [](const auto& p) -> const std::string& { return p.first; })) return std::nullopt;
+    return out;
+  }
+
+  // Any value made of the above, true, false, null, arrays and objects (each key once).
+  bool skip_value(int depth = 0) {
+    skip_space();
+    if (depth > kMaxDepth || at_ == text_.size()) return false;
+    const char c = text_[at_];
+    if (c == '"') return string().has_value();
+    if (c == '{' || c == '[') return skip_container(depth);
+    for (const std::string_view word : {"true", "false", "null"}) {
+      if (text_.substr(at_, word.size()) == word) {
+        at_ += word.size();
+        return true;
+      }
+    }
+    return number().has_value();
+  }
+
+ private:
+  void skip_space() {
+    while (at_ < text_.size() &&
+           (text_[at_] == ' ' || text_[at_] == '\t' || text_[at_] == '\n' || text_[at_] == '\r')) {
+      ++at_;
+    }
+  }
+  [[nodiscard]] bool next_is_digit() const { return at_ < text_.size() && text_[at_] >= '0' && text_[at_] <= '9'; }
+
+  bool skip_container(int depth) {
+    const bool object = text_[at_++] == '{';
+    const char close = object ? '}' : ']';
+    std::vector<std::string_view> keys;
+    for (bool first = true; next_item(close, first); first = false) {
+      if (object) {
+        const auto k = key();
+        if (!k) return false;
+        keys.push_back(*k);
+      }
+      if (!skip_value(depth + 1)) return false;
+    }
+    return sort_unique(keys, [](std::string_view k) { return k; });
+  }
+
+  std::string_view text_;
+  std::size_t at_ = 0;
+  bool not_plain_ = false;
+};
+
+// A safetensors header: tensor entries with exactly "dtype", "shape" and
+// "data_offsets", and "__metadata__" an object of strings.
+class PlainHeaderReader : PlainJson {
+ public:
+  using PlainJson::PlainJson;
+
+  std::optional<Header> read() {
+    Header header;
+    bool metadata_seen = false;
+    if (!take('{')) return std::nullopt;
+    for (bool first = true; next_item('}', first); first = false) {
+      const auto name = key();
+      if (!name) return std::nullopt;
+      if (*name == kMetadataKey) {
+        auto metadata = string_pairs();
+        if (metadata_seen || !metadata) return std::nullopt;
+        header.metadata = std::move(*metadata);
+        metadata_seen = true;
+      } else if (auto t = tensor(*name)) {
+        header.tensors.push_back(std::move(*t));
+      } else {
+        return std::nullopt;
+      }
+    }
+    // The full parser's order (a JSON object's keys, sorted).
+    if (!at_end() || !sort_unique(header.tensors, [](const TensorInfo& t) -> const std::string& { return t.name; })) {
+      return std::nullopt;
+    }
+    return header;
+  }
+
+ private:
+  std::optional<TensorInfo> tensor(std::string_view name) {
+    constexpr unsigned kDtype = 1, kShape = 2, kOffsets = 4;
+    TensorInfo t;
+    t.name = name;
+    std::vector<std::uint64_t> offsets;
+    unsigned seen = 0;
+    if (!take('{')) return std::nullopt;
+    for (bool first = true; next_item('}', first); first = false) {
+      const auto k = key();
+      if (!k) return std::nullopt;
+      const unsigned field = *k == "dtype" ? kDtype : *k == "shape" ? kShape : *k == "data_offsets" ? kOffsets : 0u;
+      if (field == 0 || (seen & field) != 0) return std::nullopt;
+      seen |= field;
+      if (field == kDtype) {
+        const auto dtype_text = string();
+        const auto dtype = dtype_text ? dtype_from_name(*dtype_text) : std::nullopt;
+        if (!dtype) return std::nullopt;
+        t.dtype = *dtype;
+      } else if (auto values = numbers()) {
+        (field == kShape ? t.shape : offsets) = std::move(*values);
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (seen != (kDtype | kShape | kOffsets) || offsets.size() != 2 || offsets[1] < offsets[0]) return std::nullopt;
+    t.begin = offsets[0];
+    t.end = offsets[1];
+    static const std::string kNoFile;
+    const auto bytes = byte_size(t.shape, dtype_bits(t.dtype), HeaderWhere{kNoFile}, t.name);
+    if (!bytes || *bytes != t.bytes()) return std::nullopt;
+    return t;
+  }
+};
+
+// An index file: "weight_map" an object of shard names, any other member any value.
+class PlainIndexReader : PlainJson {
+ public:
+  using PlainJson::PlainJson;
+
+  std::optional<std::vector<std::pair<std::string, std::string>>> read() {
+    std::optional<std::vector<std::pair<std::string, std::string>>> weight_map;
+    std::vector<std::string_view> keys;
+    if (!take('{')) return std::nullopt;
+    for (bool first = true; next_item('}', first); first = false) {
+      const auto k = key();
+      if (!k) return std::nullopt;
+      keys.push_back(*k);
+      if (*k == "weight_map" ? !(weight_map = string_pairs()) : !skip_value()) return std::nullopt;
+    }
+    if (!at_end() || !weight_map || !sort_unique(keys, [](std::string_view k) { return k; })) return std::nullopt;
+    return weight_map;
+  }
+};
+
 }  // namespace
 
 std::span<const DTypeInfo> all_dtypes() { return kDTypes; }
@@ -220,16 +459,14 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 std::string_view dtype_name(DType dtype) { return kDTypes[static_cast<std::size_t>(dtype)].name; }
 int dtype_bits(DType dtype) { return kDTypes[static_cast<std::size_t>(dtype)].bits; }
 
-Expected<Header> parse_safetensors(std::span<const unsigned char> file_bytes, const std::string& file) {
+namespace detail {
+
+Expected<Header> read_header_json(std::string_view text, const std::string& file) {
   const HeaderWhere w{file};
-  auto n = header_length(file_bytes, w);
-  if (!n) return n.error();
-  const std::string_view text(reinterpret_cast<const char*>(file_bytes.data() + 8), *n);
   auto parsed = parse_json_strict(text, file, "header");
   if (!parsed) return parsed.error();
   if (!parsed->is_object()) return w.at("header", fmt::format("must be a JSON object, found {}", parsed->type_name()));
   Header header;
-  header.header_bytes = *n;
   for (const auto& [key, value] : parsed->items()) {
     if (key == kMetadataKey) {
       auto metadata = parse_metadata(value, w);
@@ -241,8 +478,48 @@ Expected<Header> parse_safetensors(std::span<const unsigned char> file_bytes, co
     if (!tensor) return tensor.error();
     header.tensors.push_back(std::move(*tensor));
   }
-  if (auto ok = check_tiling(header.tensors, file_bytes.size() - header.data_start(), w); !ok) return ok.error();
   return header;
+}
+
+std::optional<Header> read_plain_header(std::string_view text) { return PlainHeaderReader(text).read(); }
+
+Expected<std::vector<std::pair<std::string, std::string>>> read_index_json(std::string_view text,
+                                                                           const std::string& file) {
+  auto parsed = parse_json_strict(text, file, "index");
+  if (!parsed) return parsed.error();
+  const HeaderWhere w{file};
+  if (!parsed->is_object()) return w.at("index", fmt::format("must be a JSON object, found {}", parsed->type_name()));
+  if (!parsed->contains("weight_map")) return w.at("weight_map", "missing");
+  const json& map = (*parsed)["weight_map"];
+  if (!map.is_object()) return w.at("weight_map", fmt::format("must be an object, found {}", map.type_name()));
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const auto& [tensor, shard] : map.items()) {
+    if (!shard.is_string()) return w.at(tensor, fmt::format("shard must be a file name, found {}", shard.type_name()));
+    entries.emplace_back(tensor, shard.get<std::string>());
+  }
+  return entries;
+}
+
+std::optional<std::vector<std::pair<std::string, std::string>>> read_plain_index(std::string_view text) {
+  return PlainIndexReader(text).read();
+}
+
+}  // namespace detail
+
+Expected<Header> parse_safetensors(std::span<const unsigned char> file_bytes, const std::string& file) {
+  const HeaderWhere w{file};
+  auto n = header_length(file_bytes, w);
+  if (!n) return n.error();
+  const std::string_view text(reinterpret_cast<const char*>(file_bytes.data() + 8), *n);
+  auto header = detail::read_plain_header(text);
+  if (!header) {
+    auto full = detail::read_header_json(text, file);
+    if (!full) return full.error();
+    header = std::move(*full);
+  }
+  header->header_bytes = *n;
+  if (auto ok = check_tiling(header->tensors, file_bytes.size() - header->data_start(), w); !ok) return ok.error();
+  return std::move(*header);
 }
 
 // ---- MappedFile ----
@@ -331,17 +608,17 @@ Expected<CheckpointFile> open_file(const fs::path& path, const std::string& name
 using WeightMap = std::map<std::string, std::vector<std::string>>;
 
 Expected<WeightMap> parse_index(const std::string& index_path) {
-  auto parsed = load_json_strict(index_path, "index");
-  if (!parsed) return parsed.error();
+  auto text = read_input_file(index_path, "the file");
+  if (!text) return text.error();
+  auto entries = detail::read_plain_index(*text);
+  if (!entries) {
+    auto full = detail::read_index_json(*text, index_path);
+    if (!full) return full.error();
+    entries = std::move(*full);
+  }
   const HeaderWhere w{index_path};
-  if (!parsed->is_object()) return w.at("index", fmt::format("must be a JSON object, found {}", parsed->type_name()));
-  if (!parsed->contains("weight_map")) return w.at("weight_map", "missing");
-  const json& map = (*parsed)["weight_map"];
-  if (!map.is_object()) return w.at("weight_map", fmt::format("must be an object, found {}", map.type_name()));
   WeightMap shards;
-  for (const auto& [tensor, shard] : map.items()) {
-    if (!shard.is_string()) return w.at(tensor, fmt::format("shard must be a file name, found {}", shard.type_name()));
-    const std::string& name = shard.get_ref<const std::string&>();
+  for (auto& [tensor, name] : *entries) {
     auto it = shards.find(name);
     if (it == shards.end()) {  // a shard's name is checked once, not once a tensor
       const fs::path p(name);
@@ -350,7 +627,7 @@ Expected<WeightMap> parse_index(const std::string& index_path) {
       }
       it = shards.emplace(name, std::vector<std::string>{}).first;
     }
-    it->second.push_back(tensor);
+    it->second.push_back(std::move(tensor));
   }
   return shards;
 }

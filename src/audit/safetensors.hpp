@@ -81,6 +81,20 @@ struct Header {
 // Parses and validates a whole file given as bytes; `file` names it in errors.
 [[nodiscard]] Expected<Header> parse_safetensors(std::span<const unsigned char> file_bytes, const std::string& file);
 
+namespace detail {
+// The two readers of a header's JSON text (without the tiling check), which
+// parse_safetensors tries in turn (src/audit/safetensors.cpp, "plain readers"): the plain one takes a header in its
+// common shape straight from the text, or gives up (nullopt) on anything else and never refuses; the full one parses
+// any JSON strictly and names what is wrong. Where the plain one gives a header, the full one gives the same.
+[[nodiscard]] std::optional<Header> read_plain_header(std::string_view text);
+[[nodiscard]] Expected<Header> read_header_json(std::string_view text, const std::string& file);
+// The same pair for an index file's text: its weight map's (tensor, shard)
+// entries, sorted by tensor (the shard names not yet checked as paths).
+[[nodiscard]] std::optional<std::vector<std::pair<std::string, std::string>>> read_plain_index(std::string_view text);
+[[nodiscard]] Expected<std::vector<std::pair<std::string, std::string>>> read_index_json(std::string_view text,
+                                                                                         const std::string& file);
+}  // namespace detail
+
 // A read-only memory map of a whole file (empty files map to no bytes), for
 // its header; the file stays open for read_at.
 class MappedFile {

@@ -1,12 +1,14 @@
 // The safetensors reader: good files parse to what was written; every rule of
 // the format refuses a file that breaks it, with one line naming file and tensor.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <string>
 
 #include "audit/safetensors.hpp"
-#include "strict_json.hpp"
 #include "st_builder.hpp"
+#include "strict_json.hpp"
 #include "support.hpp"
 
 namespace bitproof::audit {
@@ -194,6 +196,151 @@ TEST_SUITE("audit") {
         if (!h) CHECK(h.error().message.find('\n') == std::string::npos);
       }
     }
+  }
+
+  // The plain reader against the full parser: where the plain one gives a
+  // header, the full one must give the same (it never refuses: a refusal is
+  // always the full parser's, with its message).
+  std::string header_text(const Header& h) {
+    std::string out = "metadata";
+    for (const auto& [k, v] : h.metadata) out += " " + k + "=" + v;
+    for (const TensorInfo& t : h.tensors) {
+      out += fmt::format(" | {} {} [{}] {}..{}", t.name, dtype_name(t.dtype), fmt::join(t.shape, ","), t.begin, t.end);
+    }
+    return out;
+  }
+
+  // 1 when the plain reader took `text`; a failed CHECK when the full parser disagrees.
+  int plain_taken(const std::string& text) {
+    const auto plain = detail::read_plain_header(text);
+    if (!plain) return 0;
+    const auto full = detail::read_header_json(text, "f.safetensors");
+    if (!full) {
+      FAIL_CHECK("plain reader took a header the full parser refuses: " << printable(text)
+                                                                        << "\n  full: " << full.error().message);
+      return 1;
+    }
+    if (header_text(*plain) != header_text(*full)) {
+      FAIL_CHECK("readers differ on " << printable(text) << "\n  plain: " << header_text(*plain)
+                                      << "\n  full:  " << header_text(*full));
+    }
+    return 1;
+  }
+
+  const std::vector<std::string> kPlainHeaders = {
+      "{}",
+      " {\n\t\"__metadata__\" : {\"format\":\"pt\", \"a\":\"\"} ,\r\n" + t("w.2", "F16", "[2, 3]", 12, 24) + "," +
+          t("w.1", "U8", "[12]", 0, 12) + "}  ",
+      "{" + t("s", "F32", "[]", 0, 4) + "," + t("z", "I8", "[0]", 4, 4) + "," + t("", "F4", "[4]", 4, 6) + "}",
+      "{" + t("big", "U8", "[18446744073709551615]", 0, 18446744073709551615ull) + "}",
+      "{\"x\":{\"shape\":[1,2],\"data_offsets\":[0,4],\"dtype\":\"BF16\"},\"__metadata__\":{}}",
+  };
+
+  TEST_CASE("plain header reader: takes the common shape, exactly as the full parser reads it") {
+    for (const std::string& text : kPlainHeaders) {
+      CAPTURE(text);
+      CHECK(plain_taken(text) == 1);
+    }
+    // Shapes it leaves to the full parser (which refuses some and reads others).
+    for (const std::string& text : std::vector<std::string>{
+             "{\"a\\u0062\":{}}", std::string("{\"x\":1}"), std::string("[]"), "{" + t("x", "U8", "[01]", 0, 1) + "}",
+             "{" + t("x", "U8", "[1.0]", 0, 1) + "}", "{" + t("x", "U8", "[1e0]", 0, 1) + "}",
+             "{" + t("x", "U8", "[2]", 0, 1) + "}", "{" + t("x", "U8", "[18446744073709551616]", 0, 1) + "}",
+             "{" + t("x", "U9", "[1]", 0, 1) + "}", "{" + t("x", "U8", "[1]", 1, 0) + "}",
+             "{" + t("x", "U8", "[1]", 0, 1) + "," + t("x", "U8", "[1]", 1, 2) + "}",
+             "{\"__metadata__\":{\"k\":\"a\",\"k\":\"b\"}}", "{\"__metadata__\":{},\"__metadata__\":{}}",
+             "{\"x\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+             "{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"k\":1}}", "{} x", "\xef\xbb\xbf{}",
+             "{\"caf\xc3\xa9\":{}}"}) {
+      CAPTURE(printable(text));
+      CHECK_FALSE(detail::read_plain_header(text).has_value());
+    }
+  }
+
+  TEST_CASE("plain header reader: every one-byte change of good headers is taken alike or left to the full parser") {
+    const std::string kBytes = std::string("\"\\{}[],: 019-.eEaUF_") + '\0' + "\x7f\xc3";
+    int taken = 0;
+    int tried = 0;
+    for (const std::string& good : kPlainHeaders) {
+      for (std::size_t i = 0; i < good.size(); ++i) {
+        for (const char c : kBytes) {
+          std::string changed = good;
+          changed[i] = c;
+          taken += plain_taken(changed);
+          taken += plain_taken(good.substr(0, i) + c + good.substr(i));
+          tried += 2;
+        }
+        taken += plain_taken(good.substr(0, i) + good.substr(i + 1));
+        ++tried;
+      }
+    }
+    MESSAGE(taken, " of ", tried, " changed headers taken by the plain reader");
+    CHECK(taken > tried / 20);  // the comparison ran on many
+  }
+
+  // The same comparison for index files' weight maps.
+  std::string entries_text(const std::vector<std::pair<std::string, std::string>>& entries) {
+    std::string out;
+    for (const auto& [tensor, shard] : entries) out += " " + tensor + "->" + shard;
+    return out;
+  }
+
+  int plain_index_taken(const std::string& text) {
+    const auto plain = detail::read_plain_index(text);
+    if (!plain) return 0;
+    const auto full = detail::read_index_json(text, "i.json");
+    if (!full) {
+      FAIL_CHECK("plain reader took an index the full parser refuses: " << printable(text)
+                                                                        << "\n  full: " << full.error().message);
+    } else if (entries_text(*plain) != entries_text(*full)) {
+      FAIL_CHECK("readers differ on " << printable(text) << "\n  plain: " << entries_text(*plain)
+                                      << "\n  full:  " << entries_text(*full));
+    }
+    return 1;
+  }
+
+  const std::vector<std::string> kPlainIndexes = {
+      "{\"metadata\":{\"total_size\":1082400768},\"weight_map\":{\"b.w\":\"m-2.safetensors\",\"a.w\":\"m-1."
+      "safetensors\"}}",
+      " {\n \"weight_map\" : { } , \"x\" : [ true , false , null , [ ] , { \"k\" : [ 0 , \"v\" ] } ] }\n",
+      "{\"weight_map\":{\"\":\"\"},\"metadata\":{\"a\":{\"b\":{\"c\":[[[1]]]}}}}",
+  };
+
+  TEST_CASE("plain index reader: takes the common shape, exactly as the full parser reads it") {
+    for (const std::string& text : kPlainIndexes) {
+      CAPTURE(text);
+      CHECK(plain_index_taken(text) == 1);
+    }
+    for (const std::string& text : std::vector<std::string>{
+             "{}", "{\"weight_map\":[]}", "{\"weight_map\":{\"a\":1}}", "{\"weight_map\":{\"a\":\"s\",\"a\":\"t\"}}",
+             "{\"weight_map\":{},\"weight_map\":{}}", "{\"weight_map\":{},\"m\":{\"k\":1,\"k\":1}}",
+             "{\"weight_map\":{},\"m\":1.5}", "{\"weight_map\":{},\"m\":-1}", "{\"weight_map\":{},\"m\":tru}",
+             "{\"weight_map\":{\"a\":\"s\"}", "{\"weight_map\":{\"a\":\"s\" \"b\":\"t\"}}",
+             "{\"weight_map\":{},\"m\":" + std::string(100, '[') + std::string(100, ']') + "}"}) {
+      CAPTURE(printable(text));
+      CHECK_FALSE(detail::read_plain_index(text).has_value());
+    }
+  }
+
+  TEST_CASE("plain index reader: every one-byte change of good indexes is taken alike or left to the full parser") {
+    const std::string kBytes = std::string("\"\\{}[],: 019-.eEatnul") + '\0' + "\x7f\xc3";
+    int taken = 0;
+    int tried = 0;
+    for (const std::string& good : kPlainIndexes) {
+      for (std::size_t i = 0; i < good.size(); ++i) {
+        for (const char c : kBytes) {
+          std::string changed = good;
+          changed[i] = c;
+          taken += plain_index_taken(changed);
+          taken += plain_index_taken(good.substr(0, i) + c + good.substr(i));
+          tried += 2;
+        }
+        taken += plain_index_taken(good.substr(0, i) + good.substr(i + 1));
+        ++tried;
+      }
+    }
+    MESSAGE(taken, " of ", tried, " changed indexes taken by the plain reader");
+    CHECK(taken > tried / 20);
   }
 
   TEST_CASE("PageOffsetBuffer: each read's room sits at the file offset's place in a page, inside the buffer") {

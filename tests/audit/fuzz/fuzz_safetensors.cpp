@@ -1,8 +1,11 @@
 // libFuzzer target: the safetensors reader on arbitrary bytes. The first byte
 // picks the parser: even -> a whole .safetensors file (length prefix, header
-// JSON, tiling rules); odd -> the rest as strict JSON (index files, reports).
+// JSON, tiling rules); odd -> the rest as strict JSON (index files, reports)
+// and as a header's text, where the plain header reader, whenever it takes the
+// text, must give what the full parser gives (differential).
 // Either must return a value or an error, never crash, hang or leak; an error
 // must be one line naming the file.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +20,22 @@ namespace {
 
 void require_one_line(const bitproof::Error& e) {
   if (e.message.find('\n') != std::string::npos || e.message.rfind("fuzz.safetensors: ", 0) != 0) std::abort();
+}
+
+bool same_tensor(const bitproof::audit::TensorInfo& a, const bitproof::audit::TensorInfo& b) {
+  return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape && a.begin == b.begin && a.end == b.end;
+}
+
+// Aborts when the plain reader takes `text` and the full parser refuses it or reads it otherwise.
+void compare_readers(std::string_view text) {
+  const auto plain = bitproof::audit::detail::read_plain_header(text);
+  if (!plain) return;
+  const auto full = bitproof::audit::detail::read_header_json(text, "fuzz.safetensors");
+  if (!full || plain->metadata != full->metadata ||
+      !std::equal(plain->tensors.begin(), plain->tensors.end(), full->tensors.begin(), full->tensors.end(),
+                  same_tensor)) {
+    std::abort();
+  }
 }
 
 }  // namespace
@@ -41,6 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(rest.data()), rest.size());
     auto json = bitproof::parse_json_strict(text, "fuzz.safetensors", "index");
     if (!json) require_one_line(json.error());
+    compare_readers(text);
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // Writes the fuzz seed corpus into DIR: small checkpoints from the generator
 // (single file and sharded, with NaN bytes), their index file, and a few
 // hand-made edge cases, each prefixed by the selector byte fuzz_safetensors reads.
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -56,7 +57,14 @@ int main(int argc, char** argv) {
     for (const std::string& f : r->files) {
       const fs::path p(f);
       const bool index = p.extension() == ".json";
-      write_seed(dir, std::to_string(shards) + "-" + p.filename().string(), index ? '\x01' : '\x00', slurp(p));
+      const std::string bytes = slurp(p);
+      write_seed(dir, std::to_string(shards) + "-" + p.filename().string(), index ? '\x01' : '\x00', bytes);
+      if (index || bytes.size() < 8) continue;
+      // The header's text alone, for the readers' comparison (odd selector).
+      std::uint64_t n = 0;
+      for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+      if (n <= bytes.size() - 8)
+        write_seed(dir, std::to_string(shards) + "-" + p.filename().string() + ".header", '\x01', bytes.substr(8, n));
     }
   }
   fs::remove_all(work);
