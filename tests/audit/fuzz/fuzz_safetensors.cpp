@@ -1,8 +1,8 @@
 // libFuzzer target: the safetensors reader on arbitrary bytes. The first byte
 // picks the parser: even -> a whole .safetensors file (length prefix, header
 // JSON, tiling rules); odd -> the rest as strict JSON (index files, reports)
-// and as a header's text, where the plain header reader, whenever it takes the
-// text, must give what the full parser gives (differential).
+// and as a header's or an index's text, where the plain readers, whenever they
+// take the text, must give what the full parsers give (differential).
 // Either must return a value or an error, never crash, hang or leak; an error
 // must be one line naming the file.
 #include <algorithm>
@@ -26,15 +26,21 @@ bool same_tensor(const bitproof::audit::TensorInfo& a, const bitproof::audit::Te
   return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape && a.begin == b.begin && a.end == b.end;
 }
 
-// Aborts when the plain reader takes `text` and the full parser refuses it or reads it otherwise.
+// Aborts when a plain reader (header, index) takes `text` and its full
+// parser refuses it or reads it otherwise.
 void compare_readers(std::string_view text) {
-  const auto plain = bitproof::audit::detail::read_plain_header(text);
-  if (!plain) return;
-  const auto full = bitproof::audit::detail::read_header_json(text, "fuzz.safetensors");
-  if (!full || plain->metadata != full->metadata ||
-      !std::equal(plain->tensors.begin(), plain->tensors.end(), full->tensors.begin(), full->tensors.end(),
-                  same_tensor)) {
-    std::abort();
+  namespace detail = bitproof::audit::detail;
+  if (const auto plain = detail::read_plain_header(text)) {
+    const auto full = detail::read_header_json(text, "fuzz.safetensors");
+    if (!full || plain->metadata != full->metadata ||
+        !std::equal(plain->tensors.begin(), plain->tensors.end(), full->tensors.begin(), full->tensors.end(),
+                    same_tensor)) {
+      std::abort();
+    }
+  }
+  if (const auto plain = detail::read_plain_index(text)) {
+    const auto full = detail::read_index_json(text, "fuzz.safetensors");
+    if (!full || *plain != *full) std::abort();
   }
 }
 
