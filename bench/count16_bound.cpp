@@ -138,9 +138,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot read the files\n");
     return 1;
   }
-  fmt::print("copy:  {:.2f} GB/s (pread out of the page cache, one core; {:.2f} GB/s with the destination 16 bytes\n"
-             "       past the source's place in a page: 4K aliasing, which the audit's PageOffsetBuffer avoids)\n",
-             copy / 1e9, shifted / 1e9);
+  fmt::print(
+      "copy:  {:.2f} GB/s (pread out of the page cache, one core; {:.2f} GB/s with the destination 16 bytes\n"
+      "       past the source's place in a page: 4K aliasing, which the audit's PageOffsetBuffer avoids)\n",
+      copy / 1e9, shifted / 1e9);
   for (const double cores : {1.0, 2.0}) {
     const double floor = cores / (1 + copy / (2 * store));
     const double ours = cores / (1 + copy / (2 * count));
