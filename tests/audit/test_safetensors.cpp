@@ -210,21 +210,27 @@ TEST_SUITE("audit") {
     return out;
   }
 
-  // 1 when the plain reader took `text`; a failed CHECK when the full parser disagrees.
-  int plain_taken(const std::string& text) {
-    const auto plain = detail::read_plain_header(text);
-    if (!plain) return 0;
-    const auto full = detail::read_header_json(text, "f.safetensors");
-    if (!full) {
-      FAIL_CHECK("plain reader took a header the full parser refuses: " << printable(text)
-                                                                        << "\n  full: " << full.error().message);
-      return 1;
-    }
-    if (header_text(*plain) != header_text(*full)) {
-      FAIL_CHECK("readers differ on " << printable(text) << "\n  plain: " << header_text(*plain)
-                                      << "\n  full:  " << header_text(*full));
+  // 1 when plain(text) took `text`; a failed CHECK when full(text) refuses it
+  // or reads it otherwise (compared as shown(value)).
+  template <class Plain, class Full, class Shown>
+  int compare_readers(const std::string& text, Plain plain, Full full, Shown shown) {
+    const auto taken = plain(text);
+    if (!taken) return 0;
+    const auto parsed = full(text);
+    if (!parsed) {
+      FAIL_CHECK("plain reader took a text the full parser refuses: " << printable(text)
+                                                                      << "\n  full: " << parsed.error().message);
+    } else if (shown(*taken) != shown(*parsed)) {
+      FAIL_CHECK("readers differ on " << printable(text) << "\n  plain: " << shown(*taken)
+                                      << "\n  full:  " << shown(*parsed));
     }
     return 1;
+  }
+
+  int plain_taken(const std::string& text) {
+    return compare_readers(
+        text, detail::read_plain_header,
+        [](std::string_view t) { return detail::read_header_json(t, "f.safetensors"); }, header_text);
   }
 
   const std::vector<std::string> kPlainHeaders = {
@@ -236,25 +242,35 @@ TEST_SUITE("audit") {
       "{\"x\":{\"shape\":[1,2],\"data_offsets\":[0,4],\"dtype\":\"BF16\"},\"__metadata__\":{}}",
   };
 
-  TEST_CASE("plain header reader: takes the common shape, exactly as the full parser reads it") {
-    for (const std::string& text : kPlainHeaders) {
+  // Each good text taken (and read alike), each other one left to the full parser.
+  template <class Taken, class Plain>
+  void check_taken_and_left(const std::vector<std::string>& goods, const std::vector<std::string>& others, Taken taken,
+                            Plain plain) {
+    for (const std::string& text : goods) {
       CAPTURE(text);
-      CHECK(plain_taken(text) == 1);
+      CHECK(taken(text) == 1);
     }
-    // Shapes it leaves to the full parser (which refuses some and reads others).
-    for (const std::string& text : std::vector<std::string>{
-             "{\"a\\u0062\":{}}", std::string("{\"x\":1}"), std::string("[]"), "{" + t("x", "U8", "[01]", 0, 1) + "}",
-             "{" + t("x", "U8", "[1.0]", 0, 1) + "}", "{" + t("x", "U8", "[1e0]", 0, 1) + "}",
-             "{" + t("x", "U8", "[2]", 0, 1) + "}", "{" + t("x", "U8", "[18446744073709551616]", 0, 1) + "}",
-             "{" + t("x", "U9", "[1]", 0, 1) + "}", "{" + t("x", "U8", "[1]", 1, 0) + "}",
-             "{" + t("x", "U8", "[1]", 0, 1) + "," + t("x", "U8", "[1]", 1, 2) + "}",
-             "{\"__metadata__\":{\"k\":\"a\",\"k\":\"b\"}}", "{\"__metadata__\":{},\"__metadata__\":{}}",
-             "{\"x\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
-             "{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"k\":1}}", "{} x", "\xef\xbb\xbf{}",
-             "{\"caf\xc3\xa9\":{}}"}) {
+    for (const std::string& text : others) {
       CAPTURE(printable(text));
-      CHECK_FALSE(detail::read_plain_header(text).has_value());
+      CHECK_FALSE(plain(text).has_value());
     }
+  }
+
+  TEST_CASE("plain header reader: takes the common shape, exactly as the full parser reads it") {
+    // The others: shapes it leaves to the full parser (which refuses some and reads others).
+    check_taken_and_left(
+        kPlainHeaders,
+        std::vector<std::string>{
+            "{\"a\\u0062\":{}}", std::string("{\"x\":1}"), std::string("[]"), "{" + t("x", "U8", "[01]", 0, 1) + "}",
+            "{" + t("x", "U8", "[1.0]", 0, 1) + "}", "{" + t("x", "U8", "[1e0]", 0, 1) + "}",
+            "{" + t("x", "U8", "[2]", 0, 1) + "}", "{" + t("x", "U8", "[18446744073709551616]", 0, 1) + "}",
+            "{" + t("x", "U9", "[1]", 0, 1) + "}", "{" + t("x", "U8", "[1]", 1, 0) + "}",
+            "{" + t("x", "U8", "[1]", 0, 1) + "," + t("x", "U8", "[1]", 1, 2) + "}",
+            "{\"__metadata__\":{\"k\":\"a\",\"k\":\"b\"}}", "{\"__metadata__\":{},\"__metadata__\":{}}",
+            "{\"x\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+            "{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"k\":1}}", "{} x", "\xef\xbb\xbf{}",
+            "{\"caf\xc3\xa9\":{}}"},
+        plain_taken, detail::read_plain_header);
   }
 
   // Every one-byte change of each good text (a byte replaced by one of
@@ -292,17 +308,9 @@ TEST_SUITE("audit") {
   }
 
   int plain_index_taken(const std::string& text) {
-    const auto plain = detail::read_plain_index(text);
-    if (!plain) return 0;
-    const auto full = detail::read_index_json(text, "i.json");
-    if (!full) {
-      FAIL_CHECK("plain reader took an index the full parser refuses: " << printable(text)
-                                                                        << "\n  full: " << full.error().message);
-    } else if (entries_text(*plain) != entries_text(*full)) {
-      FAIL_CHECK("readers differ on " << printable(text) << "\n  plain: " << entries_text(*plain)
-                                      << "\n  full:  " << entries_text(*full));
-    }
-    return 1;
+    return compare_readers(
+        text, detail::read_plain_index, [](std::string_view t) { return detail::read_index_json(t, "i.json"); },
+        entries_text);
   }
 
   const std::vector<std::string> kPlainIndexes = {
@@ -313,19 +321,15 @@ TEST_SUITE("audit") {
   };
 
   TEST_CASE("plain index reader: takes the common shape, exactly as the full parser reads it") {
-    for (const std::string& text : kPlainIndexes) {
-      CAPTURE(text);
-      CHECK(plain_index_taken(text) == 1);
-    }
-    for (const std::string& text : std::vector<std::string>{
-             "{}", "{\"weight_map\":[]}", "{\"weight_map\":{\"a\":1}}", "{\"weight_map\":{\"a\":\"s\",\"a\":\"t\"}}",
-             "{\"weight_map\":{},\"weight_map\":{}}", "{\"weight_map\":{},\"m\":{\"k\":1,\"k\":1}}",
-             "{\"weight_map\":{},\"m\":1.5}", "{\"weight_map\":{},\"m\":-1}", "{\"weight_map\":{},\"m\":tru}",
-             "{\"weight_map\":{\"a\":\"s\"}", "{\"weight_map\":{\"a\":\"s\" \"b\":\"t\"}}",
-             "{\"weight_map\":{},\"m\":" + std::string(100, '[') + std::string(100, ']') + "}"}) {
-      CAPTURE(printable(text));
-      CHECK_FALSE(detail::read_plain_index(text).has_value());
-    }
+    check_taken_and_left(
+        kPlainIndexes,
+        std::vector<std::string>{"{}", "{\"weight_map\":[]}", "{\"weight_map\":{\"a\":1}}",
+                                 "{\"weight_map\":{\"a\":\"s\",\"a\":\"t\"}}", "{\"weight_map\":{},\"weight_map\":{}}",
+                                 "{\"weight_map\":{},\"m\":{\"k\":1,\"k\":1}}", "{\"weight_map\":{},\"m\":1.5}",
+                                 "{\"weight_map\":{},\"m\":-1}", "{\"weight_map\":{},\"m\":tru}",
+                                 "{\"weight_map\":{\"a\":\"s\"}", "{\"weight_map\":{\"a\":\"s\" \"b\":\"t\"}}",
+                                 "{\"weight_map\":{},\"m\":" + std::string(100, '[') + std::string(100, ']') + "}"},
+        plain_index_taken, detail::read_plain_index);
   }
 
   TEST_CASE("plain index reader: every one-byte change of good indexes is taken alike or left to the full parser") {
