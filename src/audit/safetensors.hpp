@@ -74,7 +74,7 @@ struct TensorInfo {
 struct Header {
   std::uint64_t header_bytes = 0;                             // N
   std::vector<TensorInfo> tensors;                            // sorted by data_offsets
-  std::vector<std::pair<std::string, std::string>> metadata;  // "__metadata__", in file order
+  std::vector<std::pair<std::string, std::string>> metadata;  // "__metadata__", sorted by key
   [[nodiscard]] std::uint64_t data_start() const { return 8 + header_bytes; }
 };
 
