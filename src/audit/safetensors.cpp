@@ -490,7 +490,7 @@ Expected<std::vector<std::pair<std::string, std::string>>> read_index_json(std::
   const HeaderWhere w{file};
   if (!parsed->is_object()) return w.at("index", fmt::format("must be a JSON object, found {}", parsed->type_name()));
   if (!parsed->contains("weight_map")) return w.at("weight_map", "missing");
-  const json& map = (*parsed)["weight_map"];
+  const nlohmann::json& map = (*parsed)["weight_map"];
   if (!map.is_object()) return w.at("weight_map", fmt::format("must be an object, found {}", map.type_name()));
   std::vector<std::pair<std::string, std::string>> entries;
   for (const auto& [tensor, shard] : map.items()) {
