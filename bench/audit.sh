@@ -19,6 +19,8 @@
 #
 #   bench/audit.sh [WORKDIR]      default out/bench-audit (needs ~6 GB; deleted afterwards unless KEEP=1)
 #   BITPROOF=path REPEAT=10 KEEP=1 CONFIGS="scales-only fp16-scales" PYTHON=python3 bench/audit.sh
+#   BOUND=build/bitproof_count16_bound: also print what bounds the fp16-scales audit on this CPU
+#   (store rate, bitproof's counter, page-cache copy; bench/count16_bound.sh)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${1:-$root/out/bench-audit}
@@ -103,6 +105,10 @@ print(f"| {name} | {total / gb:.2f} GB | {scale / gb:.3f} GB | cat {c:.3f} s ({t
       f"| audit scale B/s ÷ cat B/s = {scale / a / (total / c):.2f} | audit time ÷ cat time = {a / c:.2f} "
       f"| numpy time ÷ audit time = {p / a:.2f} |")
 EOF
+  # What bounds wide 16-bit codes on this CPU (bench/count16_bound.cpp), on the same files.
+  if [ "$name" = fp16-scales ] && [ -x "${BOUND:-}" ]; then
+    "$BOUND" "${files[@]}" | sed "s/^/# $name: /"
+  fi
   rm -rf "$ck"
 }
 
