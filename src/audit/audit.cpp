@@ -107,7 +107,15 @@ Expected<Ok> histogram_chunks(const std::vector<Chunk>& chunks, std::vector<Tens
 template <class H>
 Json histogram_json(const H& h) {
   Json pairs = Json::array();
-  for (const auto& [code, count] : h) pairs.push_back(Json::array({code, count}));
+  auto& array = pairs.get_ref<Json::array_t&>();
+  array.reserve(static_cast<std::size_t>(std::distance(h.begin(), h.end())));
+  for (const auto& [code, count] : h) {
+    Json pair = Json::array();
+    pair.get_ref<Json::array_t&>().reserve(2);
+    pair.push_back(code);
+    pair.push_back(count);
+    array.push_back(std::move(pair));
+  }
   return pairs;
 }
 
@@ -123,6 +131,13 @@ Json stats_json(FormatId format, int bits, const H& h) {
               {"histogram", histogram_json(h)}};
 }
 
+// Moves every member of the object `extra` into `j` (Json::update would copy
+// them: a tensor's histogram is thousands of pairs, and a GPTQ checkpoint
+// thousands of tensors).
+void move_members(Json& j, Json&& extra) {
+  for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = std::move(it.value());
+}
+
 Json tensor_json(const TensorAudit& t) {
   Json j{{"name", t.name},
          {"file", t.file},
@@ -131,7 +146,7 @@ Json tensor_json(const TensorAudit& t) {
          {"shape", t.shape},
          {"layer", optional_json(t.layer)},
          {"bytes", t.bytes}};
-  j.update(stats_json(t.format, code_bits(t.dtype), t.histogram));
+  move_members(j, stats_json(t.format, code_bits(t.dtype), t.histogram));
   return j;
 }
 
@@ -556,10 +571,10 @@ Json audit_result_json(const AuditResult& audit) {
            {"tensors", g.tensors},
            {"nan_tensors", g.nan_tensors},
            {"bytes", g.bytes}};
-    f.update(stats_json(format, g.bits, g.histogram));
+    move_members(f, stats_json(format, g.bits, g.histogram));
     codes += f["codes"].get<std::uint64_t>();
     bytes += g.bytes;
-    formats.push_back(f);
+    formats.push_back(std::move(f));
   }
   Json views = Json::array();
   for (const ScaleView* v : audit.views) views.push_back(view_json(*v, groups.at(v->format).histogram));
@@ -569,8 +584,8 @@ Json audit_result_json(const AuditResult& audit) {
            {"format", spec_of(key.second).name},
            {"tensors", g.tensors},
            {"nan_tensors", g.nan_tensors}};
-    l.update(stats_json(key.second, g.bits, g.histogram));
-    layers.push_back(l);
+    move_members(l, stats_json(key.second, g.bits, g.histogram));
+    layers.push_back(std::move(l));
   }
   Json tensors = Json::array();
   for (const TensorAudit& t : audit.tensors) tensors.push_back(tensor_json(t));
@@ -578,10 +593,10 @@ Json audit_result_json(const AuditResult& audit) {
               {"selection", selection_json(audit.selection, audit.left_out)},
               {"overall", {{"summary", summary_lines(audit)}, {"tensors", audit.tensors.size()}, {"codes", codes},
                            {"bytes", bytes}}},
-              {"formats", formats},
-              {"views", views},
-              {"layers", layers},
-              {"tensors", tensors}};
+              {"formats", std::move(formats)},
+              {"views", std::move(views)},
+              {"layers", std::move(layers)},
+              {"tensors", std::move(tensors)}};
 }
 
 Json audit_report(const AuditResult& audit, const Json& run) {
