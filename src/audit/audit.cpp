@@ -589,14 +589,15 @@ Json audit_result_json(const AuditResult& audit) {
   }
   Json tensors = Json::array();
   for (const TensorAudit& t : audit.tensors) tensors.push_back(tensor_json(t));
-  return Json{{"checkpoint", checkpoint_json(audit)},
-              {"selection", selection_json(audit.selection, audit.left_out)},
-              {"overall", {{"summary", summary_lines(audit)}, {"tensors", audit.tensors.size()}, {"codes", codes},
-                           {"bytes", bytes}}},
-              {"formats", std::move(formats)},
-              {"views", std::move(views)},
-              {"layers", std::move(layers)},
-              {"tensors", std::move(tensors)}};
+  return Json{
+      {"checkpoint", checkpoint_json(audit)},
+      {"selection", selection_json(audit.selection, audit.left_out)},
+      {"overall",
+       {{"summary", summary_lines(audit)}, {"tensors", audit.tensors.size()}, {"codes", codes}, {"bytes", bytes}}},
+      {"formats", std::move(formats)},
+      {"views", std::move(views)},
+      {"layers", std::move(layers)},
+      {"tensors", std::move(tensors)}};
 }
 
 Json audit_report(const AuditResult& audit, const Json& run) {
