@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 
 namespace bitproof {
 
@@ -88,154 +89,230 @@ bool matches(const std::string& pattern, const std::string& text) {
 std::string child(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 std::string child(const std::string& path, std::size_t index) { return fmt::format("{}[{}]", path, index); }
 
+const Json& empty_array() {
+  static const Json empty = Json::array();
+  return empty;
+}
+
+// Where a value sits in the document, built only when a check fails (a
+// report's histograms are millions of values).
+struct Path {
+  const Path* parent = nullptr;     // null: the top level
+  const std::string* key = nullptr;  // a member's key, or null: an item's index
+  std::size_t index = 0;
+  [[nodiscard]] Path member(const std::string& k) const { return {this, &k, 0}; }
+  [[nodiscard]] Path item(std::size_t i) const { return {this, nullptr, i}; }
+  [[nodiscard]] std::string text() const {
+    if (!parent) return "";
+    return key ? child(parent->text(), *key) : child(parent->text(), index);
+  }
+};
+
+// The keywords of one schema object, each looked up once: every value is
+// checked against one of a few schema objects, and an ordered JSON object
+// finds a key by comparing it with each of its keys in turn.
+struct Keywords {
+  const Json* ref = nullptr;  // the definition "$ref" names
+  const Json* type = nullptr;
+  const Json* constant = nullptr;
+  const Json* enumeration = nullptr;
+  const Json* minimum = nullptr;
+  const Json* maximum = nullptr;
+  const Json* exclusive_minimum = nullptr;
+  const Json* exclusive_maximum = nullptr;
+  const Json* required = nullptr;
+  const Json* min_properties = nullptr;
+  const Json* properties = nullptr;
+  const Json* additional_properties = nullptr;
+  const Json* min_items = nullptr;
+  const Json* max_items = nullptr;
+  const Json* prefix_items = nullptr;
+  const Json* items = nullptr;
+  const Json* min_length = nullptr;
+  const Json* max_length = nullptr;
+  const Json* pattern = nullptr;
+  const Json* all_of = nullptr;
+  const Json* any_of = nullptr;
+  const Json* one_of = nullptr;
+  const Json* negation = nullptr;
+  const Json* condition = nullptr;
+  const Json* then = nullptr;
+  const Json* otherwise = nullptr;
+
+  Keywords(const Json& root, const Json& schema) {
+    const std::pair<const char*, const Json**> slots[] = {
+        {"type", &type},         {"const", &constant},
+        {"enum", &enumeration},  {"minimum", &minimum},
+        {"maximum", &maximum},   {"exclusiveMinimum", &exclusive_minimum},
+        {"exclusiveMaximum", &exclusive_maximum}, {"required", &required},
+        {"minProperties", &min_properties}, {"properties", &properties},
+        {"additionalProperties", &additional_properties}, {"minItems", &min_items},
+        {"maxItems", &max_items}, {"prefixItems", &prefix_items},
+        {"items", &items},       {"minLength", &min_length},
+        {"maxLength", &max_length}, {"pattern", &pattern},
+        {"allOf", &all_of},      {"anyOf", &any_of},
+        {"oneOf", &one_of},      {"not", &negation},
+        {"if", &condition},      {"then", &then},
+        {"else", &otherwise}};
+    for (const auto& [key, value] : schema.items()) {
+      if (key == "$ref") {
+        ref = &root["$defs"][value.get<std::string>().substr(std::string("#/$defs/").size())];
+        continue;
+      }
+      for (const auto& [name, slot] : slots) {
+        if (key == name) *slot = &value;
+      }
+    }
+  }
+};
+
 // One validation: the first failure is kept; `quiet` depth > 0 inside branches
 // of anyOf/oneOf/not/if, whose failures are not the document's error.
 class Validator {
  public:
   explicit Validator(const Json& root) : root_(root) {}
 
-  bool check(const Json& schema, const Json& doc, const std::string& path) {
+  bool check(const Json& schema, const Json& doc, const Path& path) {
     if (!schema.is_object()) return schema.is_boolean() ? schema.get<bool>() || fail(path, "not allowed here") : true;
-    return check_ref(schema, doc, path) && check_type(schema, doc, path) && check_values(schema, doc, path) &&
-           check_object(schema, doc, path) && check_array(schema, doc, path) && check_string(schema, doc, path) &&
-           check_combinations(schema, doc, path);
+    const Keywords& k = keywords(schema);
+    return (!k.ref || check(*k.ref, doc, path)) && check_type(k, doc, path) && check_values(k, doc, path) &&
+           check_object(k, doc, path) && check_array(k, doc, path) && check_string(k, doc, path) &&
+           check_combinations(k, doc, path);
   }
 
   [[nodiscard]] const std::string& error() const { return error_; }
 
  private:
-  bool fail(const std::string& path, const std::string& what) {
-    if (quiet_ == 0 && error_.empty()) error_ = fmt::format("{}: {}", path.empty() ? "(top level)" : path, what);
+  const Keywords& keywords(const Json& schema) {
+    auto it = keywords_.find(&schema);
+    if (it == keywords_.end()) it = keywords_.emplace(&schema, Keywords(root_, schema)).first;
+    return it->second;
+  }
+
+  bool fail(const Path& path, const std::string& what) {
+    if (quiet_ == 0 && error_.empty()) {
+      const std::string where = path.text();
+      error_ = fmt::format("{}: {}", where.empty() ? "(top level)" : where, what);
+    }
     return false;
   }
 
-  bool silently(const Json& schema, const Json& doc, const std::string& path) {
+  bool silently(const Json& schema, const Json& doc, const Path& path) {
     ++quiet_;
     const bool ok = check(schema, doc, path);
     --quiet_;
     return ok;
   }
 
-  bool check_ref(const Json& schema, const Json& doc, const std::string& path) {
-    if (!schema.contains("$ref")) return true;
-    const std::string ref = schema["$ref"].get<std::string>();
-    const std::string name = ref.substr(std::string("#/$defs/").size());
-    return check(root_["$defs"][name], doc, path);
-  }
-
-  bool check_type(const Json& schema, const Json& doc, const std::string& path) {
-    if (!schema.contains("type")) return true;
-    const Json& type = schema["type"];
+  bool check_type(const Keywords& k, const Json& doc, const Path& path) {
+    if (!k.type) return true;
+    const Json& type = *k.type;
     if (type.is_string()) {
-      if (has_type(doc, type.get<std::string>())) return true;
+      if (has_type(doc, type.get_ref<const std::string&>())) return true;
       return fail(path, fmt::format("expected {} (got {})", type_words(type.get<std::string>()), type_name(doc)));
     }
     for (const Json& t : type) {
-      if (has_type(doc, t.get<std::string>())) return true;
+      if (has_type(doc, t.get_ref<const std::string&>())) return true;
     }
     return fail(path, fmt::format("has the wrong type ({})", type_name(doc)));
   }
 
-  bool check_values(const Json& schema, const Json& doc, const std::string& path) {
-    if (schema.contains("const") && doc != schema["const"]) {
-      return fail(path, fmt::format("expected {} (got {})", schema["const"].dump(), doc.dump()));
+  bool check_values(const Keywords& k, const Json& doc, const Path& path) {
+    if (k.constant && doc != *k.constant) {
+      return fail(path, fmt::format("expected {} (got {})", k.constant->dump(), doc.dump()));
     }
-    if (schema.contains("enum")) {
+    if (k.enumeration) {
       bool found = false;
-      for (const Json& v : schema["enum"]) found = found || v == doc;
-      if (!found) return fail(path, fmt::format("expected one of {} (got {})", schema["enum"].dump(), doc.dump()));
+      for (const Json& v : *k.enumeration) found = found || v == doc;
+      if (!found) return fail(path, fmt::format("expected one of {} (got {})", k.enumeration->dump(), doc.dump()));
     }
     if (!doc.is_number()) return true;
-    if (schema.contains("minimum") && compare(doc, schema["minimum"]) < 0) {
-      return fail(path, fmt::format("{} is below the minimum {}", doc.dump(), schema["minimum"].dump()));
+    if (k.minimum && compare(doc, *k.minimum) < 0) {
+      return fail(path, fmt::format("{} is below the minimum {}", doc.dump(), k.minimum->dump()));
     }
-    if (schema.contains("maximum") && compare(doc, schema["maximum"]) > 0) {
-      return fail(path, fmt::format("{} is above the maximum {}", doc.dump(), schema["maximum"].dump()));
+    if (k.maximum && compare(doc, *k.maximum) > 0) {
+      return fail(path, fmt::format("{} is above the maximum {}", doc.dump(), k.maximum->dump()));
     }
-    if (schema.contains("exclusiveMinimum") && compare(doc, schema["exclusiveMinimum"]) <= 0) {
-      return fail(path, fmt::format("{} must lie above {}", doc.dump(), schema["exclusiveMinimum"].dump()));
+    if (k.exclusive_minimum && compare(doc, *k.exclusive_minimum) <= 0) {
+      return fail(path, fmt::format("{} must lie above {}", doc.dump(), k.exclusive_minimum->dump()));
     }
-    if (schema.contains("exclusiveMaximum") && compare(doc, schema["exclusiveMaximum"]) >= 0) {
-      return fail(path, fmt::format("{} must lie below {}", doc.dump(), schema["exclusiveMaximum"].dump()));
+    if (k.exclusive_maximum && compare(doc, *k.exclusive_maximum) >= 0) {
+      return fail(path, fmt::format("{} must lie below {}", doc.dump(), k.exclusive_maximum->dump()));
     }
     return true;
   }
 
-  bool check_object(const Json& schema, const Json& doc, const std::string& path) {
+  bool check_object(const Keywords& k, const Json& doc, const Path& path) {
     if (!doc.is_object()) return true;
-    for (const Json& key : schema.value("required", Json::array())) {
-      if (!doc.contains(key.get<std::string>())) return fail(child(path, key.get<std::string>()), "missing");
+    for (const Json& key : k.required ? *k.required : empty_array()) {
+      const std::string& name = key.get_ref<const std::string&>();
+      if (!doc.contains(name)) return fail(path.member(name), "missing");
     }
-    if (schema.contains("minProperties") && doc.size() < schema["minProperties"].get<std::size_t>()) {
-      return fail(path, fmt::format("expected at least {} fields", schema["minProperties"].get<std::size_t>()));
+    if (k.min_properties && doc.size() < k.min_properties->get<std::size_t>()) {
+      return fail(path, fmt::format("expected at least {} fields", k.min_properties->get<std::size_t>()));
     }
-    const Json& properties = schema.value("properties", Json::object());
     for (const auto& [key, value] : doc.items()) {
-      if (properties.contains(key)) {
-        if (!check(properties[key], value, child(path, key))) return false;
-      } else if (schema.contains("additionalProperties")) {
-        const Json& extra = schema["additionalProperties"];
-        if (extra.is_boolean() && !extra.get<bool>()) return fail(child(path, key), "unknown field");
-        if (!check(extra, value, child(path, key))) return false;
+      if (k.properties && k.properties->contains(key)) {
+        if (!check((*k.properties)[key], value, path.member(key))) return false;
+      } else if (k.additional_properties) {
+        const Json& extra = *k.additional_properties;
+        if (extra.is_boolean() && !extra.get<bool>()) return fail(path.member(key), "unknown field");
+        if (!check(extra, value, path.member(key))) return false;
       }
     }
     return true;
   }
 
-  bool check_array(const Json& schema, const Json& doc, const std::string& path) {
+  bool check_array(const Keywords& k, const Json& doc, const Path& path) {
     if (!doc.is_array()) return true;
-    if (schema.contains("minItems") && doc.size() < schema["minItems"].get<std::size_t>()) {
-      return fail(path, fmt::format("expected at least {} items (got {})", schema["minItems"].get<std::size_t>(), doc.size()));
+    if (k.min_items && doc.size() < k.min_items->get<std::size_t>()) {
+      return fail(path, fmt::format("expected at least {} items (got {})", k.min_items->get<std::size_t>(), doc.size()));
     }
-    if (schema.contains("maxItems") && doc.size() > schema["maxItems"].get<std::size_t>()) {
-      return fail(path, fmt::format("expected at most {} items (got {})", schema["maxItems"].get<std::size_t>(), doc.size()));
+    if (k.max_items && doc.size() > k.max_items->get<std::size_t>()) {
+      return fail(path, fmt::format("expected at most {} items (got {})", k.max_items->get<std::size_t>(), doc.size()));
     }
     // prefixItems: item i against schema i; items: every item past them.
-    const std::size_t prefix = schema.contains("prefixItems") ? schema["prefixItems"].size() : 0;
+    const std::size_t prefix = k.prefix_items ? k.prefix_items->size() : 0;
     for (std::size_t i = 0; i < std::min(prefix, doc.size()); ++i) {
-      if (!check(schema["prefixItems"][i], doc[i], child(path, i))) return false;
+      if (!check((*k.prefix_items)[i], doc[i], path.item(i))) return false;
     }
-    if (!schema.contains("items")) return true;
+    if (!k.items) return true;
     for (std::size_t i = prefix; i < doc.size(); ++i) {
-      if (!check(schema["items"], doc[i], child(path, i))) return false;
+      if (!check(*k.items, doc[i], path.item(i))) return false;
     }
     return true;
   }
 
-  bool check_string(const Json& schema, const Json& doc, const std::string& path) {
+  bool check_string(const Keywords& k, const Json& doc, const Path& path) {
     if (!doc.is_string()) return true;
     const std::string& text = doc.get_ref<const std::string&>();
-    if (schema.contains("minLength") && code_points(text) < schema["minLength"].get<std::size_t>()) {
-      return fail(path, "too short");
-    }
-    if (schema.contains("maxLength") && code_points(text) > schema["maxLength"].get<std::size_t>()) {
-      return fail(path, "too long");
-    }
-    if (schema.contains("pattern") && !matches(schema["pattern"].get<std::string>(), text)) {
-      return fail(path, fmt::format("does not match {}", schema["pattern"].get<std::string>()));
+    if (k.min_length && code_points(text) < k.min_length->get<std::size_t>()) return fail(path, "too short");
+    if (k.max_length && code_points(text) > k.max_length->get<std::size_t>()) return fail(path, "too long");
+    if (k.pattern && !matches(k.pattern->get<std::string>(), text)) {
+      return fail(path, fmt::format("does not match {}", k.pattern->get<std::string>()));
     }
     return true;
   }
 
-  bool check_combinations(const Json& schema, const Json& doc, const std::string& path) {
-    for (const Json& sub : schema.value("allOf", Json::array())) {
+  bool check_combinations(const Keywords& k, const Json& doc, const Path& path) {
+    for (const Json& sub : k.all_of ? *k.all_of : empty_array()) {
       if (!check(sub, doc, path)) return false;
     }
-    if (schema.contains("anyOf")) {
+    if (k.any_of) {
       bool any = false;
-      for (const Json& sub : schema["anyOf"]) any = any || silently(sub, doc, path);
+      for (const Json& sub : *k.any_of) any = any || silently(sub, doc, path);
       if (!any) return fail(path, "matches none of the allowed forms");
     }
-    if (schema.contains("oneOf")) {
+    if (k.one_of) {
       std::size_t n = 0;
-      for (const Json& sub : schema["oneOf"]) n += silently(sub, doc, path) ? 1 : 0;
+      for (const Json& sub : *k.one_of) n += silently(sub, doc, path) ? 1 : 0;
       if (n != 1) return fail(path, n == 0 ? "matches none of the allowed forms" : "matches more than one allowed form");
     }
-    if (schema.contains("not") && silently(schema["not"], doc, path)) return fail(path, "is not allowed");
-    if (schema.contains("if")) {
-      const bool condition = silently(schema["if"], doc, path);
-      if (condition && schema.contains("then")) return check(schema["then"], doc, path);
-      if (!condition && schema.contains("else")) return check(schema["else"], doc, path);
+    if (k.negation && silently(*k.negation, doc, path)) return fail(path, "is not allowed");
+    if (k.condition) {
+      const bool holds = silently(*k.condition, doc, path);
+      if (holds && k.then) return check(*k.then, doc, path);
+      if (!holds && k.otherwise) return check(*k.otherwise, doc, path);
     }
     return true;
   }
@@ -243,6 +320,7 @@ class Validator {
   const Json& root_;
   int quiet_ = 0;
   std::string error_;
+  std::unordered_map<const Json*, Keywords> keywords_;
 };
 
 Expected<Ok> check_keywords(const Json& root, const Json& schema, const std::string& where) {
@@ -289,7 +367,7 @@ Expected<Ok> check_schema(const Json& schema) { return check_keywords(schema, sc
 
 Expected<Ok> validate_json(const Json& doc, const Json& schema, const std::string& file) {
   Validator v(schema);
-  if (v.check(schema, doc, "")) return Ok{};
+  if (v.check(schema, doc, Path{})) return Ok{};
   return Error{fmt::format("{}: {}", file, v.error())};
 }
 
