@@ -97,7 +97,7 @@ const Json& empty_array() {
 // Where a value sits in the document, built only when a check fails (a
 // report's histograms are millions of values).
 struct Path {
-  const Path* parent = nullptr;     // null: the top level
+  const Path* parent = nullptr;      // null: the top level
   const std::string* key = nullptr;  // a member's key, or null: an item's index
   std::size_t index = 0;
   [[nodiscard]] Path member(const std::string& k) const { return {this, &k, 0}; }
@@ -140,20 +140,31 @@ struct Keywords {
   const Json* otherwise = nullptr;
 
   Keywords(const Json& root, const Json& schema) {
-    const std::pair<const char*, const Json**> slots[] = {
-        {"type", &type},         {"const", &constant},
-        {"enum", &enumeration},  {"minimum", &minimum},
-        {"maximum", &maximum},   {"exclusiveMinimum", &exclusive_minimum},
-        {"exclusiveMaximum", &exclusive_maximum}, {"required", &required},
-        {"minProperties", &min_properties}, {"properties", &properties},
-        {"additionalProperties", &additional_properties}, {"minItems", &min_items},
-        {"maxItems", &max_items}, {"prefixItems", &prefix_items},
-        {"items", &items},       {"minLength", &min_length},
-        {"maxLength", &max_length}, {"pattern", &pattern},
-        {"allOf", &all_of},      {"anyOf", &any_of},
-        {"oneOf", &one_of},      {"not", &negation},
-        {"if", &condition},      {"then", &then},
-        {"else", &otherwise}};
+    const std::pair<const char*, const Json**> slots[] = {{"type", &type},
+                                                          {"const", &constant},
+                                                          {"enum", &enumeration},
+                                                          {"minimum", &minimum},
+                                                          {"maximum", &maximum},
+                                                          {"exclusiveMinimum", &exclusive_minimum},
+                                                          {"exclusiveMaximum", &exclusive_maximum},
+                                                          {"required", &required},
+                                                          {"minProperties", &min_properties},
+                                                          {"properties", &properties},
+                                                          {"additionalProperties", &additional_properties},
+                                                          {"minItems", &min_items},
+                                                          {"maxItems", &max_items},
+                                                          {"prefixItems", &prefix_items},
+                                                          {"items", &items},
+                                                          {"minLength", &min_length},
+                                                          {"maxLength", &max_length},
+                                                          {"pattern", &pattern},
+                                                          {"allOf", &all_of},
+                                                          {"anyOf", &any_of},
+                                                          {"oneOf", &one_of},
+                                                          {"not", &negation},
+                                                          {"if", &condition},
+                                                          {"then", &then},
+                                                          {"else", &otherwise}};
     for (const auto& [key, value] : schema.items()) {
       if (key == "$ref") {
         ref = &root["$defs"][value.get<std::string>().substr(std::string("#/$defs/").size())];
@@ -266,7 +277,8 @@ class Validator {
   bool check_array(const Keywords& k, const Json& doc, const Path& path) {
     if (!doc.is_array()) return true;
     if (k.min_items && doc.size() < k.min_items->get<std::size_t>()) {
-      return fail(path, fmt::format("expected at least {} items (got {})", k.min_items->get<std::size_t>(), doc.size()));
+      return fail(path,
+                  fmt::format("expected at least {} items (got {})", k.min_items->get<std::size_t>(), doc.size()));
     }
     if (k.max_items && doc.size() > k.max_items->get<std::size_t>()) {
       return fail(path, fmt::format("expected at most {} items (got {})", k.max_items->get<std::size_t>(), doc.size()));
