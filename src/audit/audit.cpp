@@ -107,15 +107,7 @@ Expected<Ok> histogram_chunks(const std::vector<Chunk>& chunks, std::vector<Tens
 template <class H>
 Json histogram_json(const H& h) {
   Json pairs = Json::array();
-  auto& array = pairs.get_ref<Json::array_t&>();
-  array.reserve(static_cast<std::size_t>(std::distance(h.begin(), h.end())));
-  for (const auto& [code, count] : h) {
-    Json pair = Json::array();
-    pair.get_ref<Json::array_t&>().reserve(2);
-    pair.push_back(code);
-    pair.push_back(count);
-    array.push_back(std::move(pair));
-  }
+  for (const auto& [code, count] : h) pairs.push_back(Json::array({code, count}));
   return pairs;
 }
 

@@ -3,10 +3,11 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <unordered_map>
 
 namespace bitproof {
@@ -14,17 +15,6 @@ namespace bitproof {
 extern const char* const kReportSchemaText;  // generated from reports/schema.json (CMakeLists.txt)
 
 namespace {
-
-const std::set<std::string>& known_keywords() {
-  static const std::set<std::string> keywords = {
-      // checked
-      "type", "const", "enum", "required", "properties", "additionalProperties", "minProperties", "items", "minItems",
-      "maxItems", "prefixItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern", "allOf", "anyOf", "oneOf", "not", "if",
-      "then", "else", "$ref",
-      // annotations and containers
-      "$schema", "$id", "$defs", "$comment", "title", "description"};
-  return keywords;
-}
 
 std::string type_name(const Json& j) {
   if (j.is_object()) return "an object";
@@ -139,43 +129,59 @@ struct Keywords {
   const Json* then = nullptr;
   const Json* otherwise = nullptr;
 
-  Keywords(const Json& root, const Json& schema) {
-    const std::pair<const char*, const Json**> slots[] = {{"type", &type},
-                                                          {"const", &constant},
-                                                          {"enum", &enumeration},
-                                                          {"minimum", &minimum},
-                                                          {"maximum", &maximum},
-                                                          {"exclusiveMinimum", &exclusive_minimum},
-                                                          {"exclusiveMaximum", &exclusive_maximum},
-                                                          {"required", &required},
-                                                          {"minProperties", &min_properties},
-                                                          {"properties", &properties},
-                                                          {"additionalProperties", &additional_properties},
-                                                          {"minItems", &min_items},
-                                                          {"maxItems", &max_items},
-                                                          {"prefixItems", &prefix_items},
-                                                          {"items", &items},
-                                                          {"minLength", &min_length},
-                                                          {"maxLength", &max_length},
-                                                          {"pattern", &pattern},
-                                                          {"allOf", &all_of},
-                                                          {"anyOf", &any_of},
-                                                          {"oneOf", &one_of},
-                                                          {"not", &negation},
-                                                          {"if", &condition},
-                                                          {"then", &then},
-                                                          {"else", &otherwise}};
-    for (const auto& [key, value] : schema.items()) {
-      if (key == "$ref") {
-        ref = &root["$defs"][value.get<std::string>().substr(std::string("#/$defs/").size())];
-        continue;
-      }
-      for (const auto& [name, slot] : slots) {
-        if (key == name) *slot = &value;
-      }
+  Keywords(const Json& root, const Json& schema);
+};
+
+// The keywords the validator checks, each with its slot ("$ref" apart: it
+// names a definition).
+constexpr std::pair<std::string_view, const Json * Keywords::*> kCheckedKeywords[] = {
+    {"type", &Keywords::type},
+    {"const", &Keywords::constant},
+    {"enum", &Keywords::enumeration},
+    {"minimum", &Keywords::minimum},
+    {"maximum", &Keywords::maximum},
+    {"exclusiveMinimum", &Keywords::exclusive_minimum},
+    {"exclusiveMaximum", &Keywords::exclusive_maximum},
+    {"required", &Keywords::required},
+    {"minProperties", &Keywords::min_properties},
+    {"properties", &Keywords::properties},
+    {"additionalProperties", &Keywords::additional_properties},
+    {"minItems", &Keywords::min_items},
+    {"maxItems", &Keywords::max_items},
+    {"prefixItems", &Keywords::prefix_items},
+    {"items", &Keywords::items},
+    {"minLength", &Keywords::min_length},
+    {"maxLength", &Keywords::max_length},
+    {"pattern", &Keywords::pattern},
+    {"allOf", &Keywords::all_of},
+    {"anyOf", &Keywords::any_of},
+    {"oneOf", &Keywords::one_of},
+    {"not", &Keywords::negation},
+    {"if", &Keywords::condition},
+    {"then", &Keywords::then},
+    {"else", &Keywords::otherwise},
+};
+
+Keywords::Keywords(const Json& root, const Json& schema) {
+  for (const auto& [key, value] : schema.items()) {
+    if (key == "$ref") {
+      ref = &root["$defs"][value.get<std::string>().substr(std::string("#/$defs/").size())];
+      continue;
+    }
+    for (const auto& [name, slot] : kCheckedKeywords) {
+      if (key == name) this->*slot = &value;
     }
   }
-};
+}
+
+// A keyword the validator checks, "$ref", or an annotation or container it reads past.
+bool known_keyword(std::string_view key) {
+  static constexpr std::string_view kOthers[] = {"$ref", "$schema", "$id", "$defs", "$comment", "title", "description"};
+  const auto named = [key](std::string_view name) { return name == key; };
+  return std::any_of(std::begin(kOthers), std::end(kOthers), named) ||
+         std::any_of(std::begin(kCheckedKeywords), std::end(kCheckedKeywords),
+                     [&named](const auto& k) { return named(k.first); });
+}
 
 // One validation: the first failure is kept; `quiet` depth > 0 inside branches
 // of anyOf/oneOf/not/if, whose failures are not the document's error.
@@ -253,6 +259,13 @@ class Validator {
     return true;
   }
 
+  // The schema "properties" gives the member `key`, or null.
+  static const Json* property_schema(const Keywords& k, const std::string& key) {
+    if (!k.properties) return nullptr;
+    const auto it = k.properties->find(key);
+    return it == k.properties->end() ? nullptr : &*it;
+  }
+
   bool check_object(const Keywords& k, const Json& doc, const Path& path) {
     if (!doc.is_object()) return true;
     for (const Json& key : k.required ? *k.required : empty_array()) {
@@ -263,8 +276,8 @@ class Validator {
       return fail(path, fmt::format("expected at least {} fields", k.min_properties->get<std::size_t>()));
     }
     for (const auto& [key, value] : doc.items()) {
-      if (k.properties && k.properties->contains(key)) {
-        if (!check((*k.properties)[key], value, path.member(key))) return false;
+      if (const Json* property = property_schema(k, key)) {
+        if (!check(*property, value, path.member(key))) return false;
       } else if (k.additional_properties) {
         const Json& extra = *k.additional_properties;
         if (extra.is_boolean() && !extra.get<bool>()) return fail(path.member(key), "unknown field");
@@ -339,7 +352,7 @@ Expected<Ok> check_keywords(const Json& root, const Json& schema, const std::str
   if (schema.is_boolean()) return Ok{};
   if (!schema.is_object()) return Error{fmt::format("schema: {}: not a schema", where)};
   for (const auto& [key, value] : schema.items()) {
-    if (!known_keywords().contains(key)) return Error{fmt::format("schema: {}: keyword {} is not supported", where, key)};
+    if (!known_keyword(key)) return Error{fmt::format("schema: {}: keyword {} is not supported", where, key)};
     if (key == "$ref") {
       const std::string ref = value.get<std::string>();
       if (ref.rfind("#/$defs/", 0) != 0 || !root.contains("$defs") || !root["$defs"].contains(ref.substr(8))) {

@@ -10,7 +10,7 @@
 #include "proof/engine.hpp"
 #include "report/digest.hpp"
 #include "report/report.hpp"
-
+#include "report/schema.hpp"
 #include "support.hpp"
 
 using namespace bitproof;
@@ -86,4 +86,16 @@ TEST_SUITE("report") {
     CHECK(md.find("folded≡ordinary: 208/208 bit patterns equal") != std::string::npos);
     CHECK(md.find("**Verdict: holds**") != std::string::npos);
   }
+}
+
+TEST_CASE("report schema: every keyword of reports/schema.json is one the validator checks or reads past") {
+  const auto ok = check_schema(report_schema());
+  CHECK_MESSAGE(ok.ok(), (ok ? std::string() : ok.error().message));
+  // Negative controls: a keyword the validator does not check, at the top and nested.
+  Json unknown = report_schema();
+  unknown["uniqueItems"] = true;
+  CHECK(test::contains(check_schema(unknown).error().message, "keyword uniqueItems is not supported"));
+  Json nested = Json::parse(R"({"properties": {"a": {"type": "string", "format": "date"}}})");
+  CHECK(test::contains(check_schema(nested).error().message, "keyword format is not supported"));
+  CHECK(check_schema(Json::parse(R"({"properties": {"a": {"type": "string", "maxLength": 3}}})")).ok());
 }
