@@ -397,12 +397,17 @@ __device__ __forceinline__ void check_claims(const abi::SweepParams& p, const st
 // catalogue slot's staged outputs, the bits the chunk sums add, against the
 // soft model compiled for the device. Counts the differing cases per slot, and
 // keeps the chunk's first (smallest case offset, then slot) with its hardware
-// bits in `model` (shared).
-template <int kBatch>
+// bits in `model` (shared). The slots are unrolled, so in a spec-linked image
+// each slot's recipe index is a constant and only the spec's soft models are
+// compiled in (with the slot a run-time index, the whole catalogue's switch was
+// inlined here).
+template <int kSlots, int kBatch>
 __device__ __noinline__ void check_model(const abi::Recipes& recipes, const RunCodes& codes,
                                          std::uint32_t first_offset, const std::uint32_t* column,
                                          abi::ModelWords& model) {
-  for (int j = 0; j < static_cast<int>(recipes.slots); ++j) {
+#pragma unroll
+  for (int j = 0; j < kSlots; ++j) {
+    if (j >= static_cast<int>(recipes.slots)) break;
     const int index = BITPROOF_SLOT_RECIPE(recipes, j);
 #if defined(BITPROOF_KERNELS_USER_SLOTS)
     if (index >= catalogue_size()) continue;  // a user recipe has no soft model on the device: the host compares it
@@ -438,7 +443,7 @@ __device__ __forceinline__ void sweep_batch(const abi::SweepParams& p, RunCodes 
   if (stage_batch<Ar, kSlots, kBatch>(p.recipes, codes, plans, t0, column, groups - (offset >> 4), words)) {
     check_claims<kBatch>(p, column, failing, kinds);
   }
-  if constexpr (kCheck) check_model<kBatch>(p.recipes, codes, offset, column, model);
+  if constexpr (kCheck) check_model<kSlots, kBatch>(p.recipes, codes, offset, column, model);
 }
 
 // The runs of a block that are not one straight path for some slot (spec-linked

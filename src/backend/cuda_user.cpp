@@ -277,9 +277,15 @@ Expected<UserImage> build_user_image(const user::UserRecipes& user, const std::v
   image.options = rtc;
   image.options.insert(image.options.end(), jit.begin(), jit.end());
   // The key: bitproof, the toolkit, the options, the generated source, the
-  // sweep kernels' image and every user file by content.
-  std::string key_text = fmt::format("bitproof-cuda-user-v1\n{} {}\n{}\n", tool_version(), tool_git_commit(), t.version);
-  for (const std::string& o : image.options) key_text += o + "\n";
+  // sweep kernels' image and every user file by content. Include directories
+  // are left out: where they lie says nothing of what they hold (bitproof's
+  // own headers go with its version, the toolkit's with its version, the
+  // user's files are listed by content below), so an image linked in another
+  // directory or on another machine with the same toolkit is found.
+  std::string key_text = fmt::format("bitproof-cuda-user-v2\n{} {}\n{}\n", tool_version(), tool_git_commit(), t.version);
+  for (const std::string& o : image.options) {
+    if (!o.starts_with("-I")) key_text += o + "\n";
+  }
   key_text += image.source + sha256_hex(std::string(lto_image)) + "\n";
   // No user files (catalogue recipes specialized for a spec): nothing to list.
   auto sources = user.files.empty() ? Expected<std::vector<user::SourceDigest>>(std::vector<user::SourceDigest>{})

@@ -359,12 +359,15 @@ BP_HD constexpr Word linear_term(const LinearRun& r, Word t) {
 // No array in LinearRun is indexed per case: a run-time index puts the run in
 // the GPU's local memory (it cost three loads a case when the two binades'
 // fields were an array picked by index).
-template <bool kCut>
-BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
-  const Word m = r.c0 + r.sgn * linear_term<kCut>(r, t);
+BP_HD constexpr std::uint32_t rounded_code(const LinearRun& r, Word m) {
   const Word twice = m + (m >= r.upper ? r.upper : m);
   const std::uint32_t code = r.base + ((twice + r.half_less_one + ((twice >> r.drop) & r.odd)) >> r.drop);
   return code < r.clamp ? code : r.clamp;
+}
+
+template <bool kCut>
+BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
+  return rounded_code(r, r.c0 + r.sgn * linear_term<kCut>(r, t));
 }
 
 // The last place of the results whose sums are w bits wide at E = common: their
@@ -465,7 +468,10 @@ namespace detail {
 template <int kN>
 BP_HD constexpr void codes_of_run(const LinearRun& r, Word t0, std::uint32_t (&codes)[kN]) {
   if (r.lost == 0) {
-    for (int t = 0; t < kN; ++t) codes[t] = linear_code<false>(r, t0 + static_cast<Word>(t));
+    // Without a cut, m is linear in t (mod 2^32, as linear_code computes it): one add a case.
+    const Word m0 = r.c0 + r.sgn * linear_term<false>(r, t0);
+    const Word step = r.sgn * r.p_step;
+    for (int t = 0; t < kN; ++t) codes[t] = rounded_code(r, m0 + static_cast<Word>(t) * step);
   } else {
     for (int t = 0; t < kN; ++t) codes[t] = linear_code<true>(r, t0 + static_cast<Word>(t));
   }

@@ -163,9 +163,12 @@ struct Hfma {
     requires(kN % 2 == 0 && requires { Ar::hfma2(0u, 0u, 0u); })
   BP_HD static constexpr void eval_batch(std::uint32_t a0, std::uint32_t b, std::uint32_t c, std::uint32_t (&out)[kN]) {
     constexpr std::uint32_t kBoth = 0x0001'0001;  // a 16-bit code in both halves
+    // a in the low half and a + 1 in the high one is a·kBoth + 2^16 (a + 1 ≤ 0xFFFF: no carry
+    // between the halves), so pair t is pair 0 plus t·kBoth: one add a pair, not a shift,
+    // an add and an or.
+    const std::uint32_t first_pair = a0 * kBoth + 0x1'0000;
     for (int t = 0; t < kN; t += 2) {
-      const std::uint32_t a = a0 + static_cast<std::uint32_t>(t);
-      const std::uint32_t pair = Ar::hfma2(a | ((a + 1) << 16), b * kBoth, c * kBoth);
+      const std::uint32_t pair = Ar::hfma2(first_pair + static_cast<std::uint32_t>(t) * kBoth, b * kBoth, c * kBoth);
       out[t] = pair & 0xFFFF;
       out[t + 1] = pair >> 16;
     }
