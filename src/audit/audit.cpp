@@ -475,11 +475,6 @@ Json specials_json(FormatId format, const CodeStats& s, int bits) {
   return j;
 }
 
-std::string code_text(std::uint32_t code, int code_bits) {
-  if (code_bits <= 8) return std::to_string(code);
-  return code_bits == 16 ? fmt::format("0x{:04X}", code) : fmt::format("0x{:08X}", code);
-}
-
 std::vector<FormatId> AuditResult::formats() const {
   std::vector<FormatId> out;
   for (const TensorAudit& t : tensors) {

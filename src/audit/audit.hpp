@@ -111,9 +111,6 @@ struct CodeStats {
 // subnormal, negative, not_a_code), each counted.
 [[nodiscard]] Json specials_json(FormatId format, const CodeStats& s, int code_bits);
 
-// A code as the audit prints it: decimal for 8-bit codes, 0x%04X / 0x%08X for 16 and 32 bits.
-[[nodiscard]] std::string code_text(std::uint32_t code, int code_bits);
-
 // One line a format, in its own words:
 //   "18 ue8m0 scale tensors (F8_E8M0), 144 codes: 114–126 (2^-13 … 2^-1); 0 NaN (0xFF)"
 // then one line a requested view, then "PARTIAL: ..." when scale tensors were left out.

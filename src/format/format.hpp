@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "hd.hpp"
@@ -135,5 +136,9 @@ struct Decoded {
 
 // Catalogue lookup by the row's name ("e2m1", "fp16", ...).
 [[nodiscard]] std::optional<FormatId> format_by_name(std::string_view name);
+
+// A code as the audit and its reports print it: decimal up to 8 bits (a UE8M0
+// code reads as its biased exponent), 0x%04X for 16-bit codes, 0x%08X above.
+[[nodiscard]] std::string code_text(std::uint32_t code, int code_bits);
 
 }  // namespace bitproof

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "format/format.hpp"
 #include "report/ab_report.hpp"
 #include "report/render.hpp"
 
@@ -16,8 +17,16 @@ std::string layer_cell(const Json& layer) {
   return layer.is_null() ? std::string("—") : std::to_string(layer.get<std::uint64_t>());
 }
 
-std::string code_cell(const Json& code) {
-  return code.is_null() ? std::string("—") : std::to_string(code.get<std::uint64_t>());
+// The code width of a format named in a report (8, a decimal cell, for a name
+// the catalogue lacks: the schema admits any string).
+int code_bits(const Json& format_name) {
+  const auto format = format_by_name(format_name.get<std::string>());
+  return format ? spec_of(*format).bits : 8;
+}
+
+// A code as the audit's summary lines print it (format/format.hpp's code_text).
+std::string code_cell(const Json& code, int bits) {
+  return code.is_null() ? std::string("—") : code_text(static_cast<std::uint32_t>(code.get<std::uint64_t>()), bits);
 }
 
 // "3 NaN, 1 zero": the nonzero specials.
@@ -69,9 +78,11 @@ std::string audit_markdown(const Json& report) {
   md += "| layer | format | tensors | codes | min | max | finite min | finite max | specials |\n";
   md += "|---|---|---|---|---|---|---|---|---|\n";
   for (const Json& l : r["layers"]) {
+    const int bits = code_bits(l["format"]);
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", layer_cell(l["layer"]),
                       l["format"].get<std::string>(), l["tensors"].get<std::uint64_t>(), l["codes"].get<std::uint64_t>(),
-                      code_cell(l["min"]), code_cell(l["max"]), code_cell(l["finite_min"]), code_cell(l["finite_max"]),
+                      code_cell(l["min"], bits), code_cell(l["max"], bits), code_cell(l["finite_min"], bits),
+                      code_cell(l["finite_max"], bits),
                       specials_cell(l["specials"]));
   }
   for (const Json& v : r["views"]) md += fmt::format("\n    {}\n", v["summary"].get<std::string>());
@@ -93,6 +104,7 @@ std::string first_outside_cell(const Json& first, std::uint64_t outside) {
   return listed < outside ? out + ", …" : out;
 }
 
+// Admission texts keep decimal codes, as `admit` and `domain` print intervals.
 std::string proven_text(const Json& proven) {
   return proven.is_null() ? std::string("none")
                           : fmt::format("{}..{}", proven[0].get<std::uint64_t>(), proven[1].get<std::uint64_t>());
@@ -137,8 +149,8 @@ std::string admission_markdown(const Json& report) {
   for (const Json* l : layers) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", layer_cell((*l)["layer"]),
                       (*l)["tensors"].get<std::uint64_t>(), (*l)["outside"].get<std::uint64_t>(),
-                      (*l)["below"].get<std::uint64_t>(), (*l)["above"].get<std::uint64_t>(), code_cell((*l)["min"]),
-                      code_cell((*l)["max"]));
+                      (*l)["below"].get<std::uint64_t>(), (*l)["above"].get<std::uint64_t>(),
+                      code_cell((*l)["min"], 8), code_cell((*l)["max"], 8));  // decimal, as proven_text
   }
   md += fmt::format("\nDomain report `{}` (spec SHA-256 `{}`), audit `{}`.\n", md_escape(r["domain"]["file"].get<std::string>()),
                     r["domain"]["spec_sha256"].get<std::string>().substr(0, 16),
@@ -150,14 +162,15 @@ std::string admission_markdown(const Json& report) {
 std::vector<JUnitCase> audit_cases(const Json& r) {
   std::vector<JUnitCase> cases;
   for (const Json& t : r["tensors"]) {
+    const int bits = code_bits(t["format"]);
     const std::uint64_t bad = poisoned(t["specials"]);
     const std::string failure = bad ? fmt::format("{} codes are NaN, Inf or no {} code: {}", bad,
                                                   t["format"].get<std::string>(), specials_cell(t["specials"]))
                                     : std::string();
     cases.push_back({"audit." + t["format"].get<std::string>(), t["name"].get<std::string>(), bad != 0, failure,
                      failure, "specials",
-                     fmt::format("{} codes {}..{}; specials: {}", t["codes"].get<std::uint64_t>(), code_cell(t["min"]),
-                                 code_cell(t["max"]), specials_cell(t["specials"]))});
+                     fmt::format("{} codes {}..{}; specials: {}", t["codes"].get<std::uint64_t>(), code_cell(t["min"], bits),
+                                 code_cell(t["max"], bits), specials_cell(t["specials"]))});
   }
   return cases;
 }

@@ -100,6 +100,11 @@ assert f["format"] == "fp16" and f["code_bits"] == 16 and f["specials"]["nan"] =
 assert sum(c for _, c in f["histogram"]) == 288 and [0x7E00, 1] in f["histogram"]
 assert all(t["format"] == "fp16" and t["dtype"] == "F16" for t in r["tensors"])
 PY
+    # The Markdown's layer table writes the codes as the summary line does (hex), not as decimals.
+    expect 0 "^wrote " "$BP" report render "$D/a.json" --markdown "$D/a.md" --junit "$D/a.xml"
+    grep -qE '^\| 0 \| fp16 \| 9 \| [0-9]+ \| 0x1C00 \| 0x7E00 \| 0x1C00 \| 0x2400 \| 1 nan' "$D/a.md" || fail "the layer row's codes"
+    grep -q 'codes 0x1C00\.\.0x2400' "$D/a.xml" || fail "the JUnit case's codes"
+    grep -qE '\| (7168|9216|32256) \|' "$D/a.md" && fail "a 16-bit code in decimal"
     ;;
   audit_report_deterministic)
     synth "$D/ck" --shards 2
