@@ -402,9 +402,8 @@ __device__ __forceinline__ void check_claims(const abi::SweepParams& p, const st
 // compiled in (with the slot a run-time index, the whole catalogue's switch was
 // inlined here).
 template <int kSlots, int kBatch>
-__device__ __noinline__ void check_model(const abi::Recipes& recipes, const RunCodes& codes,
-                                         std::uint32_t first_offset, const std::uint32_t* column,
-                                         abi::ModelWords& model) {
+__device__ __noinline__ void check_model(const abi::Recipes& recipes, const RunCodes& codes, std::uint32_t first_offset,
+                                         const std::uint32_t* column, abi::ModelWords& model) {
 #pragma unroll
   for (int j = 0; j < kSlots; ++j) {
     if (j >= static_cast<int>(recipes.slots)) break;
