@@ -126,22 +126,40 @@ struct RunCodes {
   std::uint32_t third;
 };
 
-// Stages eval(t), case first + t's output, for t < kBatch. Returns the outputs'
-// sum (low word) and whether one differs from the first slot's (high word;
-// `first_rows` is null for the first slot).
+// Stages eval(t), case first + t's output, for t < kBatch. For the first slot
+// (`first_rows` null) returns the outputs' sum; for a later one, whether an
+// output differs from the first slot's (nonzero) or not (0). A later slot's sum
+// is the first slot's where none differs, so it is only added up where one
+// does (staged_sum): one add a case less in every holding batch.
 template <int kBatch, class Eval>
-__device__ __forceinline__ std::uint64_t stage_outputs(std::uint32_t* rows, const std::uint32_t* first_rows,
+__device__ __forceinline__ std::uint32_t stage_outputs(std::uint32_t* rows, const std::uint32_t* first_rows,
                                                        const Eval& eval) {
-  std::uint32_t sum = 0;
-  std::uint32_t differs = 0;
+  std::uint32_t sum_or_differs = 0;
+  if (first_rows == nullptr) {
 #pragma unroll
-  for (int t = 0; t < kBatch; ++t) {
-    const std::uint32_t out = eval(t);
-    rows[t * kThreads] = out;
-    sum += out;
-    if (first_rows != nullptr) differs |= out ^ first_rows[t * kThreads];
+    for (int t = 0; t < kBatch; ++t) {
+      const std::uint32_t out = eval(t);
+      rows[t * kThreads] = out;
+      sum_or_differs += out;
+    }
+  } else {
+#pragma unroll
+    for (int t = 0; t < kBatch; ++t) {
+      const std::uint32_t out = eval(t);
+      rows[t * kThreads] = out;
+      sum_or_differs |= out ^ first_rows[t * kThreads];
+    }
   }
-  return (static_cast<std::uint64_t>(differs != 0) << 32) | sum;
+  return sum_or_differs;
+}
+
+// The sum of a slot's staged outputs (a batch where the slot differs from the first).
+template <int kBatch>
+__device__ __forceinline__ std::uint32_t staged_sum(const std::uint32_t* rows) {
+  std::uint32_t sum = 0;
+#pragma unroll
+  for (int t = 0; t < kBatch; ++t) sum += rows[t * kThreads];
+  return sum;
 }
 
 // A recipe with a batch form (the exact FMA oracles' run form: one alignment
@@ -183,7 +201,7 @@ __device__ __forceinline__ void recipe_outputs(RunCodes codes, const recipes::Ru
 }
 
 template <class Ar, class R, int kBatch>
-__device__ BITPROOF_STAGE_INLINE std::uint64_t stage_recipe(RunCodes codes, const recipes::RunPlan* plan,
+__device__ BITPROOF_STAGE_INLINE std::uint32_t stage_recipe(RunCodes codes, const recipes::RunPlan* plan,
                                                             std::uint32_t t0, std::uint32_t* rows,
                                                             const std::uint32_t* first_rows) {
   std::uint32_t out[kBatch];
@@ -198,14 +216,14 @@ struct StageArm {
   std::uint32_t t0;                 // the batch's first case in that run
   std::uint32_t* rows;              // this slot's first row, this thread's column
   const std::uint32_t* first_rows;  // the first slot's (null for the first slot)
-  std::uint64_t result = 0;         // stage_outputs'
+  std::uint32_t result = 0;         // stage_outputs'
 
   template <class R>
   __device__ __forceinline__ void run() {
     result = stage_recipe<Ar, R, kBatch>(codes, plan, t0, rows, first_rows);
   }
   __device__ __forceinline__ void none() {
-    result = stage_outputs<kBatch>(rows, nullptr, [](int) { return 0u; });
+    result = stage_outputs<kBatch>(rows, first_rows, [](int) { return 0u; });  // an unknown index outputs 0
   }
 #if defined(BITPROOF_KERNELS_USER_SLOTS)
   __device__ __forceinline__ void user(int slot) {
@@ -270,16 +288,19 @@ __device__ __forceinline__ bool stage_batch(const abi::Recipes& recipes, RunCode
                                             std::uint32_t t0, std::uint32_t* column, std::uint32_t weight,
                                             std::uint32_t (&words)[2 * kSlots]) {
   bool differs = false;
+  std::uint32_t first_sum = 0;
 #pragma unroll
   for (int j = 0; j < kSlots; ++j) {
     if (j >= static_cast<int>(recipes.slots)) break;
-    StageArm<Ar, kBatch> arm{codes, plans != nullptr ? plans + j : nullptr, t0, column + j * kBatch * kThreads,
-                             j > 0 ? column : nullptr};
+    std::uint32_t* rows = column + j * kBatch * kThreads;
+    StageArm<Ar, kBatch> arm{codes, plans != nullptr ? plans + j : nullptr, t0, rows, j > 0 ? column : nullptr};
     with_recipe(BITPROOF_SLOT_RECIPE(recipes, j), arm);
-    const auto sum = static_cast<std::uint32_t>(arm.result);
+    const bool slot_differs = j > 0 && arm.result != 0;
+    const std::uint32_t sum = j == 0 ? arm.result : slot_differs ? staged_sum<kBatch>(rows) : first_sum;
+    if (j == 0) first_sum = sum;
     words[2 * j] += sum;
     words[2 * j + 1] += weight * sum;
-    differs |= (arm.result >> 32) != 0;
+    differs = differs || slot_differs;
   }
   return differs;
 }
@@ -461,8 +482,12 @@ struct DeferredRuns {
 // through the same stage_recipe functions (not inlined), and the host demands
 // that the two kernels' chunk sums agree, which ties the spec-linked images'
 // separately inlined copies together as the case digest does.
+// Inlined into its kernel: as a call of its own (the spec-linked image's claim
+// kernel grew past the inliner's limit), the kernel's parameters were copied to
+// its stack and read from local memory in the sweep loop, and its registers
+// were capped at 64 (the claim kernel 4 % slower).
 template <class Ar, int kSlots, bool kCheck>
-__device__ void sweep_chunks(const abi::SweepParams& p) {
+__device__ __forceinline__ void sweep_chunks(const abi::SweepParams& p) {
   constexpr int kBatch = batch_cases<kSlots>();
   constexpr int kPerThread = static_cast<int>(kChunk) / kThreads;
   constexpr int kRunBatches = kPerThread / kBatch;
@@ -588,11 +613,22 @@ __global__ void __launch_bounds__(256) bp_eval_hw(bitproof::abi::EvalParams p) {
     bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N, true>(p);                     \
   }
 #endif
-#define BITPROOF_SWEEP_KERNEL(N)                                                            \
-  __global__ void __launch_bounds__(256) bp_sweep_hw_##N(bitproof::abi::SweepParams p) { \
-    bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N, false>(p);                    \
-  }                                                                                         \
+#define BITPROOF_SWEEP_KERNEL(N)                                                        \
+  __global__ void BITPROOF_CLAIM_BOUNDS bp_sweep_hw_##N(bitproof::abi::SweepParams p) { \
+    bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N, false>(p);                \
+  }                                                                                     \
   BITPROOF_CHECK_KERNEL(N)
+// The claim kernel's resident blocks an SM. The two-slot spec-linked claim
+// kernel (a claim of two recipes, as the FMA specs) was register-bound at 79
+// registers (3 blocks of 256 threads); capped at 64, 4 blocks fit (shared
+// memory allows 5) and the FP16 FMA claim sweep's 2^32-case block took
+// 4.17 ms, not 4.66 (bench/RESULTS.md). Other claim kernels keep the
+// compiler's choice: a cap was not measured on them.
+#if defined(BITPROOF_KERNELS_USER_SLOTS) && BITPROOF_KERNELS_USER_SLOTS == 2
+#define BITPROOF_CLAIM_BOUNDS __launch_bounds__(256, 4)
+#else
+#define BITPROOF_CLAIM_BOUNDS __launch_bounds__(256)
+#endif
 #if defined(BITPROOF_KERNELS_USER_SLOTS)
 // A user-recipe image holds the one claim kernel its slot count needs: each
 // is linked per spec, and the link's time is in the user's first run.

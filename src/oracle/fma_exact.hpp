@@ -278,6 +278,7 @@ struct RunPlan {
 };
 
 BP_HD constexpr int max_of(int x, int y) { return x > y ? x : y; }
+BP_HD constexpr std::uint32_t max_of_codes(std::uint32_t x, std::uint32_t y) { return x > y ? x : y; }
 BP_HD constexpr int min_of(int x, int y) { return x < y ? x : y; }
 
 // The jam of a cut term (the header's argument) rounds every case of the run as the exact sum does.
@@ -324,8 +325,10 @@ BP_HD constexpr RunPlan shared_plan(Binary in, Binary out, std::uint32_t a0, int
 // gives both binades one last place (2^drop): the upper binade's results are
 // 2^man_bits codes further on, which the added 2^w_lo >> drop is, and the
 // rounding bits are m's in both. A run in one binade (or whose two binades
-// share a last place, below the normal range) has upper = ∞. (c0 = sgn = 0
-// and a constant base for runs with one result after the first.)
+// share a last place, below the normal range) has upper = ∞. A run whose
+// product is not cut has c0 = 0 and sgn = 1: its term is m itself, one add a
+// case (from_plan folds them in). (c0 = sgn = 0, p = 0 and a constant base for
+// runs with one result after the first.)
 struct LinearRun {
   bool ok = false;              // false: every case through fma()
   bool first_override = false;  // case 0's code is `first` (a = ±0, or a special run's first)
@@ -342,12 +345,13 @@ struct LinearRun {
   int drop = 1;
   Word half_less_one = 0;
   std::uint32_t base = 0;
+  bool clamps = false;  // some case's code reaches `clamp` (else rounded_code<false> needs no clamp)
 };
 
 // Case t's aligned product: exact (kCut false: shift and lost are 0), or cut to
 // its bits at or above E with those below as a sticky bit (align()'s cut, as a
-// shift and a mask). A run decides which once: the sticky bit's four
-// operations are only paid by runs whose product is cut.
+// shift and a mask). The sticky bit's four operations are only paid by runs
+// whose product is cut (on the GPU: by warps with such a run; see batch_form).
 template <bool kCut>
 BP_HD constexpr Word linear_term(const LinearRun& r, Word t) {
   const Word p = r.p_first + t * r.p_step;
@@ -358,16 +362,19 @@ BP_HD constexpr Word linear_term(const LinearRun& r, Word t) {
 
 // No array in LinearRun is indexed per case: a run-time index puts the run in
 // the GPU's local memory (it cost three loads a case when the two binades'
-// fields were an array picked by index).
+// fields were an array picked by index). kClamp false leaves out the clamp,
+// which only a run with r.clamps needs.
+template <bool kClamp = true>
 BP_HD constexpr std::uint32_t rounded_code(const LinearRun& r, Word m) {
   const Word twice = m + (m >= r.upper ? r.upper : m);
   const std::uint32_t code = r.base + ((twice + r.half_less_one + ((twice >> r.drop) & r.odd)) >> r.drop);
+  if constexpr (!kClamp) return code;
   return code < r.clamp ? code : r.clamp;
 }
 
-template <bool kCut>
+template <bool kCut, bool kClamp = true>
 BP_HD constexpr std::uint32_t linear_code(const LinearRun& r, Word t) {
-  return rounded_code(r, r.c0 + r.sgn * linear_term<kCut>(r, t));
+  return rounded_code<kClamp>(r, r.c0 + r.sgn * linear_term<kCut>(r, t));
 }
 
 // The last place of the results whose sums are w bits wide at E = common: their
@@ -413,6 +420,16 @@ BP_HD constexpr LinearRun from_plan(Binary out, const RunPlan& plan, int t_first
   r.sgn = below ? ~Word{0} : Word{1};
   r.odd = nearest ? 1 : 0;
   r.clamp = sign + (nearest ? inf_code(out, false) : inf_code(out, false) - 1);
+  // The sums are monotone in t and so are their codes: the two ends' codes say whether one reaches the clamp.
+  r.clamps = max_of_codes(linear_code<true, false>(r, static_cast<Word>(t_first)),
+                          linear_code<true, false>(r, static_cast<Word>(n - 1))) >= r.clamp;
+  if (!plan.product_cut) {
+    // No cut: m itself is linear in t, so the term carries the addend and the sign (c0 = 0, sgn = 1).
+    r.p_first = r.c0 + r.sgn * r.p_first;
+    r.p_step = r.sgn * r.p_step;
+    r.c0 = 0;
+    r.sgn = 1;
+  }
   r.ok = true;
   return r;
 }
@@ -463,19 +480,53 @@ BP_HD constexpr LinearRun plan_run(Binary in, Binary out, std::uint32_t a0, int 
 
 namespace detail {
 
-// codes[t] = case t0 + t of run r (its first case's override at t0 + t = 0).
-// One branch per batch picks the form without the sticky bit.
-template <int kN>
-BP_HD constexpr void codes_of_run(const LinearRun& r, Word t0, std::uint32_t (&codes)[kN]) {
-  if (r.lost == 0) {
-    // Without a cut, m is linear in t (mod 2^32, as linear_code computes it): one add a case.
-    const Word m0 = r.c0 + r.sgn * linear_term<false>(r, t0);
-    const Word step = r.sgn * r.p_step;
-    for (int t = 0; t < kN; ++t) codes[t] = rounded_code(r, m0 + static_cast<Word>(t) * step);
-  } else {
-    for (int t = 0; t < kN; ++t) codes[t] = linear_code<true>(r, t0 + static_cast<Word>(t));
+// The forms of a run's straight path: with or without the cut product's
+// sticky bit, with or without the clamp. The general form (both) is right for
+// every run; a lighter one only where the run needs neither (r.lost == 0, no
+// r.clamps), else its codes are wrong (tests/oracle: negative controls).
+struct Form {
+  bool cut;
+  bool clamp;
+};
+BP_HD constexpr Form form_of(const LinearRun& r) { return {r.lost != 0, r.clamps}; }
+
+// codes[t] = case t0 + t of run r in form F (its first case's override at t0 + t = 0).
+template <bool kCut, bool kClamp, int kN>
+BP_HD constexpr void codes_in_form(const LinearRun& r, Word t0, std::uint32_t (&codes)[kN]) {
+  for (int t = 0; t < kN; ++t) {
+    const Word case_t = t0 + static_cast<Word>(t);
+    // Without a cut, m is the term (from_plan folds c0 and sgn into it): one add a case.
+    codes[t] = kCut ? linear_code<true, kClamp>(r, case_t) : rounded_code<kClamp>(r, linear_term<false>(r, case_t));
   }
   if (r.first_override && t0 == 0) codes[0] = r.first;
+}
+
+// The form a batch takes: the run's own on the host; on the GPU the lightest
+// form right for every run of the converged threads (a warp's 32 runs), since
+// threads that differ in form would run both forms one after the other (a
+// warp's runs of 256 differ in their a's exponent: about 15 % of warps mix
+// cut and uncut runs).
+BP_HD constexpr Form batch_form(const LinearRun& r) {
+  const Form own = form_of(r);
+#if defined(__CUDA_ARCH__)
+  if (!__builtin_is_constant_evaluated()) {
+    const unsigned converged = __activemask();
+    return {__any_sync(converged, own.cut) != 0, __any_sync(converged, own.clamp) != 0};
+  }
+#endif
+  return own;
+}
+
+// codes[t] = case t0 + t of run r (its first case's override at t0 + t = 0).
+template <int kN>
+BP_HD constexpr void codes_of_run(const LinearRun& r, Word t0, std::uint32_t (&codes)[kN]) {
+  const Form form = batch_form(r);
+  if (form.cut) {
+    if (form.clamp) return codes_in_form<true, true>(r, t0, codes);
+    return codes_in_form<true, false>(r, t0, codes);
+  }
+  if (form.clamp) return codes_in_form<false, true>(r, t0, codes);
+  codes_in_form<false, false>(r, t0, codes);
 }
 
 #if defined(__CUDA_ARCH__)

@@ -106,6 +106,28 @@ void compare_runs(RunTally& t, const Format& f, Pair p, std::uint32_t start, fas
   }
 }
 
+// A GPU warp takes the heaviest form one of its runs needs (batch_form): the
+// forms heavier than run r's own, on its cases t0 … t0 + kN − 1, against fma().
+template <int kN>
+void compare_heavier_forms(RunTally& t, const Format& f, Pair p, fast::Mode mode, const fast::LinearRun& r,
+                           std::uint32_t a0, std::uint32_t t0, std::uint32_t (&codes)[kN]) {
+  const fast::detail::Form own = fast::detail::form_of(r);
+  const auto check = [&](const char* form) {
+    const std::string run = fmt::format("{:#06x}+256 in form {}", a0, form);
+    for (int i = 0; i < kN; ++i) tally(t, f, p, mode, run, a0 + t0 + static_cast<std::uint32_t>(i), codes[i]);
+  };
+  fast::detail::codes_in_form<true, true>(r, t0, codes);
+  check("cut+clamp");
+  if (!own.clamp) {
+    fast::detail::codes_in_form<true, false>(r, t0, codes);
+    check("cut");
+  }
+  if (!own.cut) {
+    fast::detail::codes_in_form<false, true>(r, t0, codes);
+    check("clamp");
+  }
+}
+
 // The sweep's form: one plan of each whole run of kLong cases (from every
 // a0 = 0, kLong, …), its batches of kN taken from it at t0 = 0, kN, …
 // (run_shift != 0: read at the wrong case, a negative control). Counts the
@@ -126,6 +148,7 @@ LongRuns compare_long_runs(RunTally& t, const Format& f, Pair p, fast::Mode mode
     for (std::uint32_t t0 = 0; t0 < kLong; t0 += kN) {
       fast::fma_run(f.bin, f.bin, whole, t0 + run_shift, a0 + t0, p.b, p.c, codes, mode);
       for (int i = 0; i < kN; ++i) tally(t, f, p, mode, run, a0 + t0 + static_cast<std::uint32_t>(i), codes[i]);
+      if (whole.ok && run_shift == 0) compare_heavier_forms(t, f, p, mode, whole, a0, t0, codes);
     }
   }
   return runs;
@@ -222,6 +245,24 @@ TEST_SUITE("oracle") {
       wrong += fast::detail::linear_code<false>(cut, t) != want ? 1 : 0;
     }
     CHECK(wrong > 0);
+  }
+
+  TEST_CASE("negative controls: a run whose codes pass ∞, in the form without the clamp") {
+    // (65,024 + 32·t) · 1 + 128 for t < 16: from t = 14 the sum rounds past 65,536 (∞) to a NaN
+    // code without the clamp (t = 13 rounds to 65,536 itself, whose code is ∞'s).
+    const fast::LinearRun r = fast::plan_run(fast::kFp16, fast::kFp16, 0x7BF0, 16, 0x3C00, 0x5800);
+    REQUIRE(r.ok);
+    REQUIRE(r.clamps);
+    CHECK(fast::detail::form_of(r).clamp);
+    std::uint32_t codes[16];
+    fast::detail::codes_in_form<false, false>(r, 0, codes);
+    int wrong = 0;
+    for (std::uint32_t t = 0; t < 16; ++t) wrong += codes[t] != fast::fma_fp16(0x7BF0 + t, 0x3C00, 0x5800) ? 1 : 0;
+    CHECK(wrong == 2);
+    fast::detail::codes_in_form<false, true>(r, 0, codes);
+    for (std::uint32_t t = 0; t < 16; ++t) CHECK(codes[t] == fast::fma_fp16(0x7BF0 + t, 0x3C00, 0x5800));
+    // The same run with + 8: the largest sum, 65,512, rounds to 65,504: no clamp needed.
+    CHECK_FALSE(fast::plan_run(fast::kFp16, fast::kFp16, 0x7BF0, 16, 0x3C00, 0x4800).clamps);
   }
 
   TEST_CASE("negative controls: a plan forced across an exponent field, and the other rounding, are caught") {
