@@ -622,8 +622,8 @@ __global__ void __launch_bounds__(256) bp_eval_hw(bitproof::abi::EvalParams p) {
 // kernel (a claim of two recipes, as the FMA specs) was register-bound at 79
 // registers (3 blocks of 256 threads); capped at 64, 4 blocks fit (shared
 // memory allows 5) and the FP16 FMA claim sweep's 2^32-case block took
-// 4.17 ms, not 4.66 (bench/RESULTS.md). Other claim kernels keep the
-// compiler's choice: a cap was not measured on them.
+// 4.26 ms, not 4.66 (5 blocks: 4.54 ms; bench/RESULTS.md). Other claim
+// kernels keep the compiler's choice: a cap was not measured on them.
 #if defined(BITPROOF_KERNELS_USER_SLOTS) && BITPROOF_KERNELS_USER_SLOTS == 2
 #define BITPROOF_CLAIM_BOUNDS __launch_bounds__(256, 4)
 #else
