@@ -613,11 +613,6 @@ __global__ void __launch_bounds__(256) bp_eval_hw(bitproof::abi::EvalParams p) {
     bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N, true>(p);                     \
   }
 #endif
-#define BITPROOF_SWEEP_KERNEL(N)                                                        \
-  __global__ void BITPROOF_CLAIM_BOUNDS bp_sweep_hw_##N(bitproof::abi::SweepParams p) { \
-    bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N, false>(p);                \
-  }                                                                                     \
-  BITPROOF_CHECK_KERNEL(N)
 // The claim kernel's resident blocks an SM. The two-slot spec-linked claim
 // kernel (a claim of two recipes, as the FMA specs) was register-bound at 79
 // registers (3 blocks of 256 threads); capped at 64, 4 blocks fit (shared
@@ -629,6 +624,11 @@ __global__ void __launch_bounds__(256) bp_eval_hw(bitproof::abi::EvalParams p) {
 #else
 #define BITPROOF_CLAIM_BOUNDS __launch_bounds__(256)
 #endif
+#define BITPROOF_SWEEP_KERNEL(N)                                                        \
+  __global__ void BITPROOF_CLAIM_BOUNDS bp_sweep_hw_##N(bitproof::abi::SweepParams p) { \
+    bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N, false>(p);                \
+  }                                                                                     \
+  BITPROOF_CHECK_KERNEL(N)
 #if defined(BITPROOF_KERNELS_USER_SLOTS)
 // A user-recipe image holds the one claim kernel its slot count needs: each
 // is linked per spec, and the link's time is in the user's first run.

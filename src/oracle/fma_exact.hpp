@@ -277,9 +277,14 @@ struct RunPlan {
   std::int32_t z_signed = 0;  // the aligned addend, negated when its sign differs from the product's
 };
 
-BP_HD constexpr int max_of(int x, int y) { return x > y ? x : y; }
-BP_HD constexpr std::uint32_t max_of_codes(std::uint32_t x, std::uint32_t y) { return x > y ? x : y; }
-BP_HD constexpr int min_of(int x, int y) { return x < y ? x : y; }
+template <class T>
+BP_HD constexpr T max_of(T x, T y) {
+  return x > y ? x : y;
+}
+template <class T>
+BP_HD constexpr T min_of(T x, T y) {
+  return x < y ? x : y;
+}
 
 // The jam of a cut term (the header's argument) rounds every case of the run as the exact sum does.
 BP_HD constexpr bool jam_holds(Binary out, int common, int big_exp, int big_top_min, int cut_top_max) {
@@ -421,8 +426,8 @@ BP_HD constexpr LinearRun from_plan(Binary out, const RunPlan& plan, int t_first
   r.odd = nearest ? 1 : 0;
   r.clamp = sign + (nearest ? inf_code(out, false) : inf_code(out, false) - 1);
   // The sums are monotone in t and so are their codes: the two ends' codes say whether one reaches the clamp.
-  r.clamps = max_of_codes(linear_code<true, false>(r, static_cast<Word>(t_first)),
-                          linear_code<true, false>(r, static_cast<Word>(n - 1))) >= r.clamp;
+  r.clamps = max_of(linear_code<true, false>(r, static_cast<Word>(t_first)),
+                    linear_code<true, false>(r, static_cast<Word>(n - 1))) >= r.clamp;
   if (!plan.product_cut) {
     // No cut: m itself is linear in t, so the term carries the addend and the sign (c0 = 0, sgn = 1).
     r.p_first = r.c0 + r.sgn * r.p_first;
