@@ -7,12 +7,13 @@
 #include <fmt/format.h>
 
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "arith/soft_arith.hpp"
 #include "format/format.hpp"
-#include "oracle/oracle_arith.hpp"
 #include "oracle/exact.hpp"
+#include "oracle/oracle_arith.hpp"
 #include "sweep_stride.hpp"
 
 using namespace bitproof;
@@ -71,7 +72,49 @@ SweepTally sweep_binary(const std::vector<std::uint16_t>& rhs, Soft soft, Ref re
 
 }  // namespace
 
+// soft::bit_width at run time (a count of leading zeros) against its
+// constant-evaluation form (one bit at a time), at every width with the bits
+// below the top one all clear, all set and alternating.
+template <class T, int kWidth>
+constexpr T bits_of_width(int pattern) {
+  if constexpr (kWidth == 0) {
+    return T{0};
+  } else {
+    const T top = T{1} << (kWidth - 1);
+    const T below = top - 1;
+    const T alternating = static_cast<T>(~T{0} / 3) & below;  // ...0101
+    return top | (pattern == 0 ? T{0} : pattern == 1 ? below : alternating);
+  }
+}
+
+template <class T, int... kWidths>
+int bit_width_mismatches(std::integer_sequence<int, kWidths...>) {
+  int mismatches = 0;
+  const auto check = [&]<int kWidth>() {
+    for (int pattern = 0; pattern < 3; ++pattern) {
+      volatile int at_run_time = pattern;  // keeps the run-time call out of constant evaluation
+      const int width = soft::bit_width(bits_of_width<T, kWidth>(at_run_time));
+      constexpr int kFolded[3] = {soft::bit_width(bits_of_width<T, kWidth>(0)),
+                                  soft::bit_width(bits_of_width<T, kWidth>(1)),
+                                  soft::bit_width(bits_of_width<T, kWidth>(2))};
+      static_assert(kFolded[0] == kWidth && kFolded[1] == kWidth && kFolded[2] == kWidth);
+      if (width != kWidth) {
+        ++mismatches;
+        FAIL_CHECK(fmt::format("bit_width at run time of a {}-bit value (pattern {}): {}", kWidth, pattern, width));
+      }
+    }
+  };
+  (check.template operator()<kWidths>(), ...);
+  return mismatches;
+}
+
 TEST_SUITE("arith") {
+  TEST_CASE("soft::bit_width: the run-time count of leading zeros equals the bit-by-bit form, every width") {
+    CHECK(bit_width_mismatches<std::uint32_t>(std::make_integer_sequence<int, 33>{}) == 0);
+    CHECK(bit_width_mismatches<std::uint64_t>(std::make_integer_sequence<int, 65>{}) == 0);
+    CHECK(bit_width_mismatches<soft::U128>(std::make_integer_sequence<int, 129>{}) == 0);
+  }
+
   TEST_CASE("hmul: every FP16 code times 448 edge codes, soft == oracle") {
     const SweepTally t = sweep_binary(edge_codes(), SoftArith::hmul, OracleArith::hmul, "hmul");
     CHECK(t.cases == stepped_count(65536) * 448);
