@@ -866,7 +866,8 @@ Expected<SweepPart> CudaBackend::large_part(const Spec& spec, const EngineOption
   PipeSlot slots[2] = {PipeSlot(drv_), PipeSlot(drv_)};
   // The words are copied back on a stream of their own, after the kernel's stop
   // event, so that the next batch's kernel does not wait for the copy (6 MB a
-  // 2^32-case block: ~0.25 ms, ~16 s over all 2^48 FP16 triples).
+  // 2^32-case block; an estimated 0.25 ms from its size, ~16 s over all 2^48
+  // FP16 triples: timing's outside_kernels_s measures what is left).
   Stream stream(drv_);  // after the slots: destroyed (synchronized) first
   Stream copies(drv_);
   auto sweep = function(*p.module, fmt::format("bp_sweep_hw_{}", p.slots));

@@ -23,23 +23,24 @@ namespace bitproof::cuda {
 // and for cuCtxSynchronize that is CUDA 13's cuCtxSynchronize_v2(CUcontext),
 // which cuda.h's cuCtxSynchronize(void) would call with a garbage argument (it
 // crashed under compute-sanitizer on an H200).
-#define BITPROOF_CUDA_FUNCTIONS(X)                                                                                     \
-  X(cuInit, 2000)                                                                                                      \
-  X(cuDriverGetVersion, 2020) X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000) X(cuDeviceGetName, 2000) X(               \
-      cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDevicePrimaryCtxRetain, 7000)                          \
-      X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxSetCurrent, 4000) X(cuCtxSynchronize, 2000) X(cuModuleLoadData, 2000) \
-          X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetGlobal, 3020) X(cuMemAlloc, 3020)          \
-              X(cuMemFree, 3020) X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) X(cuMemsetD8, 3020)                       \
-                  X(cuLaunchKernel, 4000) X(cuEventCreate, 2000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000)    \
-                      X(cuEventElapsedTime, 2000) X(cuEventDestroy, 4000) X(cuGetErrorName, 6000)                      \
-                          X(cuGetErrorString, 6000) X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000)                   \
-                              X(cuStreamSynchronize, 2000) X(cuStreamWaitEvent, 3020) X(cuStreamBeginCapture, 10010)   \
-                                  X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040)                   \
-                                      X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000) X(cuGraphExecDestroy, 10000)    \
-                                          X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020)                        \
-                                              X(cuMemsetD8Async, 3020) X(cuMemsetD32Async, 3020)                       \
-                                                  X(cuMemHostAlloc, 2020) X(cuMemHostGetDevicePointer, 3020)           \
-                                                      X(cuMemFreeHost, 2000) X(cuFuncSetAttribute, 9000)
+// A table, one row a line (the formatter would stagger the macro's continuation lines).
+// clang-format off
+#define BITPROOF_CUDA_FUNCTIONS(X)                                                                         \
+  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000)               \
+  X(cuDeviceGetName, 2000) X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020)                         \
+  X(cuDevicePrimaryCtxRetain, 7000) X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxSetCurrent, 4000)           \
+  X(cuCtxSynchronize, 2000) X(cuModuleLoadData, 2000) X(cuModuleUnload, 2000)                              \
+  X(cuModuleGetFunction, 2000) X(cuModuleGetGlobal, 3020) X(cuMemAlloc, 3020) X(cuMemFree, 3020)           \
+  X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) X(cuMemsetD8, 3020) X(cuLaunchKernel, 4000)                  \
+  X(cuEventCreate, 2000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000)    \
+  X(cuEventDestroy, 4000) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000)                                \
+  X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000) X(cuStreamWaitEvent, 3020) \
+  X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040)        \
+  X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000) X(cuGraphExecDestroy, 10000)                            \
+  X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemsetD8Async, 3020)                           \
+  X(cuMemsetD32Async, 3020) X(cuMemHostAlloc, 2020) X(cuMemHostGetDevicePointer, 3020)                     \
+  X(cuMemFreeHost, 2000) X(cuFuncSetAttribute, 9000)
+// clang-format on
 
 struct Driver {
 #define BITPROOF_CUDA_MEMBER(f, version) PFN_##f##_v##version f = nullptr;
