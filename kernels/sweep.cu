@@ -613,14 +613,16 @@ __global__ void __launch_bounds__(256) bp_eval_hw(bitproof::abi::EvalParams p) {
     bitproof::kernels::sweep_chunks<bitproof::DeviceArith, N, true>(p);                     \
   }
 #endif
-// The claim kernel's resident blocks an SM. The two-slot spec-linked claim
-// kernel (a claim of two recipes, as the FMA specs) was register-bound at 79
-// registers (3 blocks of 256 threads); capped at 64, 4 blocks fit (shared
-// memory allows 5) and the FP16 FMA claim sweep's 2^32-case block took
-// 4.26 ms, not 4.66 (5 blocks: 4.54 ms; bench/RESULTS.md). Other claim
-// kernels keep the compiler's choice: a cap was not measured on them.
+// The claim kernel's registers. The two-slot spec-linked claim kernel (a claim
+// of two recipes, as the FMA specs) was register-bound at 79 registers (3
+// blocks of 256 threads an SM). Capped at 64, 4 blocks fit (shared memory
+// allows 5): the FP16 FMA claim sweep's 2^32-case block takes 4.12 ms with
+// __maxnreg__(64), 4.26 with __launch_bounds__(256, 4) (the same 64 registers,
+// scheduled for 4 blocks), 4.17 with the compiler's choice, 4.54 at 5 blocks
+// (bench/RESULTS.md). Other claim kernels keep the compiler's choice: a cap was
+// not measured on them.
 #if defined(BITPROOF_KERNELS_USER_SLOTS) && BITPROOF_KERNELS_USER_SLOTS == 2
-#define BITPROOF_CLAIM_BOUNDS __launch_bounds__(256, 4)
+#define BITPROOF_CLAIM_BOUNDS __maxnreg__(64)
 #else
 #define BITPROOF_CLAIM_BOUNDS __launch_bounds__(256)
 #endif
