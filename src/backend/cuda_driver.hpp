@@ -23,7 +23,7 @@ namespace bitproof::cuda {
 // and for cuCtxSynchronize that is CUDA 13's cuCtxSynchronize_v2(CUcontext),
 // which cuda.h's cuCtxSynchronize(void) would call with a garbage argument (it
 // crashed under compute-sanitizer on an H200).
-// A table, one row a line (the formatter would stagger the macro's continuation lines).
+// A table of (function, version) entries, a few a line; clang-format would stagger them.
 // clang-format off
 #define BITPROOF_CUDA_FUNCTIONS(X)                                                                         \
   X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000)               \
