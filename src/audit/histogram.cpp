@@ -420,6 +420,7 @@ struct State16 {
   unsigned guess_lo = 0, guess_hi = 0;
   // The last block of this thread was wide: the next is counted wide, its range on the way.
   bool last_wide = false;
+  std::vector<std::uint32_t> window;  // take16_window's scratch
 };
 
 State16& state16() {
@@ -444,22 +445,24 @@ void take16(State16& s, CodeCounts& out) {
 }
 
 // take16 as a window of the codes seen: each bin's two lanes hold less than
-// 2^31 together (a take comes at least every kPiece16 / 2 codes).
+// 2^31 together (a take comes at least every kPiece16 / 2 codes). The sums go
+// through the thread's scratch window, so only the kept histogram is new memory.
 CompactCounts take16_window(State16& s) {
-  std::vector<std::uint32_t> window;
-  const unsigned base = s.seen_lo <= s.seen_hi ? s.seen_lo : 0;
+  CompactCounts out;
   if (s.seen_lo <= s.seen_hi) {
-    window.resize(s.seen_hi - s.seen_lo + 1);
-    std::uint32_t* l0 = s.bins.lane0.data() + base;
-    std::uint32_t* l1 = s.bins.lane1.data() + base;
-    for (std::size_t k = 0; k < window.size(); ++k) window[k] = l0[k] + l1[k];
-    std::fill_n(l0, window.size(), 0u);
-    std::fill_n(l1, window.size(), 0u);
+    const std::size_t n = s.seen_hi - s.seen_lo + 1;
+    s.window.resize(n);
+    std::uint32_t* l0 = s.bins.lane0.data() + s.seen_lo;
+    std::uint32_t* l1 = s.bins.lane1.data() + s.seen_lo;
+    for (std::size_t k = 0; k < n; ++k) s.window[k] = l0[k] + l1[k];
+    std::fill_n(l0, n, 0u);
+    std::fill_n(l1, n, 0u);
+    out = CompactCounts(s.seen_lo, s.window);
   }
   s.seen_lo = 0xFFFF;
   s.seen_hi = 0;
   s.held = 0;
-  return CompactCounts(base, std::move(window));
+  return out;
 }
 
 void note_seen(State16& s, unsigned lo, unsigned hi) {
@@ -686,9 +689,19 @@ void CodeCounter::take(CompactCounts& out) {
 // ---- CompactCounts ----
 
 namespace {
-// A window of n codes is kept when it takes at most the memory of its pairs.
-bool window_fits(std::uint64_t n, std::size_t nonzero) {
-  return n * sizeof(std::uint32_t) <= nonzero * sizeof(CodeCounts::value_type);
+// The fewest bytes (1, 2 or 4) that hold `largest`.
+unsigned bytes_for(std::uint32_t largest) { return largest <= 0xFFu ? 1 : largest <= 0xFFFFu ? 2 : 4; }
+
+// A window of n codes at `bytes` a count is kept when it takes at most the memory of its pairs.
+bool window_fits(std::uint64_t n, unsigned bytes, std::size_t nonzero) {
+  return n * bytes <= nonzero * sizeof(CodeCounts::value_type);
+}
+
+template <class T>
+std::vector<T> narrowed(std::span<const std::uint32_t> counts) {
+  std::vector<T> out(counts.size());
+  std::transform(counts.begin(), counts.end(), out.begin(), [](std::uint32_t c) { return static_cast<T>(c); });
+  return out;
 }
 }  // namespace
 
@@ -707,45 +720,58 @@ void CompactCounts::add_into(std::vector<std::uint64_t>& dense, CodeCounts& wide
     }
     return;
   }
-  const std::uint64_t end = std::uint64_t{base_} + window_.size();
-  const std::uint64_t dense_end = std::min<std::uint64_t>(end, kCodes16);
-  if (dense_end > base_) grow(dense_end - 1);
-  for (std::uint64_t code = base_; code < dense_end; ++code) dense[code] += window_[code - base_];
-  for (std::uint64_t code = std::max<std::uint64_t>(base_, kCodes16); code < end; ++code) {
-    if (window_[code - base_] != 0) wide.emplace_back(static_cast<std::uint32_t>(code), window_[code - base_]);
-  }
+  visit_window([&](const auto* counts, std::size_t n) {
+    const std::uint64_t end = std::uint64_t{base_} + n;
+    const std::uint64_t dense_end = std::min<std::uint64_t>(end, kCodes16);
+    if (dense_end > base_) grow(dense_end - 1);
+    for (std::uint64_t code = base_; code < dense_end; ++code) dense[code] += counts[code - base_];
+    for (std::uint64_t code = std::max<std::uint64_t>(base_, kCodes16); code < end; ++code) {
+      if (counts[code - base_] != 0) wide.emplace_back(static_cast<std::uint32_t>(code), counts[code - base_]);
+    }
+  });
 }
 
 CompactCounts::CompactCounts(CodeCounts pairs) {
   const bool narrow = std::all_of(pairs.begin(), pairs.end(), [](const auto& p) { return p.second >> 32 == 0; });
-  if (pairs.empty() || !narrow ||
-      !window_fits(std::uint64_t{pairs.back().first} - pairs.front().first + 1, pairs.size())) {
+  if (pairs.empty() || !narrow) {
     pairs_ = std::move(pairs);
     return;
   }
-  base_ = pairs.front().first;
-  window_.assign(pairs.back().first - base_ + 1, 0);
-  for (const auto& [code, count] : pairs) window_[code - base_] = static_cast<std::uint32_t>(count);
+  const std::uint32_t base = pairs.front().first;
+  const std::uint64_t n = std::uint64_t{pairs.back().first} - base + 1;
+  if (!window_fits(n, 1, pairs.size())) {  // too sparse even at a byte a count
+    pairs_ = std::move(pairs);
+    return;
+  }
+  std::vector<std::uint32_t> counts(n, 0);
+  for (const auto& [code, count] : pairs) counts[code - base] = static_cast<std::uint32_t>(count);
+  *this = CompactCounts(base, counts);
 }
 
-CompactCounts::CompactCounts(std::uint32_t base, std::vector<std::uint32_t> counts) {
+CompactCounts::CompactCounts(std::uint32_t base, std::span<const std::uint32_t> counts) {
   std::size_t first = 0, last = counts.size();
   while (first < last && counts[first] == 0) ++first;
   while (last > first && counts[last - 1] == 0) --last;
-  const auto nonzero = static_cast<std::size_t>(
-      std::count_if(counts.begin() + first, counts.begin() + last, [](std::uint32_t c) { return c != 0; }));
+  const std::span<const std::uint32_t> held = counts.subspan(first, last - first);
+  const auto nonzero =
+      static_cast<std::size_t>(std::count_if(held.begin(), held.end(), [](std::uint32_t c) { return c != 0; }));
   if (nonzero == 0) return;
-  if (!window_fits(last - first, nonzero)) {
+  const unsigned bytes = bytes_for(*std::max_element(held.begin(), held.end()));
+  if (!window_fits(held.size(), bytes, nonzero)) {
     pairs_.reserve(nonzero);
-    for (std::size_t k = first; k < last; ++k) {
-      if (counts[k] != 0) pairs_.emplace_back(static_cast<std::uint32_t>(base + k), counts[k]);
+    for (std::size_t k = 0; k < held.size(); ++k) {
+      if (held[k] != 0) pairs_.emplace_back(static_cast<std::uint32_t>(base + first + k), held[k]);
     }
     return;
   }
   base_ = static_cast<std::uint32_t>(base + first);
-  if (first != 0 || last != counts.size())
-    counts = std::vector<std::uint32_t>(counts.begin() + first, counts.begin() + last);
-  window_ = std::move(counts);
+  if (bytes == 1) {
+    window_ = narrowed<std::uint8_t>(held);
+  } else if (bytes == 2) {
+    window_ = narrowed<std::uint16_t>(held);
+  } else {
+    window_ = std::vector<std::uint32_t>(held.begin(), held.end());
+  }
 }
 
 CodeCounts CompactCounts::pairs() const {
@@ -760,12 +786,20 @@ void CompactCounts::merge(CompactCounts&& other) {
     return;
   }
   if (is_window() && other.is_window() && other.base_ >= base_ &&
-      other.base_ - base_ + other.window_.size() <= window_.size()) {
-    std::uint32_t* into = window_.data() + (other.base_ - base_);
-    const bool fits = std::equal(other.window_.begin(), other.window_.end(), into,
-                                 [](std::uint32_t a, std::uint32_t b) { return (std::uint64_t{a} + b) >> 32 == 0; });
+      other.base_ - base_ + other.window_size() <= window_size()) {
+    std::vector<std::uint32_t> sums(window_size());
+    visit_window([&sums](const auto* counts, std::size_t n) { std::copy_n(counts, n, sums.begin()); });
+    const bool fits = other.visit_window([&](const auto* counts, std::size_t n) {
+      std::uint32_t* into = sums.data() + (other.base_ - base_);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint64_t sum = std::uint64_t{into[k]} + counts[k];
+        if (sum >> 32 != 0) return false;
+        into[k] = static_cast<std::uint32_t>(sum);
+      }
+      return true;
+    });
     if (fits) {
-      for (std::size_t k = 0; k < other.window_.size(); ++k) into[k] += other.window_[k];
+      *this = CompactCounts(base_, sums);
       return;
     }
   }

@@ -31,6 +31,7 @@
 #include <iterator>
 #include <span>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace bitproof::audit {
@@ -59,10 +60,13 @@ void merge_counts(CodeCounts& into, CodeCounts&& from);
 void count_codes(std::span<const unsigned char> bytes, int code_bits, CodeCounts& out);
 
 // A histogram kept per tensor, in less memory than CodeCounts' 16 bytes a
-// code: the counts of a window of consecutive codes, 32 bits each, zeros
-// included, where every count fits and the window takes at most the memory of
-// the pairs; else the pairs themselves. Reads as CodeCounts does: (code,
-// count) pairs with positive counts, codes ascending.
+// code: the counts of a window of consecutive codes, zeros included, each in
+// the fewest of 1, 2 or 4 bytes that hold the window's largest count, where
+// every count fits in 32 bits and the window takes at most the memory of the
+// pairs; else the pairs themselves. Reads as CodeCounts does: (code, count)
+// pairs with positive counts, codes ascending. (A checkpoint's thousands of
+// FP16 scale tensors each hold ~2,000 codes at counts below 256: 2 KB a tensor
+// where 32-bit counts took 8 KB, and fresh memory is costly on some hosts.)
 class CompactCounts {
  public:
   using value_type = std::pair<std::uint32_t, std::uint64_t>;
@@ -76,7 +80,7 @@ class CompactCounts {
     Iterator() = default;
     value_type operator*() const {
       if (!owner_->is_window()) return owner_->pairs_[at_];
-      return {static_cast<std::uint32_t>(owner_->base_ + at_), owner_->window_[at_]};
+      return {static_cast<std::uint32_t>(owner_->base_ + at_), owner_->count_at(at_)};
     }
     Iterator& operator++() {
       *this = Iterator(owner_, at_ + 1);
@@ -92,7 +96,7 @@ class CompactCounts {
    private:
     friend class CompactCounts;
     Iterator(const CompactCounts* owner, std::size_t at) : owner_(owner), at_(at) {  // moves on past zero counts
-      while (owner_->is_window() && at_ < owner_->window_.size() && owner_->window_[at_] == 0) ++at_;
+      while (owner_->is_window() && at_ < owner_->window_size() && owner_->count_at(at_) == 0) ++at_;
     }
     const CompactCounts* owner_ = nullptr;
     std::size_t at_ = 0;
@@ -101,20 +105,25 @@ class CompactCounts {
   CompactCounts() = default;
   explicit CompactCounts(CodeCounts pairs);
   // counts[k]: the count of code base + k (zero allowed; base + counts.size() <= 2^32).
-  CompactCounts(std::uint32_t base, std::vector<std::uint32_t> counts);
+  CompactCounts(std::uint32_t base, std::span<const std::uint32_t> counts);
   [[nodiscard]] Iterator begin() const { return {this, 0}; }
   [[nodiscard]] Iterator end() const { return {this, stored()}; }
   [[nodiscard]] bool empty() const { return begin() == end(); }
-  [[nodiscard]] bool is_window() const { return !window_.empty(); }
+  [[nodiscard]] bool is_window() const { return window_size() != 0; }
+  // Bytes a count of the window (1, 2 or 4; 0 when the counts are pairs).
+  [[nodiscard]] unsigned count_bytes() const { return is_window() ? 1u << window_.index() : 0; }
   [[nodiscard]] CodeCounts pairs() const;
   // Whether pred(code) holds for a code with a positive count (a loop over the
   // window itself, without the iterators' checks).
   template <class P>
   [[nodiscard]] bool any_code(P&& pred) const {
-    for (std::size_t k = 0; k < window_.size(); ++k) {
-      if (window_[k] != 0 && pred(static_cast<std::uint32_t>(base_ + k))) return true;
-    }
-    return std::any_of(pairs_.begin(), pairs_.end(), [&pred](const auto& p) { return pred(p.first); });
+    return visit_window([&](const auto* counts, std::size_t n) {
+             for (std::size_t k = 0; k < n; ++k) {
+               if (counts[k] != 0 && pred(static_cast<std::uint32_t>(base_ + k))) return true;
+             }
+             return false;
+           }) ||
+           std::any_of(pairs_.begin(), pairs_.end(), [&pred](const auto& p) { return pred(p.first); });
   }
   // *this += other.
   void merge(CompactCounts&& other);
@@ -126,9 +135,21 @@ class CompactCounts {
   friend bool operator==(const CompactCounts& a, const CodeCounts& b) { return a.pairs() == b; }
 
  private:
-  [[nodiscard]] std::size_t stored() const { return is_window() ? window_.size() : pairs_.size(); }
+  [[nodiscard]] std::size_t window_size() const {
+    return std::visit([](const auto& counts) { return counts.size(); }, window_);
+  }
+  [[nodiscard]] std::size_t stored() const { return is_window() ? window_size() : pairs_.size(); }
+  [[nodiscard]] std::uint32_t count_at(std::size_t k) const {
+    return std::visit([k](const auto& counts) { return std::uint32_t{counts[k]}; }, window_);
+  }
+  // f(counts, n): the window's n counts in their own width (n = 0 when the counts are pairs).
+  template <class F>
+  decltype(auto) visit_window(F&& f) const {
+    return std::visit([&f](const auto& counts) -> decltype(auto) { return f(counts.data(), counts.size()); }, window_);
+  }
   std::uint32_t base_ = 0;
-  std::vector<std::uint32_t> window_;  // empty: the counts are in pairs_
+  // The window's counts, in the narrowest type that holds them; empty: the counts are in pairs_.
+  std::variant<std::vector<std::uint8_t>, std::vector<std::uint16_t>, std::vector<std::uint32_t>> window_;
   CodeCounts pairs_;
 };
 

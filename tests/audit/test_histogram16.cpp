@@ -147,6 +147,7 @@ TEST_SUITE("audit") {
   }
 
   TEST_CASE("compact histograms: the smaller form, exact merges past 32 bits, dense sums") {
+    using Window = std::vector<std::uint32_t>;
     const CodeCounts dense = {{0x1C00, 3}, {0x1C02, 1}, {0x1C03, 7}};
     const CompactCounts window(dense);
     CHECK(window.is_window());
@@ -159,9 +160,9 @@ TEST_SUITE("audit") {
     CHECK_FALSE(CompactCounts(big).is_window());
     CHECK(CompactCounts(big) == big);
     // From a window: zero ends trimmed, all zero is empty, a sparse window becomes pairs.
-    CHECK(CompactCounts(10, {0, 0, 4, 0, 5, 0}) == CodeCounts{{12, 4}, {14, 5}});
-    CHECK(CompactCounts(10, {0, 0, 4, 0, 5, 0}).is_window());
-    CHECK(CompactCounts(10, {0, 0, 0}).empty());
+    CHECK(CompactCounts(10, Window{0, 0, 4, 0, 5, 0}) == CodeCounts{{12, 4}, {14, 5}});
+    CHECK(CompactCounts(10, Window{0, 0, 4, 0, 5, 0}).is_window());
+    CHECK(CompactCounts(10, Window{0, 0, 0}).empty());
     std::vector<std::uint32_t> far(1000, 0);
     far[0] = far[999] = 1;
     CHECK_FALSE(CompactCounts(70000, far).is_window());
@@ -194,7 +195,7 @@ TEST_SUITE("audit") {
     CHECK_FALSE(wrapped.is_window());
 
     // Dense sums: codes below 2^16 by code, the others as pairs.
-    const CompactCounts across(65530, {1, 0, 2, 0, 0, 7, 3, 4, 0, 5});  // codes 65530..65539
+    const CompactCounts across(65530, Window{1, 0, 2, 0, 0, 7, 3, 4, 0, 5});  // codes 65530..65539
     REQUIRE(across.is_window());
     for (const CompactCounts* h : {&across, &window}) {
       for (const CodeCounts& start : {CodeCounts{}, CodeCounts{{3, 1}}}) {
@@ -212,6 +213,27 @@ TEST_SUITE("audit") {
         CHECK(got == expected);
       }
     }
+    // Counts kept in the fewest bytes that hold the largest, exact at each width's edges.
+    struct Width {
+      std::uint32_t largest;
+      unsigned bytes;
+    };
+    for (const Width w :
+         {Width{1, 1}, Width{0xFF, 1}, Width{0x100, 2}, Width{0xFFFF, 2}, Width{0x10000, 4}, Width{0xFFFFFFFFu, 4}}) {
+      const CompactCounts h(0x3C00, Window{w.largest, 0, 1, 2});
+      CHECK(h.count_bytes() == w.bytes);
+      CHECK(h == CodeCounts{{0x3C00, w.largest}, {0x3C02, 1}, {0x3C03, 2}});
+    }
+    CHECK(CompactCounts(CodeCounts{{0, 1}, {0xFFFF, 2}}).count_bytes() == 0);  // pairs
+    // A merge that outgrows its width widens: 255 + 1 takes two bytes.
+    CompactCounts grows(0x3C00, Window{0xFF, 3, 0, 7});
+    REQUIRE(grows.count_bytes() == 1);
+    grows.merge(CompactCounts(0x3C00, Window{1, 0, 0, 1}));
+    CHECK(grows.count_bytes() == 2);
+    CHECK(grows == CodeCounts{{0x3C00, 0x100}, {0x3C01, 3}, {0x3C03, 8}});
+    // Negative control: the byte width is not allowed to wrap a count.
+    CHECK_FALSE(grows == CodeCounts{{0x3C00, 0}, {0x3C01, 3}, {0x3C03, 8}});
+
     std::vector<std::uint64_t> bytes_only;
     CodeCounts none;
     CompactCounts(CodeCounts{{3, 1}, {200, 2}}).add_into(bytes_only, none);
