@@ -689,7 +689,7 @@ void CodeCounter::take(CompactCounts& out) {
 // ---- CompactCounts ----
 
 namespace {
-// The fewest bytes (1, 2 or 4) that hold `largest`.
+// The fewest bytes (1, 2 or 4) that hold `largest` (or the OR of all counts).
 unsigned bytes_for(std::uint32_t largest) { return largest <= 0xFFu ? 1 : largest <= 0xFFFFu ? 2 : 4; }
 
 // A window of n codes at `bytes` a count is kept when it takes at most the memory of its pairs.
@@ -753,10 +753,16 @@ CompactCounts::CompactCounts(std::uint32_t base, std::span<const std::uint32_t> 
   while (first < last && counts[first] == 0) ++first;
   while (last > first && counts[last - 1] == 0) --last;
   const std::span<const std::uint32_t> held = counts.subspan(first, last - first);
-  const auto nonzero =
-      static_cast<std::size_t>(std::count_if(held.begin(), held.end(), [](std::uint32_t c) { return c != 0; }));
+  // One pass for both (an OR has the largest count's width; SSE2 has no unsigned max).
+  std::uint32_t all_bits = 0;
+  std::size_t zeros = 0;
+  for (const std::uint32_t c : held) {
+    all_bits |= c;
+    zeros += c == 0 ? 1 : 0;
+  }
+  const std::size_t nonzero = held.size() - zeros;
   if (nonzero == 0) return;
-  const unsigned bytes = bytes_for(*std::max_element(held.begin(), held.end()));
+  const unsigned bytes = bytes_for(all_bits);
   if (!window_fits(held.size(), bytes, nonzero)) {
     pairs_.reserve(nonzero);
     for (std::size_t k = 0; k < held.size(); ++k) {
