@@ -200,6 +200,7 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
 Expected<Ok> check_rederived(const json& result, const AuditReport& a, const SpecWhere& w) {
   auto again = recorded_audit(result, a, w);
   if (!again) return again.error();
+  if (audit_result_text(*again) == result.dump()) return Ok{};  // the common case, without a second document
   const json derived = audit_result_json(*again);
   if (derived != result) {
     return w.at("result", fmt::format("does not follow from its tensors' histograms: {}", first_difference(result, derived)));
@@ -270,19 +271,17 @@ Expected<AuditReport> parse_audit_report_text(const std::string& text, const std
   return parse_audit_report(*j, path);
 }
 
-Expected<Json> reaudit_result(const std::string& path, unsigned threads) {
-  auto j = load_ordered(path);
-  if (!j) return j.error();
-  auto a = parse_audit_report(*j, path);
+Expected<std::string> reaudit_result(const json& report, const std::string& path, unsigned threads) {
+  auto a = parse_audit_report(report, path);
   if (!a) return a.error();
   const SpecWhere w{path};
-  auto again = recorded_audit((*j)["result"], *a, w);
+  auto again = recorded_audit(report["result"], *a, w);
   if (!again) return again.error();
   auto checkpoint = open_checkpoint(a->checkpoint);
   if (!checkpoint) return w.at("result.checkpoint.path", checkpoint.error().message);
   auto now = run_audit(*checkpoint, {again->selection, threads, again->views});
   if (!now) return w.at("result.checkpoint.path", now.error().message);
-  return audit_result_json(*now);
+  return audit_result_text(*now);
 }
 
 Expected<CodeCounts> observed_codes(const AuditReport& audit, FormatId format) {

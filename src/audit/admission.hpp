@@ -59,12 +59,13 @@ struct AuditReport {
 // The same for report text already in memory; `path` names it in messages.
 [[nodiscard]] Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path);
 
-// report verify of an audit: the report at `path`, checked as load_audit_report
-// checks it, then its checkpoint (result.checkpoint.path) audited again here
-// with the recorded selection and views on `threads` threads (0: every core).
-// Returns the result part this run gives, for the caller to compare with the
-// recorded one; a checkpoint that cannot be read is bad input (exit 2).
-[[nodiscard]] Expected<Json> reaudit_result(const std::string& path, unsigned threads = 0);
+// report verify of an audit: the report (parsed from `path`), checked as
+// load_audit_report checks it, then its checkpoint (result.checkpoint.path)
+// audited again here with the recorded selection and views on `threads`
+// threads (0: every core). Returns the text of the result part this run gives
+// (audit_result_text), for the caller to compare with the recorded one; a
+// checkpoint that cannot be read is bad input (exit 2).
+[[nodiscard]] Expected<std::string> reaudit_result(const Json& report, const std::string& path, unsigned threads = 0);
 
 // Every code the audit saw in tensors of `format`, with its count; fails
 // (exit 2) when the audit holds no tensor of that format.

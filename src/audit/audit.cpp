@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -111,16 +112,18 @@ Json histogram_json(const H& h) {
   return pairs;
 }
 
+// The statistics of `h`, then (when `with_histogram`) its pairs as the last member.
 template <class H>
-Json stats_json(FormatId format, int bits, const H& h) {
+Json stats_json(FormatId format, int bits, const H& h, bool with_histogram = true) {
   const CodeStats s = stats_of(format, h);
-  return Json{{"codes", s.codes},
-              {"min", optional_json(s.min)},
-              {"max", optional_json(s.max)},
-              {"finite_min", optional_json(s.finite_min)},
-              {"finite_max", optional_json(s.finite_max)},
-              {"specials", specials_json(format, s, bits)},
-              {"histogram", histogram_json(h)}};
+  Json j{{"codes", s.codes},
+         {"min", optional_json(s.min)},
+         {"max", optional_json(s.max)},
+         {"finite_min", optional_json(s.finite_min)},
+         {"finite_max", optional_json(s.finite_max)},
+         {"specials", specials_json(format, s, bits)}};
+  if (with_histogram) j["histogram"] = histogram_json(h);
+  return j;
 }
 
 // Moves every member of the object `extra` into `j` (Json::update would copy
@@ -130,7 +133,8 @@ void move_members(Json& j, Json&& extra) {
   for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = std::move(it.value());
 }
 
-Json tensor_json(const TensorAudit& t) {
+// A tensor's entry; its histogram is the last member.
+Json tensor_json(const TensorAudit& t, bool with_histogram = true) {
   Json j{{"name", t.name},
          {"file", t.file},
          {"dtype", dtype_name(t.dtype)},
@@ -138,7 +142,7 @@ Json tensor_json(const TensorAudit& t) {
          {"shape", t.shape},
          {"layer", optional_json(t.layer)},
          {"bytes", t.bytes}};
-  move_members(j, stats_json(t.format, code_bits(t.dtype), t.histogram));
+  move_members(j, stats_json(t.format, code_bits(t.dtype), t.histogram, with_histogram));
   return j;
 }
 
@@ -544,7 +548,10 @@ std::vector<std::string> summary_lines(const AuditResult& audit) {
   return lines;
 }
 
-Json audit_result_json(const AuditResult& audit) {
+namespace {
+
+// The deterministic part of the report but its last member, the tensors.
+Json result_without_tensors(const AuditResult& audit) {
   const auto groups = by_format(audit);
   Json formats = Json::array();
   std::uint64_t codes = 0, bytes = 0;
@@ -574,8 +581,6 @@ Json audit_result_json(const AuditResult& audit) {
     move_members(l, stats_json(key.second, g.bits, g.histogram));
     layers.push_back(std::move(l));
   }
-  Json tensors = Json::array();
-  for (const TensorAudit& t : audit.tensors) tensors.push_back(tensor_json(t));
   return Json{
       {"checkpoint", checkpoint_json(audit)},
       {"selection", selection_json(audit.selection, audit.left_out)},
@@ -583,17 +588,83 @@ Json audit_result_json(const AuditResult& audit) {
        {{"summary", summary_lines(audit)}, {"tensors", audit.tensors.size()}, {"codes", codes}, {"bytes", bytes}}},
       {"formats", std::move(formats)},
       {"views", std::move(views)},
-      {"layers", std::move(layers)},
-      {"tensors", std::move(tensors)}};
+      {"layers", std::move(layers)}};
+}
+
+Json report_environment(const Json& run) {
+  Json env = environment_json();
+  env["run"] = run;
+  return env;
+}
+
+// `object` (an object with members) as dump() writes it, without the closing brace.
+std::string open_object(const Json& object) {
+  std::string text = object.dump();
+  text.pop_back();
+  return text;
+}
+
+void append_decimal(std::string& out, std::uint64_t value) {
+  char digits[20];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, end);
+}
+
+// [[code,count],...] as dump() writes histogram_json(h).
+void append_histogram(std::string& out, const CompactCounts& h) {
+  out += '[';
+  bool first = true;
+  for (const auto& [code, count] : h) {
+    out += first ? "[" : ",[";
+    first = false;
+    append_decimal(out, code);
+    out += ',';
+    append_decimal(out, count);
+    out += ']';
+  }
+  out += ']';
+}
+
+}  // namespace
+
+Json audit_result_json(const AuditResult& audit) {
+  Json result = result_without_tensors(audit);
+  Json tensors = Json::array();
+  for (const TensorAudit& t : audit.tensors) tensors.push_back(tensor_json(t));
+  result["tensors"] = std::move(tensors);
+  return result;
 }
 
 Json audit_report(const AuditResult& audit, const Json& run) {
-  Json env = environment_json();
-  env["run"] = run;
   return Json{{"bitproof_report", kReportVersion},
               {"kind", "audit"},
               {"result", audit_result_json(audit)},
-              {"environment", env}};
+              {"environment", report_environment(run)}};
+}
+
+std::string audit_result_text(const AuditResult& audit) {
+  std::size_t pairs = 0;
+  for (const TensorAudit& t : audit.tensors) pairs += t.histogram.stored();
+  std::string out;
+  out.reserve(pairs * 16 + audit.tensors.size() * 512);  // "[65535,123456]," and a tensor's other members
+  out += open_object(result_without_tensors(audit)) + ",\"tensors\":[";
+  for (std::size_t i = 0; i < audit.tensors.size(); ++i) {
+    if (i > 0) out += ',';
+    out += open_object(tensor_json(audit.tensors[i], false));
+    out += ",\"histogram\":";
+    append_histogram(out, audit.tensors[i].histogram);
+    out += '}';
+  }
+  out += "]}";
+  return out;
+}
+
+std::string audit_report_text(const AuditResult& audit, const Json& run) {
+  std::string out = open_object(Json{{"bitproof_report", kReportVersion}, {"kind", "audit"}});
+  out += ",\"result\":";
+  out += audit_result_text(audit);
+  out += ",\"environment\":" + report_environment(run).dump() + '}';
+  return out;
 }
 
 }  // namespace bitproof::audit

@@ -121,7 +121,13 @@ struct CodeStats {
 
 // The deterministic part of the report.
 [[nodiscard]] Json audit_result_json(const AuditResult& audit);
+// Its text, audit_result_json(audit).dump(), without the JSON values (see audit_report_text).
+[[nodiscard]] std::string audit_result_text(const AuditResult& audit);
 // {bitproof_report, kind: "audit", result, environment}; `run` (threads, time) goes into environment.
 [[nodiscard]] Json audit_report(const AuditResult& audit, const Json& run);
+// The text of audit_report(audit, run).dump(), written without building the tensors' histograms
+// as JSON values (a GPTQ checkpoint's thousands of FP16 scale tensors hold millions of pairs,
+// ~1 GB as JSON values and seconds to build, for an 86 MB report).
+[[nodiscard]] std::string audit_report_text(const AuditResult& audit, const Json& run);
 
 }  // namespace bitproof::audit

@@ -110,6 +110,8 @@ class CompactCounts {
   [[nodiscard]] Iterator end() const { return {this, stored()}; }
   [[nodiscard]] bool empty() const { return begin() == end(); }
   [[nodiscard]] bool is_window() const { return window_size() != 0; }
+  // Entries held (a window's zero counts included): at least the pairs read.
+  [[nodiscard]] std::size_t stored() const { return is_window() ? window_size() : pairs_.size(); }
   // Bytes a count of the window (1, 2 or 4; 0 when the counts are pairs).
   [[nodiscard]] unsigned count_bytes() const { return is_window() ? 1u << window_.index() : 0; }
   [[nodiscard]] CodeCounts pairs() const;
@@ -138,7 +140,6 @@ class CompactCounts {
   [[nodiscard]] std::size_t window_size() const {
     return std::visit([](const auto& counts) { return counts.size(); }, window_);
   }
-  [[nodiscard]] std::size_t stored() const { return is_window() ? window_size() : pairs_.size(); }
   [[nodiscard]] std::uint32_t count_at(std::size_t k) const {
     return std::visit([k](const auto& counts) { return std::uint32_t{counts[k]}; }, window_);
   }

@@ -30,11 +30,11 @@ struct AuditArgs {
 
 // Writes the report (compact: histograms of 16-bit codes are long) and any
 // Markdown or JUnit rendering of it, all or none.
-int write_outputs(const Outputs& out, OutputFiles& files, const Json& report, const std::string& report_text) {
+int write_outputs(const Outputs& out, OutputFiles& files, const Json& report, std::string report_text) {
   if (!out.any()) return kExitHolds;
   Outputs renderings = out;
   renderings.report.clear();
-  if (!out.report.empty()) files.set(out.report, report_text);
+  if (!out.report.empty()) files.set(out.report, std::move(report_text));
   if (auto e = renderings.write(files, report)) return fail(*e);
   return kExitHolds;
 }
@@ -62,8 +62,12 @@ int run_audit_command(const AuditArgs& a) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   print_lines(audit::summary_lines(*result));
   const audit::Json run{{"threads", threads}, {"seconds", seconds}};
-  const Json report = a.out.any() ? audit::audit_report(*result, run) : Json();
-  return write_outputs(a.out, *files, report, a.out.report.empty() ? "" : report.dump() + "\n");
+  // Only renderings need the report as JSON values; the report file alone is written as text.
+  const bool renderings = !a.out.markdown.empty() || !a.out.junit.empty();
+  const Json report = renderings ? audit::audit_report(*result, run) : Json();
+  std::string report_text =
+      a.out.report.empty() ? "" : (renderings ? report.dump() : audit::audit_report_text(*result, run)) + "\n";
+  return write_outputs(a.out, *files, report, std::move(report_text));
 }
 
 struct AdmitArgs {

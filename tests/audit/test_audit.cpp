@@ -433,6 +433,49 @@ TEST_SUITE("audit") {
     CHECK(summary_lines(audit_of(n.out_dir)).size() == 1);
   }
 
+  TEST_CASE("the report text written without JSON values is the JSON report's own dump, byte for byte") {
+    // The environment's time is the one part two calls may differ in.
+    const auto same_time = [](std::string text) {
+      const std::size_t at = text.find("\"time_utc\":\"");
+      REQUIRE(at != std::string::npos);
+      const std::size_t end = text.find('"', at + 12);
+      return text.replace(at + 12, end - (at + 12), "T");
+    };
+    const Json run{{"threads", 2}, {"seconds", 0.25}};
+    TempDir dir;
+    std::vector<AuditResult> audits;
+    for (const SynthLayout layout : {SynthLayout::kDsv4, SynthLayout::kNvfp4, SynthLayout::kGptq}) {
+      SynthOptions o = small(dir / std::string(synth_layout(layout).name));
+      o.layout = layout;
+      o.rows = 16;
+      o.cols = 256;
+      o.scale_lo = synth_layout(layout).scale_lo;
+      o.scale_hi = synth_layout(layout).scale_hi;
+      o.nan_bytes = 2;
+      REQUIRE(synthesize_checkpoint(o).ok());
+      const bool dsv4 = layout == SynthLayout::kDsv4;
+      audits.push_back(audit_of(o.out_dir, 2, {},
+                                dsv4 ? std::vector{scale_view_by_name("turbomind")} : std::vector<const ScaleView*>{}));
+    }
+    // Names JSON must escape, a tensor with no codes, a window of counts past a byte.
+    const std::string header = R"({"a\"b\\c.scale":{"dtype":"F16","shape":[3],"data_offsets":[0,6]},)"
+                               R"("μ.\u0001.scale":{"dtype":"F16","shape":[0],"data_offsets":[6,6]},)"
+                               R"("layers.7.wide.scale":{"dtype":"F8_E4M3","shape":[600],"data_offsets":[6,606]}})";
+    std::vector<unsigned char> data = {0x00, 0x3C, 0x00, 0x7E, 0x00, 0x3C};
+    for (int i = 0; i < 600; ++i) data.push_back(static_cast<unsigned char>(i < 300 ? 0x38 : i % 7));
+    testing::write_bytes(dir.path() / "odd.safetensors", testing::st_bytes(header, data));
+    audits.push_back(audit_of(dir / "odd.safetensors"));
+    REQUIRE(audits.back().tensors.size() == 3);
+    for (const AuditResult& r : audits) {
+      const std::string expected = audit_report(r, run).dump();
+      CHECK(same_time(audit_report_text(r, run)) == same_time(expected));
+      // Negative control: a report one count off is a different text.
+      AuditResult off = r;
+      off.tensors.back().histogram.merge(CompactCounts(CodeCounts{{1, 1}}));
+      CHECK(same_time(audit_report_text(off, run)) != same_time(expected));
+    }
+  }
+
   TEST_CASE("a folded exponent of 32 is flagged; one inside FP16's range is not (negative control)") {
     TempDir dir;
     write_coded(dir.path() / "a.safetensors", {{"x.scale", "F8_E8M0", 1, {114, 130}}});
