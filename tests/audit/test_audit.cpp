@@ -72,6 +72,18 @@ SynthOptions small(const std::string& dir) {
   return o;
 }
 
+// A small checkpoint of `layout` under `dir`, its scales in the layout's own range, `nan_bytes` NaN codes.
+SynthOptions in_layout(const TempDir& dir, SynthLayout layout, std::uint64_t nan_bytes) {
+  SynthOptions o = small(dir / std::string(synth_layout(layout).name));
+  o.layout = layout;
+  o.rows = 16;
+  o.cols = 256;
+  o.scale_lo = synth_layout(layout).scale_lo;
+  o.scale_hi = synth_layout(layout).scale_hi;
+  o.nan_bytes = nan_bytes;
+  return o;
+}
+
 AuditResult audit_of(const std::string& path, unsigned threads = 2, Selection selection = {},
                      std::vector<const ScaleView*> views = {}) {
   auto ck = open_checkpoint(path);
@@ -328,13 +340,7 @@ TEST_SUITE("audit") {
   TEST_CASE("the nvfp4 and gptq layouts: every scale tensor audited in its format, equal to the record") {
     TempDir dir;
     for (const SynthLayout layout : {SynthLayout::kNvfp4, SynthLayout::kGptq}) {
-      SynthOptions o = small(dir / std::string(synth_layout(layout).name));
-      o.layout = layout;
-      o.rows = 16;
-      o.cols = 256;
-      o.scale_lo = synth_layout(layout).scale_lo;
-      o.scale_hi = synth_layout(layout).scale_hi;
-      o.nan_bytes = 3;
+      const SynthOptions o = in_layout(dir, layout, 3);
       auto written = synthesize_checkpoint(o);
       REQUIRE_MESSAGE(written.ok(), (written.ok() ? "" : written.error().message));
       Selection selection;
@@ -445,13 +451,7 @@ TEST_SUITE("audit") {
     TempDir dir;
     std::vector<AuditResult> audits;
     for (const SynthLayout layout : {SynthLayout::kDsv4, SynthLayout::kNvfp4, SynthLayout::kGptq}) {
-      SynthOptions o = small(dir / std::string(synth_layout(layout).name));
-      o.layout = layout;
-      o.rows = 16;
-      o.cols = 256;
-      o.scale_lo = synth_layout(layout).scale_lo;
-      o.scale_hi = synth_layout(layout).scale_hi;
-      o.nan_bytes = 2;
+      const SynthOptions o = in_layout(dir, layout, 2);
       REQUIRE(synthesize_checkpoint(o).ok());
       const bool dsv4 = layout == SynthLayout::kDsv4;
       audits.push_back(audit_of(o.out_dir, 2, {},
