@@ -196,16 +196,18 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
 
 // The audit's result as run_audit would give it for these tensors, checkpoint,
 // selection and views: every aggregate (formats, layers, views, summary lines)
-// must be what its tensors' histograms give.
-Expected<Ok> check_rederived(const json& result, const AuditReport& a, const SpecWhere& w) {
+// must be what its tensors' histograms give. Returns the result part's text
+// as dump() writes it.
+Expected<std::string> check_rederived(const json& result, const AuditReport& a, const SpecWhere& w) {
   auto again = recorded_audit(result, a, w);
   if (!again) return again.error();
-  if (audit_result_text(*again) == result.dump()) return Ok{};  // the common case, without a second document
+  std::string recorded = result.dump();
+  if (audit_result_text(*again) == recorded) return recorded;  // the common case, without a second document
   const json derived = audit_result_json(*again);
   if (derived != result) {
     return w.at("result", fmt::format("does not follow from its tensors' histograms: {}", first_difference(result, derived)));
   }
-  return Ok{};
+  return recorded;
 }
 
 }  // namespace
@@ -231,7 +233,8 @@ std::string AuditReport::format_names() const {
 namespace {
 
 // load_audit_report on the report text already read as `j`.
-Expected<AuditReport> parse_audit_report(const json& j, const std::string& path) {
+// `result_text`, when given, receives the result part's text (as dump() writes it).
+Expected<AuditReport> parse_audit_report(const json& j, const std::string& path, std::string* result_text = nullptr) {
   const SpecWhere w{path};
   if (auto ok = check_report_kind(j, "audit", w, "bitproof audit CHECKPOINT --report"); !ok) return ok.error();
   if (auto ok = validate_json(j, report_schema(), path); !ok) return ok.error();
@@ -253,7 +256,9 @@ Expected<AuditReport> parse_audit_report(const json& j, const std::string& path)
   if (result["overall"]["tensors"] != a.tensors.size() || result["overall"]["codes"] != codes) {
     return w.at("result.overall", "tensors or codes disagree with the tensors");
   }
-  if (auto ok = check_rederived(result, a, w); !ok) return ok.error();
+  auto text = check_rederived(result, a, w);
+  if (!text) return text.error();
+  if (result_text) *result_text = std::move(*text);
   return a;
 }
 
@@ -271,8 +276,9 @@ Expected<AuditReport> parse_audit_report_text(const std::string& text, const std
   return parse_audit_report(*j, path);
 }
 
-Expected<std::string> reaudit_result(const json& report, const std::string& path, unsigned threads) {
-  auto a = parse_audit_report(report, path);
+Expected<std::optional<Json>> reaudit_result(const json& report, const std::string& path, unsigned threads) {
+  std::string recorded;
+  auto a = parse_audit_report(report, path, &recorded);
   if (!a) return a.error();
   const SpecWhere w{path};
   auto again = recorded_audit(report["result"], *a, w);
@@ -281,7 +287,11 @@ Expected<std::string> reaudit_result(const json& report, const std::string& path
   if (!checkpoint) return w.at("result.checkpoint.path", checkpoint.error().message);
   auto now = run_audit(*checkpoint, {again->selection, threads, again->views});
   if (!now) return w.at("result.checkpoint.path", now.error().message);
-  return audit_result_text(*now);
+  const std::string text = audit_result_text(*now);
+  if (text == recorded) return std::optional<Json>();
+  json now_json = json::parse(text);  // our own text; parsed only to compare as values and name a difference
+  if (now_json == report["result"]) return std::optional<Json>();
+  return std::optional<Json>(std::move(now_json));
 }
 
 Expected<CodeCounts> observed_codes(const AuditReport& audit, FormatId format) {

@@ -62,10 +62,11 @@ struct AuditReport {
 // report verify of an audit: the report (parsed from `path`), checked as
 // load_audit_report checks it, then its checkpoint (result.checkpoint.path)
 // audited again here with the recorded selection and views on `threads`
-// threads (0: every core). Returns the text of the result part this run gives
-// (audit_result_text), for the caller to compare with the recorded one; a
-// checkpoint that cannot be read is bad input (exit 2).
-[[nodiscard]] Expected<std::string> reaudit_result(const Json& report, const std::string& path, unsigned threads = 0);
+// threads (0: every core). Returns nothing when the result part this run
+// gives is the recorded one (as text, else as JSON values), else that result;
+// a checkpoint that cannot be read is bad input (exit 2).
+[[nodiscard]] Expected<std::optional<Json>> reaudit_result(const Json& report, const std::string& path,
+                                                           unsigned threads = 0);
 
 // Every code the audit saw in tensors of `format`, with its count; fails
 // (exit 2) when the audit holds no tensor of that format.
