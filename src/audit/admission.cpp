@@ -194,6 +194,18 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
   return again;
 }
 
+// The result part `audit` gives, where it differs from `recorded` (whose text,
+// as dump() writes it, is `recorded_text`): compared as text, and as JSON
+// values only when the texts differ (a GPTQ checkpoint's audit holds millions
+// of pairs; the document is built only to compare values and name a difference).
+std::optional<json> result_difference(const AuditResult& audit, const json& recorded,
+                                      const std::string& recorded_text) {
+  if (audit_result_text(audit) == recorded_text) return std::nullopt;
+  json ours = audit_result_json(audit);
+  if (ours == recorded) return std::nullopt;
+  return ours;
+}
+
 // The audit's result as run_audit would give it for these tensors, checkpoint,
 // selection and views: every aggregate (formats, layers, views, summary lines)
 // must be what its tensors' histograms give. Returns the result part's text
@@ -202,10 +214,9 @@ Expected<std::string> check_rederived(const json& result, const AuditReport& a, 
   auto again = recorded_audit(result, a, w);
   if (!again) return again.error();
   std::string recorded = result.dump();
-  if (audit_result_text(*again) == recorded) return recorded;  // the common case, without a second document
-  const json derived = audit_result_json(*again);
-  if (derived != result) {
-    return w.at("result", fmt::format("does not follow from its tensors' histograms: {}", first_difference(result, derived)));
+  if (const auto derived = result_difference(*again, result, recorded)) {
+    return w.at("result",
+                fmt::format("does not follow from its tensors' histograms: {}", first_difference(result, *derived)));
   }
   return recorded;
 }
@@ -287,11 +298,7 @@ Expected<std::optional<Json>> reaudit_result(const json& report, const std::stri
   if (!checkpoint) return w.at("result.checkpoint.path", checkpoint.error().message);
   auto now = run_audit(*checkpoint, {again->selection, threads, again->views});
   if (!now) return w.at("result.checkpoint.path", now.error().message);
-  const std::string text = audit_result_text(*now);
-  if (text == recorded) return std::optional<Json>();
-  json now_json = json::parse(text);  // our own text; parsed only to compare as values and name a difference
-  if (now_json == report["result"]) return std::optional<Json>();
-  return std::optional<Json>(std::move(now_json));
+  return result_difference(*now, report["result"], recorded);
 }
 
 Expected<CodeCounts> observed_codes(const AuditReport& audit, FormatId format) {

@@ -697,6 +697,7 @@ bool window_fits(std::uint64_t n, unsigned bytes, std::size_t nonzero) {
   return n * bytes <= nonzero * sizeof(CodeCounts::value_type);
 }
 
+// The counts as T (each fits).
 template <class T>
 std::vector<T> narrowed(std::span<const std::uint32_t> counts) {
   std::vector<T> out(counts.size());
@@ -776,7 +777,7 @@ CompactCounts::CompactCounts(std::uint32_t base, std::span<const std::uint32_t> 
   } else if (bytes == 2) {
     window_ = narrowed<std::uint16_t>(held);
   } else {
-    window_ = std::vector<std::uint32_t>(held.begin(), held.end());
+    window_ = narrowed<std::uint32_t>(held);
   }
 }
 
