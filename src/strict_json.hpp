@@ -4,9 +4,12 @@
 // reviewer reads the first), and a file that cannot be read says why.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "error.hpp"
 
@@ -22,6 +25,23 @@ namespace bitproof {
 // The same, keeping the keys in file order (reports: their digests are of the text as written).
 [[nodiscard]] Expected<nlohmann::ordered_json> parse_ordered_json_strict(std::string_view text, const std::string& file,
                                                                          const std::string& what_field);
+
+// Arrays of [unsigned, unsigned] pairs that a strict parse keeps out of the
+// document: an audit report's histograms hold millions of pairs, each ~140
+// bytes as JSON values. Every array at `place` (keys joined by ".", and "[]"
+// for any item: "result.tensors[].histogram") is read into `lists`, in
+// document order, and stands in the document as an empty array. An array
+// there that holds anything else stops the parse with an error naming it
+// ("f.json: result.tensors[3].histogram: must hold [a, b] pairs of integers from 0").
+struct PairLists {
+  std::string place;
+  std::vector<std::vector<std::array<std::uint64_t, 2>>> lists;
+};
+
+// parse_ordered_json_strict, with the arrays at `pairs.place` read into `pairs`.
+[[nodiscard]] Expected<nlohmann::ordered_json> parse_ordered_json_strict(std::string_view text, const std::string& file,
+                                                                         const std::string& what_field,
+                                                                         PairLists& pairs);
 
 // The whole content of a file a command reads, or one line with the system's
 // reason ("is a directory", "Too many levels of symbolic links", ...);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "name_filter.hpp"
@@ -74,8 +75,26 @@ Expected<Ok> parse_tensor_format(const json& j, const SpecWhere& w, const std::s
                                           printable((*format)->get<std::string>())));
 }
 
-// A tensor entry of an audit report; its counts, min/max and specials must agree with its histogram.
-Expected<AuditedTensor> parse_audited(const json& j, const SpecWhere& w, const std::string& where) {
+using Pairs = std::vector<std::array<std::uint64_t, 2>>;
+
+// The [code, count] pairs of a histogram as the document holds them.
+std::optional<Pairs> pairs_of(const json& histogram) {
+  Pairs pairs;
+  pairs.reserve(histogram.size());
+  for (const json& pair : histogram) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_unsigned() || !pair[1].is_number_unsigned()) {
+      return std::nullopt;
+    }
+    pairs.push_back({pair[0].get<std::uint64_t>(), pair[1].get<std::uint64_t>()});
+  }
+  return pairs;
+}
+
+// A tensor entry of an audit report; its counts, min/max and specials must
+// agree with its histogram: the entry's own, or `read_apart` where the parse
+// kept the histograms out of the document (PairLists).
+Expected<AuditedTensor> parse_audited(const json& j, const SpecWhere& w, const std::string& where,
+                                      const Pairs* read_apart = nullptr) {
   AuditedTensor t;
   auto name = field(j, "name", json::value_t::string, w, where + ".name");
   if (!name) return name.error();
@@ -97,13 +116,16 @@ Expected<AuditedTensor> parse_audited(const json& j, const SpecWhere& w, const s
   t.bytes = (*bytes)->get<std::uint64_t>();
   auto hist = field(j, "histogram", json::value_t::array, w, at + ".histogram");
   if (!hist) return hist.error();
-  for (const json& pair : **hist) {
-    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_unsigned() || !pair[1].is_number_unsigned() ||
-        pair[0].get<std::uint64_t>() >> bits != 0 || pair[1].get<std::uint64_t>() == 0 ||
-        (!t.histogram.empty() && pair[0].get<std::uint32_t>() <= t.histogram.back().first)) {
-      return w.at(at + ".histogram", fmt::format("must hold [code, count] pairs, codes ascending below 2^{}", bits));
-    }
-    t.histogram.emplace_back(pair[0].get<std::uint32_t>(), pair[1].get<std::uint64_t>());
+  const std::optional<Pairs> in_document = read_apart ? std::nullopt : pairs_of(**hist);
+  const Pairs* pairs = read_apart ? read_apart : in_document ? &*in_document : nullptr;
+  const auto bad = [&] {
+    return w.at(at + ".histogram", fmt::format("must hold [code, count] pairs, codes ascending below 2^{}", bits));
+  };
+  if (pairs == nullptr) return bad();
+  t.histogram.reserve(pairs->size());
+  for (const auto& [code, count] : *pairs) {
+    if (code >> bits != 0 || count == 0 || (!t.histogram.empty() && code <= t.histogram.back().first)) return bad();
+    t.histogram.emplace_back(static_cast<std::uint32_t>(code), count);
   }
   t.stats = stats_of(t.format, t.histogram);
   CodeStats recorded;
@@ -200,7 +222,7 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
 // of pairs; the document is built only to compare values and name a difference).
 std::optional<json> result_difference(const AuditResult& audit, const json& recorded,
                                       const std::string& recorded_text) {
-  if (audit_result_text(audit) == recorded_text) return std::nullopt;
+  if (audit_result_text_is(audit, recorded_text)) return std::nullopt;
   json ours = audit_result_json(audit);
   if (ours == recorded) return std::nullopt;
   return ours;
@@ -245,7 +267,11 @@ namespace {
 
 // load_audit_report on the report text already read as `j`.
 // `result_text`, when given, receives the result part's text (as dump() writes it).
-Expected<AuditReport> parse_audit_report(const json& j, const std::string& path, std::string* result_text = nullptr) {
+// With `apart` (read_lean), the tensors' histograms are its lists, not the
+// document's (each emptied once read), and checking the result part against
+// its tensors is the caller's.
+Expected<AuditReport> parse_audit_report(const json& j, const std::string& path, std::string* result_text = nullptr,
+                                         PairLists* apart = nullptr) {
   const SpecWhere w{path};
   if (auto ok = check_report_kind(j, "audit", w, "bitproof audit CHECKPOINT --report"); !ok) return ok.error();
   if (auto ok = validate_json(j, report_schema(), path); !ok) return ok.error();
@@ -256,10 +282,12 @@ Expected<AuditReport> parse_audit_report(const json& j, const std::string& path,
   for (const json& line : result["overall"]["summary"]) a.summary.push_back(line.get<std::string>());
   if (auto ok = parse_selection(result, w, a); !ok) return ok.error();
   const json& tensors = result["tensors"];
+  if (apart && apart->lists.size() != tensors.size()) return w.at("result.tensors", "a histogram missing");
   std::uint64_t codes = 0;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    auto t = parse_audited(tensors[i], w, fmt::format("result.tensors[{}]", i));
+    auto t = parse_audited(tensors[i], w, fmt::format("result.tensors[{}]", i), apart ? &apart->lists[i] : nullptr);
     if (!t) return t.error();
+    if (apart) apart->lists[i] = {};
     codes += t->stats.codes;
     a.tensors.push_back(std::move(*t));
   }
@@ -267,24 +295,93 @@ Expected<AuditReport> parse_audit_report(const json& j, const std::string& path,
   if (result["overall"]["tensors"] != a.tensors.size() || result["overall"]["codes"] != codes) {
     return w.at("result.overall", "tensors or codes disagree with the tensors");
   }
+  if (apart) return a;
   auto text = check_rederived(result, a, w);
   if (!text) return text.error();
   if (result_text) *result_text = std::move(*text);
   return a;
 }
 
+// How bitproof writes an audit report, up to its result part.
+constexpr std::string_view kAuditReportHead = R"({"bitproof_report":1,"kind":"audit","result":)";
+static_assert(kReportVersion == 1, "kAuditReportHead names the report version");
+
+// The end of the JSON value at text[i] (text is valid JSON: a strict parse passed).
+std::size_t value_end(std::string_view text, std::size_t i) {
+  if (i >= text.size()) return text.size();
+  if (text[i] != '{' && text[i] != '[' && text[i] != '"')
+    return std::min(text.find_first_of(",}] \t\r\n", i), text.size());
+  int depth = 0;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) i += text[i] == '\\' ? 1 : 0;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+    if (depth == 0) return std::min(i + 1, text.size());
+  }
+  return text.size();
+}
+
+// An audit report read the lean way (a GPTQ checkpoint's holds millions of
+// pairs): its tensors' histograms kept out of the document (PairLists), and
+// its result part compared as text with the one its tensors give.
+struct LeanAudit {
+  json document;  // the report, each tensor's histogram an empty array
+  std::string_view result_text;
+  AuditReport report;
+  Selection selection;
+  std::vector<const ScaleView*> views;
+};
+
+// Everything load_audit_report checks, for a report whose text is as bitproof
+// writes it (compact, keys in bitproof's order): nothing otherwise, or when a
+// check fails; the full read then decides and names what is wrong.
+std::optional<LeanAudit> read_lean(std::string_view text, const std::string& path) {
+  if (!text.starts_with(kAuditReportHead)) return std::nullopt;
+  PairLists histograms{"result.tensors[].histogram", {}};
+  auto j = parse_ordered_json_strict(text, path, "report", histograms);
+  if (!j) return std::nullopt;
+  LeanAudit lean;
+  lean.document = std::move(*j);
+  const std::size_t begin = kAuditReportHead.size();
+  lean.result_text = text.substr(begin, value_end(text, begin) - begin);
+  auto a = parse_audit_report(lean.document, path, nullptr, &histograms);
+  if (!a) return std::nullopt;
+  auto again = recorded_audit(lean.document["result"], *a, SpecWhere{path});
+  if (!again || !audit_result_text_is(*again, lean.result_text)) return std::nullopt;
+  lean.report = std::move(*a);
+  lean.selection = std::move(again->selection);
+  lean.views = std::move(again->views);
+  return lean;
+}
+
 }  // namespace
 
 Expected<AuditReport> load_audit_report(const std::string& path) {
-  auto j = load_ordered(path);
+  auto text = read_input_file(path, "the report");
+  if (!text) return text.error();
+  return parse_audit_report_text(*text, path);
+}
+
+Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path) {
+  if (auto lean = read_lean(text, path)) return std::move(lean->report);
+  auto j = parse_ordered_json_strict(text, path, "report");
   if (!j) return j.error();
   return parse_audit_report(*j, path);
 }
 
-Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path) {
-  auto j = parse_ordered_json_strict(text, path, "report");
-  if (!j) return j.error();
-  return parse_audit_report(*j, path);
+std::optional<AuditReproduced> reaudit_reproduces(std::string_view text, const std::string& path, unsigned threads) {
+  auto lean = read_lean(text, path);
+  if (!lean) return std::nullopt;
+  auto checkpoint = open_checkpoint(lean->report.checkpoint);
+  if (!checkpoint) return std::nullopt;
+  auto now = run_audit(*checkpoint, {lean->selection, threads, lean->views});
+  if (!now || !audit_result_text_is(*now, lean->result_text)) return std::nullopt;
+  return AuditReproduced{std::move(lean->report.checkpoint), std::move(lean->report.summary)};
 }
 
 Expected<std::optional<Json>> reaudit_result(const json& report, const std::string& path, unsigned threads) {

@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "audit/audit.hpp"
@@ -67,6 +68,22 @@ struct AuditReport {
 // a checkpoint that cannot be read is bad input (exit 2).
 [[nodiscard]] Expected<std::optional<Json>> reaudit_result(const Json& report, const std::string& path,
                                                            unsigned threads = 0);
+
+// What `report verify` prints of an audit that reproduces.
+struct AuditReproduced {
+  std::string checkpoint;            // result.checkpoint.path
+  std::vector<std::string> summary;  // result.overall.summary
+};
+
+// report verify of an audit report as bitproof writes it, the fast way: its
+// tensors' histograms read apart from the document, the report checked as
+// load_audit_report checks it, and its checkpoint audited again. Returns what
+// to print when the result part this run gives is the recorded text byte for
+// byte; nothing in every other case (a report written otherwise, one that
+// fails a check, a checkpoint that reads differently or not at all), where
+// reaudit_result on the whole document decides and names why.
+[[nodiscard]] std::optional<AuditReproduced> reaudit_reproduces(std::string_view text, const std::string& path,
+                                                                unsigned threads = 0);
 
 // Every code the audit saw in tensors of `format`, with its count; fails
 // (exit 2) when the audit holds no tensor of that format.

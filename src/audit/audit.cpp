@@ -642,21 +642,47 @@ Json audit_report(const AuditResult& audit, const Json& run) {
               {"environment", report_environment(run)}};
 }
 
+namespace {
+
+// Writes audit_result_json(audit).dump() into `piece` a tensor at a time,
+// handing it to `take` after each tensor and at the end (take may empty it);
+// stops when take returns false. Returns whether every piece was taken.
+template <class Take>
+bool write_result_text(const AuditResult& audit, std::string& piece, Take take) {
+  piece += open_object(result_without_tensors(audit)) + ",\"tensors\":[";
+  for (std::size_t i = 0; i < audit.tensors.size(); ++i) {
+    if (i > 0) piece += ',';
+    piece += open_object(tensor_json(audit.tensors[i], false));
+    piece += ",\"histogram\":";
+    append_histogram(piece, audit.tensors[i].histogram);
+    piece += '}';
+    if (!take(piece)) return false;
+  }
+  piece += "]}";
+  return take(piece);
+}
+
+}  // namespace
+
 std::string audit_result_text(const AuditResult& audit) {
   std::size_t pairs = 0;
   for (const TensorAudit& t : audit.tensors) pairs += t.histogram.stored();
   std::string out;
   out.reserve(pairs * 16 + audit.tensors.size() * 512);  // "[65535,123456]," and a tensor's other members
-  out += open_object(result_without_tensors(audit)) + ",\"tensors\":[";
-  for (std::size_t i = 0; i < audit.tensors.size(); ++i) {
-    if (i > 0) out += ',';
-    out += open_object(tensor_json(audit.tensors[i], false));
-    out += ",\"histogram\":";
-    append_histogram(out, audit.tensors[i].histogram);
-    out += '}';
-  }
-  out += "]}";
+  write_result_text(audit, out, [](const std::string&) { return true; });
   return out;
+}
+
+bool audit_result_text_is(const AuditResult& audit, std::string_view text) {
+  std::string piece;
+  std::size_t at = 0;
+  const bool whole = write_result_text(audit, piece, [&](std::string& p) {
+    if (text.substr(at, p.size()) != p) return false;
+    at += p.size();
+    p.clear();
+    return true;
+  });
+  return whole && at == text.size();
 }
 
 std::string audit_report_text(const AuditResult& audit, const Json& run) {

@@ -123,6 +123,9 @@ struct CodeStats {
 [[nodiscard]] Json audit_result_json(const AuditResult& audit);
 // Its text, audit_result_json(audit).dump(), without the JSON values (see audit_report_text).
 [[nodiscard]] std::string audit_result_text(const AuditResult& audit);
+// Whether `text` is audit_result_text(audit), written and compared a tensor at
+// a time (a GPTQ checkpoint's is ~86 MB).
+[[nodiscard]] bool audit_result_text_is(const AuditResult& audit, std::string_view text);
 // {bitproof_report, kind: "audit", result, environment}; `run` (threads, time) goes into environment.
 [[nodiscard]] Json audit_report(const AuditResult& audit, const Json& run);
 // The text of audit_report(audit, run).dump(), written without building the tensors' histograms

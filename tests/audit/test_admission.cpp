@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "audit/admission.hpp"
@@ -35,6 +36,11 @@ Json domain_json(const std::string& name = "dsv4-mxfp4-fp16-fold") {
 }
 
 void save(const std::string& path, const Json& j) { std::ofstream(path) << j.dump(); }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 // Synthesizes a checkpoint, audits it and writes the audit report; returns its path.
 std::string audited(const TempDir& dir, const std::string& name, std::uint32_t lo, std::uint32_t hi,
@@ -419,6 +425,71 @@ TEST_SUITE("audit") {
     REQUIRE_FALSE(refused.ok());
     CHECK_MESSAGE(contains(refused.error().message, "are no ue4m3 code (0x80 and up): they cannot be swept"),
                   refused.error().message);
+  }
+
+  TEST_CASE("an audit report as bitproof writes it is read apart from its histograms, to the same result") {
+    TempDir dir;
+    // Quotes, brackets and a backslash in the checkpoint's path: the result part's text holds them escaped.
+    const std::string name = "ck \"}]{[\\ odd";
+    const std::string path = audited(dir, name, 114, 126, 1);
+    const std::string text = read_text(path);
+    REQUIRE(text.starts_with(R"({"bitproof_report":1,"kind":"audit","result":{)"));
+    // The same report written otherwise (indented) is read as a whole document.
+    const std::string indented = Json::parse(text).dump(1);
+    auto lean = parse_audit_report_text(text, path);
+    auto whole = parse_audit_report_text(indented, path);
+    REQUIRE(lean.ok());
+    REQUIRE(whole.ok());
+    CHECK(lean->checkpoint == dir / name);
+    CHECK(lean->checkpoint == whole->checkpoint);
+    CHECK(lean->summary == whole->summary);
+    REQUIRE(lean->tensors.size() == whole->tensors.size());
+    for (std::size_t i = 0; i < lean->tensors.size(); ++i) {
+      CHECK(lean->tensors[i].name == whole->tensors[i].name);
+      CHECK(lean->tensors[i].histogram == whole->tensors[i].histogram);
+      CHECK(lean->tensors[i].stats.codes == whole->tensors[i].stats.codes);
+    }
+    CHECK(std::any_of(lean->tensors.begin(), lean->tensors.end(),
+                      [](const AuditedTensor& t) { return t.histogram.back().first == 255; }));  // the NaN byte
+
+    // report verify's fast way: the checkpoint audited again gives the text byte for byte.
+    const auto same = reaudit_reproduces(text, path, 2);
+    REQUIRE(same.has_value());
+    CHECK(same->checkpoint == lean->checkpoint);
+    CHECK(same->summary == lean->summary);
+    // Not for the indented text (the whole document then verifies it) ...
+    CHECK_FALSE(reaudit_reproduces(indented, path, 2).has_value());
+    auto indented_again = reaudit_result(Json::parse(indented), path, 2);
+    REQUIRE(indented_again.ok());
+    CHECK_FALSE(indented_again->has_value());
+    // ... nor for a report whose histogram was edited (the whole read names it) ...
+    std::string edited = text;
+    const auto pair = edited.find("[126,");
+    REQUIRE(pair != std::string::npos);
+    edited.replace(pair, 5, "[125,");
+    CHECK_FALSE(reaudit_reproduces(edited, path, 2).has_value());
+    auto refused = parse_audit_report_text(edited, path);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_MESSAGE(contains(refused.error().message, "result: does not follow from its tensors' histograms"),
+                  refused.error().message);
+    // ... nor once the checkpoint changed: the whole read then says how.
+    std::filesystem::remove_all(dir / name);
+    audited(dir, name, 114, 127, 1);
+    CHECK_FALSE(reaudit_reproduces(text, path, 2).has_value());
+    auto differs = reaudit_result(Json::parse(text), path, 2);
+    REQUIRE(differs.ok());
+    CHECK(differs->has_value());
+
+    // 16-bit codes: a GPTQ checkpoint's FP16 group scales.
+    const std::string gptq = audited(dir, "gptq", 0x1C00, 0x2400, 0, "", SynthLayout::kGptq);
+    const std::string gptq_text = read_text(gptq);
+    REQUIRE(reaudit_reproduces(gptq_text, gptq, 2).has_value());
+    auto gptq_lean = parse_audit_report_text(gptq_text, gptq);
+    auto gptq_whole = parse_audit_report_text(Json::parse(gptq_text).dump(1), gptq);
+    REQUIRE(gptq_lean.ok());
+    REQUIRE(gptq_whole.ok());
+    CHECK(gptq_lean->tensors.front().histogram == gptq_whole->tensors.front().histogram);
+    CHECK(gptq_lean->tensors.front().format == FormatId::fp16);
   }
 }
 
