@@ -342,7 +342,7 @@ struct LeanAudit {
 // check fails; the full read then decides and names what is wrong.
 std::optional<LeanAudit> read_lean(std::string_view text, const std::string& path) {
   if (!text.starts_with(kAuditReportHead)) return std::nullopt;
-  PairLists histograms{"result.tensors[].histogram", {}};
+  PairLists histograms{std::string(kAuditTensorHistograms), {}};
   auto j = parse_ordered_json_strict(text, path, "report", histograms);
   if (!j) return std::nullopt;
   LeanAudit lean;

@@ -627,18 +627,21 @@ void append_histogram(std::string& out, const CompactCounts& h) {
 
 }  // namespace
 
-Json audit_result_json(const AuditResult& audit) {
+Json audit_result_json(const AuditResult& audit, bool tensor_histograms) {
   Json result = result_without_tensors(audit);
   Json tensors = Json::array();
-  for (const TensorAudit& t : audit.tensors) tensors.push_back(tensor_json(t));
+  for (const TensorAudit& t : audit.tensors) {
+    tensors.push_back(tensor_json(t, tensor_histograms));
+    if (!tensor_histograms) tensors.back()["histogram"] = Json::array();
+  }
   result["tensors"] = std::move(tensors);
   return result;
 }
 
-Json audit_report(const AuditResult& audit, const Json& run) {
+Json audit_report(const AuditResult& audit, const Json& run, bool tensor_histograms) {
   return Json{{"bitproof_report", kReportVersion},
               {"kind", "audit"},
-              {"result", audit_result_json(audit)},
+              {"result", audit_result_json(audit, tensor_histograms)},
               {"environment", report_environment(run)}};
 }
 

@@ -119,15 +119,17 @@ struct CodeStats {
 // Fails (exit 2) when a view reads a format none of the tensors is in.
 [[nodiscard]] Expected<Ok> check_views(const AuditResult& audit);
 
-// The deterministic part of the report.
-[[nodiscard]] Json audit_result_json(const AuditResult& audit);
+// The deterministic part of the report; without `tensor_histograms`, each
+// tensor's histogram an empty array (as parse_report_without_histograms reads
+// the report: what the renderings need).
+[[nodiscard]] Json audit_result_json(const AuditResult& audit, bool tensor_histograms = true);
 // Its text, audit_result_json(audit).dump(), without the JSON values (see audit_report_text).
 [[nodiscard]] std::string audit_result_text(const AuditResult& audit);
 // Whether `text` is audit_result_text(audit), written and compared a tensor at
 // a time (a GPTQ checkpoint's is ~86 MB).
 [[nodiscard]] bool audit_result_text_is(const AuditResult& audit, std::string_view text);
 // {bitproof_report, kind: "audit", result, environment}; `run` (threads, time) goes into environment.
-[[nodiscard]] Json audit_report(const AuditResult& audit, const Json& run);
+[[nodiscard]] Json audit_report(const AuditResult& audit, const Json& run, bool tensor_histograms = true);
 // The text of audit_report(audit, run).dump(), written without building the tensors' histograms
 // as JSON values (a GPTQ checkpoint's thousands of FP16 scale tensors hold millions of pairs,
 // ~1 GB as JSON values and seconds to build, for an 86 MB report).

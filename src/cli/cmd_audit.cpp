@@ -62,11 +62,10 @@ int run_audit_command(const AuditArgs& a) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   print_lines(audit::summary_lines(*result));
   const audit::Json run{{"threads", threads}, {"seconds", seconds}};
-  // Only renderings need the report as JSON values; the report file alone is written as text.
+  // The report is written as text; renderings read JSON values, but no tensor's histogram.
   const bool renderings = !a.out.markdown.empty() || !a.out.junit.empty();
-  const Json report = renderings ? audit::audit_report(*result, run) : Json();
-  std::string report_text =
-      a.out.report.empty() ? "" : (renderings ? report.dump() : audit::audit_report_text(*result, run)) + "\n";
+  const Json report = renderings ? audit::audit_report(*result, run, false) : Json();
+  std::string report_text = a.out.report.empty() ? "" : audit::audit_report_text(*result, run) + "\n";
   return write_outputs(a.out, *files, report, std::move(report_text));
 }
 

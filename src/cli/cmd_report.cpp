@@ -21,19 +21,20 @@ struct RenderArgs {
   Outputs out;
 };
 
-// A report (its text read as `text`) that is not a shard.
-Expected<Json> whole_report(const std::string& text, const std::string& path) {
-  auto report = parse_report(text, path);
+// A report (its text read as `text`) that is not a shard; without an audit's
+// tensors' histograms (kAuditTensorHistograms) unless `histograms`.
+Expected<Json> whole_report(const std::string& text, const std::string& path, bool histograms = true) {
+  auto report = histograms ? parse_report(text, path) : parse_report_without_histograms(text, path);
   if (report && (*report)["kind"] == "shard") {
     return Error{fmt::format("{}: kind: a shard: merge the shards first (bitproof report merge)", path)};
   }
   return report;
 }
 
-Expected<Json> load_whole_report(const std::string& path) {
+Expected<Json> load_whole_report(const std::string& path, bool histograms = true) {
   auto text = read_input_file(path, "the report");
   if (!text) return text.error();
-  return whole_report(*text, path);
+  return whole_report(*text, path, histograms);
 }
 
 // diff compares a spec's result: an audit or admission has none.
@@ -102,7 +103,7 @@ int run_render(const RenderArgs& a) {
   if (a.out.markdown.empty() && a.out.junit.empty() && a.out.svg.empty()) {
     return fail({"report render: nothing to write: give --markdown, --junit or --svg"});
   }
-  auto report = load_whole_report(a.report);
+  auto report = load_whole_report(a.report, false);  // the renderings show no tensor's histogram
   if (!report) return fail(report.error());
   auto files = a.out.open({a.report});
   if (!files) return fail(files.error());

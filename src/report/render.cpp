@@ -129,6 +129,14 @@ Expected<Json> parse_report(const std::string& text, const std::string& path) {
   return report;
 }
 
+Expected<Json> parse_report_without_histograms(const std::string& text, const std::string& path) {
+  PairLists histograms{std::string(kAuditTensorHistograms), {}};
+  auto report = parse_ordered_json_strict(text, path, "", histograms);
+  if (!report) return report.error();
+  if (auto ok = validate_report(*report, path); !ok) return ok.error();
+  return report;
+}
+
 Expected<Json> load_report(const std::string& path) {
   auto text = read_input_file(path, "the report");
   if (!text) return text.error();

@@ -215,7 +215,10 @@ PY
     grep -q 'tests="18" failures="1"' "$D/m.xml" || fail "admission: failures"
     # Negative control: the same checkpoint without the NaN renders no failure.
     synth "$D/clean"
-    "$BP" audit "$D/clean" --report "$D/clean.json" --junit "$D/clean.xml" >/dev/null || fail "audit --junit"
+    "$BP" audit "$D/clean" --report "$D/clean.json" --junit "$D/clean.xml" --markdown "$D/clean.md" >/dev/null || fail "audit --junit"
+    # audit's own renderings are report render's of the report it wrote.
+    "$BP" report render "$D/clean.json" --junit "$D/clean-render.xml" --markdown "$D/clean-render.md" >/dev/null || fail "render clean"
+    cmp -s "$D/clean.xml" "$D/clean-render.xml" && cmp -s "$D/clean.md" "$D/clean-render.md" || fail "audit --junit/--markdown and report render differ"
     "$BP" admit --audit "$D/clean.json" --domain "$D/domain.json" --junit "$D/cm.xml" >/dev/null || fail "admit clean"
     grep -q 'tests="18" failures="0"' "$D/clean.xml" || fail "clean audit: failures"
     grep -q 'tests="18" failures="0"' "$D/cm.xml" || fail "clean admission: failures"
