@@ -1,5 +1,6 @@
 // libFuzzer target: reading a report back. Arbitrary bytes go through the
-// report reader (duplicate keys, version, reports/schema.json); whatever it
+// report reader (duplicate keys, version, reports/schema.json) and the
+// renderers' reader (an audit's tensors' histograms read apart); whatever each
 // accepts is rendered (Markdown, JUnit XML, SVG for domain reports with a map),
 // judged and compared with itself; an audit report also goes through the
 // reader admit and prove --scales-from use (its aggregates re-derived from its
@@ -25,6 +26,14 @@ void require_one_line(const bitproof::Error& e) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  // The renderers' reader (an audit's tensors' histograms read apart) accepts or says why in one line.
+  auto without = bitproof::parse_report_without_histograms(text, "fuzz.json");
+  if (!without) {
+    require_one_line(without.error());
+  } else if ((*without)["kind"] != "shard") {
+    (void)bitproof::render_markdown(*without);
+    (void)bitproof::render_junit(*without);
+  }
   auto report = bitproof::parse_report(text, "fuzz.json");
   if (!report) {
     require_one_line(report.error());
