@@ -5,6 +5,7 @@
 // summary speaks the format's words and the turbomind view's exponents are
 // the recipe's own, flagged where they leave FP16's range.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <map>
@@ -120,9 +121,8 @@ void write_coded(const std::filesystem::path& file, const std::vector<Coded>& te
     for (std::uint32_t c : t.codes) {
       for (unsigned b = 0; b < t.width; ++b) data.push_back(static_cast<unsigned char>(c >> (8 * b)));
     }
-    header += (header.size() > 1 ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"" + t.dtype +
-              "\",\"shape\":[" + std::to_string(t.codes.size()) + "],\"data_offsets\":[" + std::to_string(begin) +
-              "," + std::to_string(data.size()) + "]}";
+    header += fmt::format(R"({}"{}":{{"dtype":"{}","shape":[{}],"data_offsets":[{},{}]}})", header.size() > 1 ? "," : "",
+                          t.name, t.dtype, t.codes.size(), begin, data.size());
   }
   testing::write_bytes(file, testing::st_bytes(header + "}", data));
 }
@@ -445,7 +445,8 @@ TEST_SUITE("audit") {
       const std::size_t at = text.find("\"time_utc\":\"");
       REQUIRE(at != std::string::npos);
       const std::size_t end = text.find('"', at + 12);
-      return text.replace(at + 12, end - (at + 12), "T");
+      REQUIRE(end != std::string::npos);
+      return text.substr(0, at + 12) + "T" + text.substr(end);
     };
     const Json run{{"threads", 2}, {"seconds", 0.25}};
     TempDir dir;
