@@ -65,7 +65,8 @@ int run_audit_command(const AuditArgs& a) {
   // The report is written as text; renderings read JSON values, but no tensor's histogram.
   const bool renderings = !a.out.markdown.empty() || !a.out.junit.empty();
   const Json report = renderings ? audit::audit_report(*result, run, false) : Json();
-  std::string report_text = a.out.report.empty() ? "" : audit::audit_report_text(*result, run) + "\n";
+  std::string report_text;
+  if (!a.out.report.empty()) (report_text = audit::audit_report_text(*result, run)) += '\n';
   return write_outputs(a.out, *files, report, std::move(report_text));
 }
 
