@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <map>
 
 #include "name_filter.hpp"
@@ -92,7 +93,7 @@ std::optional<Pairs> pairs_of(const json& histogram) {
 
 // A tensor entry of an audit report; its counts, min/max and specials must
 // agree with its histogram: the entry's own, or `read_apart` where the parse
-// kept the histograms out of the document (PairLists).
+// kept the histograms out of the document (read_lean).
 Expected<AuditedTensor> parse_audited(const json& j, const SpecWhere& w, const std::string& where,
                                       const Pairs* read_apart = nullptr) {
   AuditedTensor t;
@@ -271,7 +272,7 @@ namespace {
 // document's (each emptied once read), and checking the result part against
 // its tensors is the caller's.
 Expected<AuditReport> parse_audit_report(const json& j, const std::string& path, std::string* result_text = nullptr,
-                                         PairLists* apart = nullptr) {
+                                         std::vector<Pairs>* apart = nullptr) {
   const SpecWhere w{path};
   if (auto ok = check_report_kind(j, "audit", w, "bitproof audit CHECKPOINT --report"); !ok) return ok.error();
   if (auto ok = validate_json(j, report_schema(), path); !ok) return ok.error();
@@ -282,12 +283,12 @@ Expected<AuditReport> parse_audit_report(const json& j, const std::string& path,
   for (const json& line : result["overall"]["summary"]) a.summary.push_back(line.get<std::string>());
   if (auto ok = parse_selection(result, w, a); !ok) return ok.error();
   const json& tensors = result["tensors"];
-  if (apart && apart->lists.size() != tensors.size()) return w.at("result.tensors", "a histogram missing");
+  if (apart && apart->size() != tensors.size()) return w.at("result.tensors", "a histogram missing");
   std::uint64_t codes = 0;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    auto t = parse_audited(tensors[i], w, fmt::format("result.tensors[{}]", i), apart ? &apart->lists[i] : nullptr);
+    auto t = parse_audited(tensors[i], w, fmt::format("result.tensors[{}]", i), apart ? &(*apart)[i] : nullptr);
     if (!t) return t.error();
-    if (apart) apart->lists[i] = {};
+    if (apart) (*apart)[i] = {};
     codes += t->stats.codes;
     a.tensors.push_back(std::move(*t));
   }
@@ -306,29 +307,66 @@ Expected<AuditReport> parse_audit_report(const json& j, const std::string& path,
 constexpr std::string_view kAuditReportHead = R"({"bitproof_report":1,"kind":"audit","result":)";
 static_assert(kReportVersion == 1, "kAuditReportHead names the report version");
 
-// The end of the JSON value at text[i] (text is valid JSON: a strict parse passed).
-std::size_t value_end(std::string_view text, std::size_t i) {
-  if (i >= text.size()) return text.size();
-  if (text[i] != '{' && text[i] != '[' && text[i] != '"')
-    return std::min(text.find_first_of(",}] \t\r\n", i), text.size());
-  int depth = 0;
-  for (; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i) i += text[i] == '\\' ? 1 : 0;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      --depth;
+// Reads the pairs of a histogram as `audit` writes it, [[code,count],...]
+// (decimal, no leading zeros, no spaces), at text[i] into `out`: the index
+// past it, or npos where the text is written otherwise.
+std::size_t read_written_pairs(std::string_view text, std::size_t i, Pairs& out) {
+  const auto expect = [&](char c) {
+    if (i >= text.size() || text[i] != c) return false;
+    ++i;
+    return true;
+  };
+  const auto number = [&](std::uint64_t& value) {
+    const char* first = text.data() + i;
+    const char* last = text.data() + text.size();
+    if (first < last && *first == '0' && first + 1 < last && first[1] >= '0' && first[1] <= '9') return false;
+    const auto [end, error] = std::from_chars(first, last, value);
+    i = static_cast<std::size_t>(end - text.data());
+    return error == std::errc{};
+  };
+  if (!expect('[')) return std::string_view::npos;
+  if (expect(']')) return i;
+  do {
+    std::array<std::uint64_t, 2> pair{};
+    if (!expect('[') || !number(pair[0]) || !expect(',') || !number(pair[1]) || !expect(']')) {
+      return std::string_view::npos;
     }
-    if (depth == 0) return std::min(i + 1, text.size());
+    out.push_back(pair);
+  } while (expect(','));
+  return expect(']') ? i : std::string_view::npos;
+}
+
+// The text of a report as `audit` writes it with each tensor's histogram (the
+// "histogram" members after result's "tensors" key, before `result_end`) cut
+// out into `histograms` and left as []; nothing where one is written
+// otherwise. The cut needs no proof that it found the tensors' histograms and
+// nothing else: read_lean parses what is left strictly and then compares the
+// whole result part, as the file holds it, with the text its tensors give.
+std::optional<std::string> cut_histograms(std::string_view text, std::size_t result_end,
+                                          std::vector<Pairs>& histograms) {
+  constexpr std::string_view kTensors = R"(,"tensors":[)";
+  constexpr std::string_view kHistogram = R"("histogram":)";
+  std::size_t at = text.find(kTensors);
+  if (at >= result_end) return std::nullopt;
+  std::string kept;
+  std::size_t copied = 0;
+  while ((at = text.find(kHistogram, at)) < result_end) {
+    const std::size_t open = at + kHistogram.size();
+    const std::size_t like_last = histograms.empty() ? 0 : histograms.back().size();
+    Pairs& pairs = histograms.emplace_back();
+    pairs.reserve(like_last);  // an audit's histograms are alike
+    const std::size_t close = read_written_pairs(text, open, pairs);
+    if (close > result_end) return std::nullopt;
+    kept.append(text.substr(copied, open - copied)).append("[]");
+    copied = at = close;
   }
-  return text.size();
+  kept.append(text.substr(copied));
+  return kept;
 }
 
 // An audit report read the lean way (a GPTQ checkpoint's holds millions of
-// pairs): its tensors' histograms kept out of the document (PairLists), and
-// its result part compared as text with the one its tensors give.
+// pairs): its tensors' histograms kept out of the document (cut_histograms),
+// and its result part compared as text with the one its tensors give.
 struct LeanAudit {
   json document;  // the report, each tensor's histogram an empty array
   std::string_view result_text;
@@ -342,13 +380,19 @@ struct LeanAudit {
 // check fails; the full read then decides and names what is wrong.
 std::optional<LeanAudit> read_lean(std::string_view text, const std::string& path) {
   if (!text.starts_with(kAuditReportHead)) return std::nullopt;
-  PairLists histograms{std::string(kAuditTensorHistograms), {}};
-  auto j = parse_ordered_json_strict(text, path, "report", histograms);
+  // The result part ends where the environment, the last member, begins; the
+  // comparison of the result part's text below settles that it does.
+  const std::size_t begin = kAuditReportHead.size();
+  const std::size_t result_end = text.rfind(R"(,"environment":)");
+  if (result_end == std::string_view::npos || result_end < begin) return std::nullopt;
+  std::vector<Pairs> histograms;
+  const auto kept = cut_histograms(text, result_end, histograms);
+  if (!kept) return std::nullopt;
+  auto j = parse_ordered_json_strict(*kept, path, "report");
   if (!j) return std::nullopt;
   LeanAudit lean;
   lean.document = std::move(*j);
-  const std::size_t begin = kAuditReportHead.size();
-  lean.result_text = text.substr(begin, value_end(text, begin) - begin);
+  lean.result_text = text.substr(begin, result_end - begin);
   auto a = parse_audit_report(lean.document, path, nullptr, &histograms);
   if (!a) return std::nullopt;
   auto again = recorded_audit(lean.document["result"], *a, SpecWhere{path});

@@ -480,6 +480,15 @@ TEST_SUITE("audit") {
     REQUIRE(differs.ok());
     CHECK(differs->has_value());
 
+    // A histogram written otherwise in the compact text (a leading zero: not JSON) goes the whole way.
+    const auto first = text.find(R"("histogram":[[)", text.find(R"(,"tensors":[)"));
+    REQUIRE(first != std::string::npos);
+    const std::string zero = text.substr(0, first + 14) + "0" + text.substr(first + 14);
+    CHECK_FALSE(reaudit_reproduces(zero, path, 2).has_value());
+    auto not_json = parse_audit_report_text(zero, path);
+    REQUIRE_FALSE(not_json.ok());
+    CHECK_MESSAGE(contains(not_json.error().message, "invalid JSON"), not_json.error().message);
+
     // 16-bit codes: a GPTQ checkpoint's FP16 group scales.
     const std::string gptq = audited(dir, "gptq", 0x1C00, 0x2400, 0, "", SynthLayout::kGptq);
     const std::string gptq_text = read_text(gptq);
@@ -490,6 +499,25 @@ TEST_SUITE("audit") {
     REQUIRE(gptq_whole.ok());
     CHECK(gptq_lean->tensors.front().histogram == gptq_whole->tensors.front().histogram);
     CHECK(gptq_lean->tensors.front().format == FormatId::fp16);
+
+    // A tensor named like a histogram member: JSON escapes its quotes, so the fast way is not misled.
+    const std::string odd = "w\"histogram\":[[1,2]],\"x.scale";
+    const Json header{{odd, {{"dtype", "F8_E8M0"}, {"shape", {2}}, {"data_offsets", {0, 2}}}}};
+    testing::write_bytes(dir / "odd.safetensors", testing::st_bytes(header.dump(), {114, 115}));
+    auto ck = open_checkpoint(dir / "odd.safetensors");
+    REQUIRE(ck.ok());
+    auto r = run_audit(*ck, {Selection{}, 2});
+    REQUIRE(r.ok());
+    REQUIRE(r->tensors.size() == 1);
+    const std::string odd_path = dir / "odd.audit.json";
+    save(odd_path, audit_report(*r, Json{{"threads", 2}}));
+    const std::string odd_text = read_text(odd_path);
+    REQUIRE(contains(odd_text, R"(w\"histogram\":[[1,2]],\"x.scale)"));
+    REQUIRE(reaudit_reproduces(odd_text, odd_path, 2).has_value());
+    auto odd_lean = parse_audit_report_text(odd_text, odd_path);
+    REQUIRE(odd_lean.ok());
+    CHECK(odd_lean->tensors.front().name == odd);
+    CHECK(odd_lean->tensors.front().histogram == CodeCounts{{114, 1}, {115, 1}});
   }
 }
 
