@@ -22,7 +22,7 @@ struct RenderArgs {
 };
 
 // A report (its text read as `text`) that is not a shard; without an audit's
-// tensors' histograms (kAuditTensorHistograms) unless `histograms`.
+// tensors' histograms (parse_report_without_histograms) unless `histograms`.
 Expected<Json> whole_report(const std::string& text, const std::string& path, bool histograms = true) {
   auto report = histograms ? parse_report(text, path) : parse_report_without_histograms(text, path);
   if (report && (*report)["kind"] == "shard") {

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "error.hpp"
@@ -18,12 +17,10 @@ namespace bitproof {
 [[nodiscard]] Expected<Json> load_report(const std::string& path);
 // The same for report text already in memory; `path` names it in messages.
 [[nodiscard]] Expected<Json> parse_report(const std::string& text, const std::string& path);
-// An audit report's tensors' histograms (millions of [code, count] pairs in a
-// GPTQ checkpoint's): read apart where a reader does not need them.
-inline constexpr std::string_view kAuditTensorHistograms = "result.tensors[].histogram";
 // parse_report for readers that need no tensor's histogram (the renderers): an
-// audit's result.tensors[].histogram arrays are checked to hold [code, count]
-// pairs of integers from 0 and stand as empty arrays.
+// audit's result.tensors[].histogram arrays (millions of pairs in a GPTQ
+// checkpoint's) are checked to hold [code, count] pairs of integers from 0 and
+// stand as empty arrays.
 [[nodiscard]] Expected<Json> parse_report_without_histograms(const std::string& text, const std::string& path);
 // Checks an in-memory report the same way; `path` names it in messages.
 [[nodiscard]] Expected<Ok> validate_report(const Json& report, const std::string& path);
