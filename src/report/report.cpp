@@ -49,7 +49,10 @@ std::string fields_of(FormatId format, std::uint32_t code) {
   std::string out;
   if (f.is_signed) out = bits_string(code >> (f.bits - 1), 1) + "|";
   out += bits_string((code >> f.man_bits) & f.exp_field_max(), f.exp_bits);
-  if (f.man_bits > 0) out += "|" + bits_string(code & f.man_mask(), f.man_bits);
+  if (f.man_bits > 0) {
+    out += '|';
+    out += bits_string(code & f.man_mask(), f.man_bits);
+  }
   return out;
 }
 
@@ -72,7 +75,10 @@ std::string codes_label(const InputDomain& in) {
   }
   if (in.range) return fmt::format("[{}..{}]", in.range->lo, in.range->hi);
   std::string out = "{";
-  for (std::size_t i = 0; i < in.codes.size() && i < 6; ++i) out += (i ? "," : "") + std::to_string(in.codes[i]);
+  for (std::size_t i = 0; i < in.codes.size() && i < 6; ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(in.codes[i]);
+  }
   return out + (in.codes.size() > 6 ? fmt::format(",… {} codes}}", in.codes.size()) : "}");
 }
 
@@ -244,7 +250,9 @@ Json recipe_cards_json(const Spec& spec) {
 std::string domain_label(const Spec& spec) {
   std::string out;
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
-    out += (i ? "×" : "") + std::string(spec_of(spec.inputs[i].format).name) + codes_label(spec.inputs[i]);
+    if (i > 0) out += "×";
+    out += spec_of(spec.inputs[i].format).name;
+    out += codes_label(spec.inputs[i]);
   }
   return out + "→" + std::string(spec_of(spec.output).name);
 }
@@ -618,7 +626,8 @@ void markdown_claims_table(std::string& md, const Json& result) {
   for (std::size_t i = 0; i < result["claims"].size(); ++i) {
     const Json& c = result["claims"][i];
     std::string recipes;
-    for (const Json& r : c["recipes"]) recipes += (recipes.empty() ? "" : ", ") + ("`" + r.get<std::string>() + "`");
+    for (const Json& r : c["recipes"])
+      recipes += fmt::format("{}`{}`", recipes.empty() ? "" : ", ", r.get<std::string>());
     md += fmt::format("| {} | {} | {}/{} | {} |\n", c["claim"].get<std::string>(), recipes,
                       c["holding"].get<std::uint64_t>(), c["cases"].get<std::uint64_t>(), result_cell(result, i));
   }
@@ -732,7 +741,8 @@ void markdown_domain_claim(std::string& md, const Json& result, std::size_t i) {
   const std::uint64_t hi = result["over"]["spec_interval"][1].get<std::uint64_t>();
   std::string recipes;
   const std::string joiner = c["claim"] == "equal" ? " ≡ " : ", ";
-  for (const Json& r : c["recipes"]) recipes += (recipes.empty() ? "" : joiner) + ("`" + r.get<std::string>() + "`");
+  for (const Json& r : c["recipes"])
+    recipes += fmt::format("{}`{}`", recipes.empty() ? "" : joiner, r.get<std::string>());
   md += fmt::format("\n### Claim {}: {} — {}\n\n", i, c["claim"].get<std::string>(), recipes);
   const IntervalView spec_view = interval_view(c, lo, hi);
   md += fmt::format("- on the spec's interval {}..{}: {}/{} cases hold{}\n", lo, hi, spec_view.holding, spec_view.cases,
