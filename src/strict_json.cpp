@@ -129,9 +129,7 @@ class StrictSax {
   bool start_array(std::size_t n) {
     if (diverting()) return pair_start();
     if (pairs_ != nullptr && detector_.place() == pairs_->place) {
-      // Room for as many pairs as the last list held (an audit's histograms are alike), not a doubling's copies.
-      const std::size_t like_last = pairs_->lists.empty() ? 0 : pairs_->lists.back().size();
-      pairs_->lists.emplace_back().reserve(like_last);
+      add_pair_list(pairs_->lists);
       depth_ = 1;
       return true;
     }

@@ -33,10 +33,20 @@ namespace bitproof {
 // document order, and stands in the document as an empty array. An array
 // there that holds anything else stops the parse with an error naming it
 // ("f.json: result.tensors[3].histogram: must hold [a, b] pairs of integers from 0").
+using PairList = std::vector<std::array<std::uint64_t, 2>>;
 struct PairLists {
   std::string place;
-  std::vector<std::vector<std::array<std::uint64_t, 2>>> lists;
+  std::vector<PairList> lists;
 };
+
+// A new list at the end of `lists`, with room for as many pairs as the last
+// one held (a report's histograms are alike: no doubling's copies).
+inline PairList& add_pair_list(std::vector<PairList>& lists) {
+  const std::size_t like_last = lists.empty() ? 0 : lists.back().size();
+  PairList& list = lists.emplace_back();
+  list.reserve(like_last);
+  return list;
+}
 
 // parse_ordered_json_strict, with the arrays at `pairs.place` read into `pairs`.
 [[nodiscard]] Expected<nlohmann::ordered_json> parse_ordered_json_strict(std::string_view text, const std::string& file,

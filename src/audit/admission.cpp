@@ -76,7 +76,7 @@ Expected<Ok> parse_tensor_format(const json& j, const SpecWhere& w, const std::s
                                           printable((*format)->get<std::string>())));
 }
 
-using Pairs = std::vector<std::array<std::uint64_t, 2>>;
+using Pairs = PairList;
 
 // The [code, count] pairs of a histogram as the document holds them.
 std::optional<Pairs> pairs_of(const json& histogram) {
@@ -352,10 +352,7 @@ std::optional<std::string> cut_histograms(std::string_view text, std::size_t res
   std::size_t copied = 0;
   while ((at = text.find(kHistogram, at)) < result_end) {
     const std::size_t open = at + kHistogram.size();
-    const std::size_t like_last = histograms.empty() ? 0 : histograms.back().size();
-    Pairs& pairs = histograms.emplace_back();
-    pairs.reserve(like_last);  // an audit's histograms are alike
-    const std::size_t close = read_written_pairs(text, open, pairs);
+    const std::size_t close = read_written_pairs(text, open, add_pair_list(histograms));
     if (close > result_end) return std::nullopt;
     kept.append(text.substr(copied, open - copied)).append("[]");
     copied = at = close;
