@@ -665,21 +665,15 @@ bool write_result_text(const AuditResult& audit, std::string& piece, Take take) 
   return take(piece);
 }
 
-// Room in `out` for the result part's text besides what it holds.
-void reserve_result_text(const AuditResult& audit, std::string& out) {
+// Appends the result part's text, audit_result_json(audit).dump(), to `out`, room made once.
+void append_result_text(const AuditResult& audit, std::string& out) {
   std::size_t pairs = 0;
   for (const TensorAudit& t : audit.tensors) pairs += t.histogram.stored();
   out.reserve(out.size() + pairs * 16 + audit.tensors.size() * 512);  // "[65535,123456]," and a tensor's members
+  write_result_text(audit, out, [](const std::string&) { return true; });
 }
 
 }  // namespace
-
-std::string audit_result_text(const AuditResult& audit) {
-  std::string out;
-  reserve_result_text(audit, out);
-  write_result_text(audit, out, [](const std::string&) { return true; });
-  return out;
-}
 
 bool audit_result_text_is(const AuditResult& audit, std::string_view text) {
   std::string piece;
@@ -696,8 +690,7 @@ bool audit_result_text_is(const AuditResult& audit, std::string_view text) {
 std::string audit_report_text(const AuditResult& audit, const Json& run) {
   std::string out = open_object(Json{{"bitproof_report", kReportVersion}, {"kind", "audit"}});
   out += ",\"result\":";
-  reserve_result_text(audit, out);
-  write_result_text(audit, out, [](const std::string&) { return true; });  // in place: 86 MB for a GPTQ checkpoint
+  append_result_text(audit, out);  // in place: 86 MB for a GPTQ checkpoint
   out += ",\"environment\":" + report_environment(run).dump() + '}';
   return out;
 }

@@ -123,10 +123,8 @@ struct CodeStats {
 // tensor's histogram an empty array (as parse_report_without_histograms reads
 // the report: what the renderings need).
 [[nodiscard]] Json audit_result_json(const AuditResult& audit, bool tensor_histograms = true);
-// Its text, audit_result_json(audit).dump(), without the JSON values (see audit_report_text).
-[[nodiscard]] std::string audit_result_text(const AuditResult& audit);
-// Whether `text` is audit_result_text(audit), written and compared a tensor at
-// a time (a GPTQ checkpoint's is ~86 MB).
+// Whether `text` is audit_result_json(audit).dump(), written without the JSON
+// values and compared a tensor at a time (a GPTQ checkpoint's is ~86 MB).
 [[nodiscard]] bool audit_result_text_is(const AuditResult& audit, std::string_view text);
 // {bitproof_report, kind: "audit", result, environment}; `run` (threads, time) goes into environment.
 [[nodiscard]] Json audit_report(const AuditResult& audit, const Json& run, bool tensor_histograms = true);
