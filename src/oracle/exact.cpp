@@ -213,8 +213,9 @@ Exact sqrt(const Exact& a) {
   if (((a.exp2 - shift) & 1) != 0) ++shift;
   const Int radicand = a.mag << shift;
   const Int root = boost::multiprecision::sqrt(radicand);
-  const Int sticky = root * root != radicand ? 1 : 0;
-  return finite(false, (root << 1) | sticky, (a.exp2 - shift) / 2 - 1);
+  Int with_sticky = root << 1;
+  if (root * root != radicand) with_sticky |= 1u;
+  return finite(false, with_sticky, (a.exp2 - shift) / 2 - 1);
 }
 
 bool same_value(const Exact& a, const Exact& b) {

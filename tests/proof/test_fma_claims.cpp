@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "proof/engine.hpp"
@@ -44,7 +45,7 @@ Spec triple_spec(const std::string& format, const std::string& a, const std::str
 
 std::string show(const Spec& spec, const Counterexample& cx) {
   std::string s = fmt::format("case {}:", cx.case_index);
-  for (std::uint32_t in : cx.inputs) s += " " + describe_code(spec.output, in);
+  for (std::uint32_t in : cx.inputs) fmt::format_to(std::back_inserter(s), " {}", describe_code(spec.output, in));
   for (std::size_t r = 0; r < cx.outputs.size(); ++r) {
     s += fmt::format(" | {} {}", cx.recipes[r]->card->name, describe_code(spec.output, cx.outputs[r]));
   }

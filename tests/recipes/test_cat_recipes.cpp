@@ -84,7 +84,7 @@ std::uint32_t bf16_of_float(float f) { return std::bit_cast<std::uint32_t>(f) >>
 Spec zero_point_spec(const std::string& a, const std::string& b, const std::vector<std::uint32_t>& scales) {
   const std::string_view zero_format = spec_of(recipe_by_name(a)->card->inputs[1]).name;
   std::string list;
-  for (std::size_t i = 0; i < scales.size(); ++i) list += (i ? "," : "") + std::to_string(scales[i]);
+  for (std::size_t i = 0; i < scales.size(); ++i) list += fmt::format("{}{}", i ? "," : "", scales[i]);
   const std::string text = fmt::format(
       R"({{"bitproof_spec": 1, "name": "zp", "inputs": [{{"name": "q", "format": "uint4", "codes": "all"}},
           {{"name": "z", "format": "{}", "codes": "all"}}, {{"name": "scale", "format": "fp16", "codes": {{"list": [{}]}}}}],
