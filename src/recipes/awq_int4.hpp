@@ -133,16 +133,12 @@ inline constexpr std::string_view kExllamaSource =
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary,
                           std::string_view source, Role role = Role::kRecipe, std::string_view control_of = {},
                           FormatId zero = FormatId::uint4) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source = source,
-                    .arity = 3,
-                    .inputs = {FormatId::uint4, zero, FormatId::fp16},
-                    .output = FormatId::fp16,
-                    .intent = Intent::kZeroPointProduct,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = source,
+                      .arity = 3,
+                      .inputs = {FormatId::uint4, zero, FormatId::fp16},
+                      .output = FormatId::fp16,
+                      .intent = Intent::kZeroPointProduct},
+                     name, label, summary, role, control_of);
 }
 
 struct Plain {

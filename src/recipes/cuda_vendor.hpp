@@ -35,16 +35,12 @@ namespace bitproof::cuda_vendor {
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, FormatId in,
                           FormatId out, Role role = Role::kRecipe, std::string_view control_of = {}) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source = "CUDA toolkit cuda_fp4.h / cuda_fp8.h (host and device paths)",
-                    .arity = 1,
-                    .inputs = {in, in},
-                    .output = out,
-                    .intent = Intent::kValue,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = "CUDA toolkit cuda_fp4.h / cuda_fp8.h (host and device paths)",
+                      .arity = 1,
+                      .inputs = {in, in},
+                      .output = out,
+                      .intent = Intent::kValue},
+                     name, label, summary, role, control_of);
 }
 
 BP_HD inline std::uint32_t e2m1_to_half(std::uint32_t x) {

@@ -113,14 +113,12 @@ inline constexpr std::uint32_t kFloatSign = 0x80000000u;
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, FormatId format,
                           Intent intent) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source = "CUDA cuda_fp16.h / cuda_bf16.h arithmetic and its FP32 host path",
-                    .arity = 2,
-                    .inputs = {format, format},
-                    .output = format,
-                    .intent = intent};
+  return family_card({.source = "CUDA cuda_fp16.h / cuda_bf16.h arithmetic and its FP32 host path",
+                      .arity = 2,
+                      .inputs = {format, format},
+                      .output = format,
+                      .intent = intent},
+                     name, label, summary);
 }
 
 // The card of a one-input recipe (√).

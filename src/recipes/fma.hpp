@@ -129,16 +129,9 @@ inline constexpr Pin kPinRoundToOdd{PinKind::kProse,
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary,
                           std::string_view source, FormatId format, Role role = Role::kRecipe,
                           std::string_view control_of = {}) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source = source,
-                    .arity = 3,
-                    .inputs = {format, format, format},
-                    .output = format,
-                    .intent = Intent::kFma,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card(
+      {.source = source, .arity = 3, .inputs = {format, format, format}, .output = format, .intent = Intent::kFma},
+      name, label, summary, role, control_of);
 }
 
 inline constexpr std::string_view kCudaSource = "CUDA cuda_fp16.h / cuda_bf16.h intrinsics";

@@ -204,16 +204,8 @@ inline constexpr std::uint32_t kFloatTwoPow120 = 0x7B800000u;  // 2^(127 - 7): O
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary,
                           std::string_view source, Role role = Role::kRecipe, std::string_view control_of = {},
                           FormatId input = FormatId::e4m3fnuz, FormatId output = FormatId::fp16) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source = source,
-                    .arity = 1,
-                    .inputs = {input},
-                    .output = output,
-                    .intent = Intent::kValue,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = source, .arity = 1, .inputs = {input}, .output = output, .intent = Intent::kValue},
+                     name, label, summary, role, control_of);
 }
 
 struct Hw {

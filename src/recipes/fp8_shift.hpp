@@ -35,16 +35,12 @@ inline constexpr std::string_view kMarlinSource =
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, int arity,
                           std::array<FormatId, kMaxArity> inputs, std::string_view source = kMarlinSource,
                           Role role = Role::kRecipe, std::string_view control_of = {}) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source = source,
-                    .arity = arity,
-                    .inputs = inputs,
-                    .output = FormatId::fp16,
-                    .intent = arity == 1 ? Intent::kValue : Intent::kProduct,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = source,
+                      .arity = arity,
+                      .inputs = inputs,
+                      .output = FormatId::fp16,
+                      .intent = arity == 1 ? Intent::kValue : Intent::kProduct},
+                     name, label, summary, role, control_of);
 }
 
 inline constexpr Pin kPinFlashinferE5m2{

@@ -69,18 +69,13 @@ BP_HD constexpr std::uint16_t high_magic(std::uint32_t q) {
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary,
                           Role role = Role::kRecipe, std::string_view control_of = {}) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source =
-                        "vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h (dequant<half2, kU4B8>, "
-                        "0x6400 magic number; FasterTransformer interleaved_numeric_conversion.h)",
-                    .arity = 2,
-                    .inputs = {FormatId::u4b8, FormatId::fp16},
-                    .output = FormatId::fp16,
-                    .intent = Intent::kProduct,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = "vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h (dequant<half2, kU4B8>, "
+                                "0x6400 magic number; FasterTransformer interleaved_numeric_conversion.h)",
+                      .arity = 2,
+                      .inputs = {FormatId::u4b8, FormatId::fp16},
+                      .output = FormatId::fp16,
+                      .intent = Intent::kProduct},
+                     name, label, summary, role, control_of);
 }
 
 struct Plain {

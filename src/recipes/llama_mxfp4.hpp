@@ -101,18 +101,13 @@ static_assert(e8m0_half_bits(0) == 0x00200000u && e8m0_half_bits(127) == 0x3F000
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary,
                           Role role = Role::kRecipe, std::string_view control_of = {}) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source =
-                        "ggml-org/llama.cpp ggml/src/ggml-common.h (kvalues_mxfp4), ggml-impl.h "
-                        "(GGML_E8M0_TO_FP32_HALF), ggml-quants.c (dequantize_row_mxfp4)",
-                    .arity = 2,
-                    .inputs = {FormatId::e2m1, FormatId::ue8m0},
-                    .output = FormatId::fp32,
-                    .intent = Intent::kProduct,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = "ggml-org/llama.cpp ggml/src/ggml-common.h (kvalues_mxfp4), ggml-impl.h "
+                                "(GGML_E8M0_TO_FP32_HALF), ggml-quants.c (dequantize_row_mxfp4)",
+                      .arity = 2,
+                      .inputs = {FormatId::e2m1, FormatId::ue8m0},
+                      .output = FormatId::fp32,
+                      .intent = Intent::kProduct},
+                     name, label, summary, role, control_of);
 }
 
 struct Doubled {

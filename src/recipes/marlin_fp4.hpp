@@ -254,18 +254,13 @@ BP_HD constexpr std::uint32_t bf16_to_float_bits(std::uint32_t b) { return (b & 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, int arity,
                           std::array<FormatId, kMaxArity> inputs, FormatId output, Role role = Role::kRecipe,
                           std::string_view control_of = {}) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source =
-                        "vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h (dequant<…, kFE2M1f>, "
-                        "dequant_fp8_scales); quantization/utils/marlin_utils_fp4.py",
-                    .arity = arity,
-                    .inputs = inputs,
-                    .output = output,
-                    .intent = arity == 1 ? Intent::kValue : Intent::kProduct,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = "vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h (dequant<…, kFE2M1f>, "
+                                "dequant_fp8_scales); quantization/utils/marlin_utils_fp4.py",
+                      .arity = arity,
+                      .inputs = inputs,
+                      .output = output,
+                      .intent = arity == 1 ? Intent::kValue : Intent::kProduct},
+                     name, label, summary, role, control_of);
 }
 
 // ---- element decode, E2M1 -> FP16 and -> BF16 (dequant<…, kFE2M1f, false>) ----

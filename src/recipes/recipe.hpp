@@ -88,6 +88,32 @@ struct RecipeCard {
   }
 };
 
+// What the recipes of one family share: the shipped code they name, their
+// signature and intent.
+struct RecipeFamily {
+  std::string_view source;
+  int arity;
+  std::array<FormatId, kMaxArity> inputs;
+  FormatId output;
+  Intent intent;
+};
+
+// A recipe's card: its family's part, and what names this recipe.
+constexpr RecipeCard family_card(const RecipeFamily& family, std::string_view name, std::string_view label,
+                                 std::string_view summary, Role role = Role::kRecipe,
+                                 std::string_view control_of = {}) {
+  return RecipeCard{.name = name,
+                    .label = label,
+                    .summary = summary,
+                    .source = family.source,
+                    .arity = family.arity,
+                    .inputs = family.inputs,
+                    .output = family.output,
+                    .intent = family.intent,
+                    .role = role,
+                    .control_of = control_of};
+}
+
 // The card with its pins and caveat: `kCard = pinned(card(...), {&kPinA, &kPinB})`.
 constexpr RecipeCard pinned(RecipeCard card, std::array<const Pin*, kMaxPins> pins, std::string_view caveat = {}) {
   card.pins = pins;

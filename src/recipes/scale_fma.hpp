@@ -36,18 +36,13 @@ BP_HD constexpr std::uint32_t element_f32(std::uint32_t x) {
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary,
                           Role role = Role::kRecipe, std::string_view control_of = {}) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source =
-                        "decode, one exact FP32 product, one cast to FP16 (the form of ggml's CUDA "
-                        "dequantize_mxfp4) vs the FP16 multiply of the SM70 path",
-                    .arity = 2,
-                    .inputs = {FormatId::e2m1, FormatId::ue8m0},
-                    .output = FormatId::fp16,
-                    .intent = Intent::kProduct,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = "decode, one exact FP32 product, one cast to FP16 (the form of ggml's CUDA "
+                                "dequantize_mxfp4) vs the FP16 multiply of the SM70 path",
+                      .arity = 2,
+                      .inputs = {FormatId::e2m1, FormatId::ue8m0},
+                      .output = FormatId::fp16,
+                      .intent = Intent::kProduct},
+                     name, label, summary, role, control_of);
 }
 
 struct RoundOnce {

@@ -54,17 +54,13 @@ BP_HD constexpr std::uint32_t e8m0_float_bits(std::uint32_t s) { return (s & 0xF
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, int arity,
                           Role role = Role::kRecipe, std::string_view control_of = {}) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source = kSource,
-                    .arity = arity,
-                    .inputs = arity == 1 ? std::array<FormatId, kMaxArity>{FormatId::ue8m0, FormatId::ue8m0}
-                                         : std::array<FormatId, kMaxArity>{FormatId::e2m1, FormatId::ue8m0},
-                    .output = FormatId::fp16,
-                    .intent = arity == 1 ? Intent::kValue : Intent::kProduct,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = kSource,
+                      .arity = arity,
+                      .inputs = arity == 1 ? std::array<FormatId, kMaxArity>{FormatId::ue8m0, FormatId::ue8m0}
+                                           : std::array<FormatId, kMaxArity>{FormatId::e2m1, FormatId::ue8m0},
+                      .output = FormatId::fp16,
+                      .intent = arity == 1 ? Intent::kValue : Intent::kProduct},
+                     name, label, summary, role, control_of);
 }
 
 struct ScaleCvtRn {

@@ -199,17 +199,13 @@ BP_HD constexpr std::uint16_t e8m0_bf16_floored(std::uint32_t s) {
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, int arity,
                           FormatId output, std::string_view source, Role role = Role::kRecipe,
                           std::string_view control_of = {}) {
-  return RecipeCard{.name = name,
-                    .label = label,
-                    .summary = summary,
-                    .source = source,
-                    .arity = arity,
-                    .inputs = arity == 1 ? std::array<FormatId, kMaxArity>{FormatId::e2m1, FormatId::e2m1}
-                                         : std::array<FormatId, kMaxArity>{FormatId::e2m1, FormatId::ue8m0},
-                    .output = output,
-                    .intent = arity == 1 ? Intent::kValue : Intent::kProduct,
-                    .role = role,
-                    .control_of = control_of};
+  return family_card({.source = source,
+                      .arity = arity,
+                      .inputs = arity == 1 ? std::array<FormatId, kMaxArity>{FormatId::e2m1, FormatId::e2m1}
+                                           : std::array<FormatId, kMaxArity>{FormatId::e2m1, FormatId::ue8m0},
+                      .output = output,
+                      .intent = arity == 1 ? Intent::kValue : Intent::kProduct},
+                     name, label, summary, role, control_of);
 }
 
 // ---- element decodes: bit field (NVIDIA path) and lookup table (AMD path) ----

@@ -111,10 +111,7 @@ static_assert(raw_bits(0b1'00'1) == 0b1'00000'1000000000);  // -0.5 -> -2^-15 (s
 // the kernel's `__ushort_as_half(e << 10)`.
 BP_HD constexpr std::uint16_t half_from_exponent_field(std::uint32_t e) { return static_cast<std::uint16_t>(e << 10); }
 
-inline constexpr auto kCardBase = RecipeCard{
-    .name = {},
-    .label = {},
-    .summary = {},
+inline constexpr RecipeFamily kFamily{
     .source = "1CatAI/1Cat-vLLM TurboMind SM70 MXFP4 decode (vendored lmdeploy); the fold from the PR's text",
     .arity = 2,
     .inputs = {FormatId::e2m1, FormatId::ue8m0},
@@ -124,13 +121,7 @@ inline constexpr auto kCardBase = RecipeCard{
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary,
                           Role role = Role::kRecipe, std::string_view control_of = {}) {
-  RecipeCard c = kCardBase;
-  c.name = name;
-  c.label = label;
-  c.summary = summary;
-  c.role = role;
-  c.control_of = control_of;
-  return c;
+  return family_card(kFamily, name, label, summary, role, control_of);
 }
 
 struct Ordinary {
