@@ -34,7 +34,7 @@ inline bool same(double a, double b) {
 }
 
 inline Spec dsv4_spec() {
-  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json");
+  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR "/proofs/dsv4-mxfp4-fp16-fold.json"));
   REQUIRE(spec.ok());
   return *spec;
 }

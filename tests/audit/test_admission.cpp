@@ -4,6 +4,7 @@
 // its count, domain reports of 8- and 16-bit scale formats are read, one of
 // another format is refused, and every inconsistent input is bad input.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -24,7 +25,7 @@ using testing::TempDir;
 
 // A spec of proofs/ by name, or of tests/audit/data when the name starts with "data/".
 std::string spec_path(const std::string& name = "dsv4-mxfp4-fp16-fold") {
-  return std::string(BITPROOF_SOURCE_DIR) + (name.starts_with("data/") ? "/tests/audit/" : "/proofs/") + name + ".json";
+  return fmt::format("{}/{}{}.json", BITPROOF_SOURCE_DIR, name.starts_with("data/") ? "tests/audit/" : "proofs/", name);
 }
 
 Json domain_json(const std::string& name = "dsv4-mxfp4-fp16-fold") {

@@ -31,7 +31,7 @@ Spec parse(const std::string& text) {
 }
 
 Spec dsv4() {
-  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json");
+  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR "/proofs/dsv4-mxfp4-fp16-fold.json"));
   REQUIRE(spec.ok());
   return *spec;
 }

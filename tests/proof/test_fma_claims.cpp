@@ -18,7 +18,7 @@ using namespace bitproof;
 namespace {
 
 Spec load(const std::string& name) {
-  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/" + name);
+  auto spec = load_spec(fmt::format("{}/proofs/{}", BITPROOF_SOURCE_DIR, name));
   REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
   return *spec;
 }

@@ -42,7 +42,7 @@ struct BadCase {
 
 TEST_SUITE("proof") {
   TEST_CASE("the committed DeepSeek V4 spec parses to 16 x 13 = 208 cases") {
-    auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json");
+    auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR "/proofs/dsv4-mxfp4-fp16-fold.json"));
     REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
     CHECK(spec->case_count() == 208);
     REQUIRE(spec->inputs[1].range.has_value());

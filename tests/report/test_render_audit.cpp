@@ -72,7 +72,7 @@ TEST_SUITE("report") {
 
   TEST_CASE("admission reports: the tensors outside first, layers outside first, refused cases fail") {
     TempDir dir;
-    auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR) + "/proofs/dsv4-mxfp4-fp16-fold.json");
+    auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR "/proofs/dsv4-mxfp4-fp16-fold.json"));
     REQUIRE(spec.ok());
     auto d = discover(*spec, "scale", {2});
     REQUIRE(d.ok());

@@ -31,7 +31,8 @@ std::string read_file(const std::string& path) {
 TEST_SUITE("report") {
   TEST_CASE("the committed report's result part regenerates byte for byte") {
     const Spec spec = dsv4();
-    const Json committed = Json::parse(read_file(std::string(BITPROOF_SOURCE_DIR) + "/reports/dsv4-mxfp4-fp16-fold.json"));
+    const Json committed =
+        Json::parse(read_file(std::string(BITPROOF_SOURCE_DIR "/reports/dsv4-mxfp4-fp16-fold.json")));
     const Json regenerated = proof_result_json(spec, run_proof(spec, {8}), 8);
     CHECK(committed.at("result").dump(2) == regenerated.dump(2));
     CHECK(committed.at("bitproof_report") == kReportVersion);
