@@ -2,25 +2,73 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
-#include <sstream>
+#include <utility>
 
 #include "proof/discovery.hpp"
-#include "report/ab_report.hpp"
 #include "proof/engine.hpp"
-#include "user/user_recipes.hpp"
+#include "report/ab_report.hpp"
 #include "report/time_report.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {
 
-std::vector<std::string> lines_of(const Json& j) {
-  std::vector<std::string> lines;
-  std::istringstream in(j.dump(2));
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+// The lines of j.dump(2), one at a time: a document of millions of values
+// (an audit's histograms) is never printed whole.
+class DumpLines {
+ public:
+  explicit DumpLines(const Json& j) : root_(&j) {}
+
+  // Sets `line` to the next line; false after the last.
+  bool next(std::string& line) {
+    if (root_ != nullptr) {
+      const Json& root = *std::exchange(root_, nullptr);
+      item(line, 0, "", root, false);
+      return true;
+    }
+    if (open_.empty()) return false;
+    Open& o = open_.back();
+    if (o.it == o.container->cend()) {
+      line.assign(2 * o.depth, ' ');
+      line += o.container->is_object() ? '}' : ']';
+      if (o.comma) line += ',';
+      open_.pop_back();
+      return true;
+    }
+    const std::string key = o.container->is_object() ? Json(o.it.key()).dump() + ": " : "";
+    const Json& child = *o.it;
+    const bool comma = ++o.it != o.container->cend();
+    item(line, o.depth + 1, key, child, comma);  // may push onto open_: `o` is not used after
+    return true;
+  }
+
+ private:
+  struct Open {
+    const Json* container;
+    Json::const_iterator it;
+    int depth;
+    bool comma;  // after the closing bracket
+  };
+
+  // The line of `value` at `depth` after `key`; a container with members is opened.
+  void item(std::string& line, int depth, const std::string& key, const Json& value, bool comma) {
+    line.assign(2 * depth, ' ');
+    line += key;
+    if (value.is_structured() && !value.empty()) {
+      line += value.is_object() ? '{' : '[';
+      open_.push_back({&value, value.cbegin(), depth, comma});
+      return;
+    }
+    line += value.dump();
+    if (comma) line += ',';
+  }
+
+  const Json* root_;
+  std::vector<Open> open_;
+};
 
 std::string text(const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
 
@@ -162,12 +210,15 @@ Expected<Json> rerun_result(const Json& report, const std::string& path, const s
 }
 
 std::string first_difference(const Json& a, const Json& b) {
-  const auto la = lines_of(a), lb = lines_of(b);
-  for (std::size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
-    const std::string x = i < la.size() ? la[i] : "(end)", y = i < lb.size() ? lb[i] : "(end)";
-    if (x != y) return fmt::format("line {}: recorded {} | now {}", i + 1, x, y);
+  DumpLines la(a), lb(b);
+  std::string x, y;
+  for (std::uint64_t line = 1;; ++line) {
+    const bool more_a = la.next(x), more_b = lb.next(y);
+    if (!more_a && !more_b) return "";
+    if (!more_a) x = "(end)";
+    if (!more_b) y = "(end)";
+    if (x != y) return fmt::format("line {}: recorded {} | now {}", line, x, y);
   }
-  return "";
 }
 
 std::vector<std::string> diff_results(const Json& a, const Json& b) {
