@@ -415,14 +415,38 @@ Expected<AuditReport> parse_audit_report_text(const std::string& text, const std
   return parse_audit_report(*j, path);
 }
 
-std::optional<AuditReproduced> reaudit_reproduces(std::string_view text, const std::string& path, unsigned threads) {
+namespace {
+// The first line where `now`'s result part differs from the recorded one of
+// `lean`, without either document's histograms as JSON values; "" when the
+// two cannot be lined up (the whole read then decides).
+std::string lean_difference(const LeanAudit& lean, const AuditResult& now) {
+  const json& recorded = lean.document["result"];
+  const json fresh = audit_result_json(now, false);
+  const json& recorded_tensors = recorded["tensors"];
+  const json& fresh_tensors = fresh["tensors"];
+  if (recorded_tensors.size() != lean.report.tensors.size() || fresh_tensors.size() != now.tensors.size()) return "";
+  PairsApart recorded_apart, fresh_apart;
+  for (std::size_t i = 0; i < recorded_tensors.size(); ++i) {
+    recorded_apart[&recorded_tensors[i]["histogram"]] = lean.report.tensors[i].histogram;
+  }
+  std::vector<CodeCounts> fresh_histograms;
+  fresh_histograms.reserve(now.tensors.size());
+  for (std::size_t i = 0; i < fresh_tensors.size(); ++i) {
+    fresh_apart[&fresh_tensors[i]["histogram"]] = fresh_histograms.emplace_back(now.tensors[i].histogram.pairs());
+  }
+  return first_difference(recorded, fresh, recorded_apart, fresh_apart);
+}
+}  // namespace
+
+FastReaudit reaudit_fast(std::string_view text, const std::string& path, unsigned threads) {
   auto lean = read_lean(text, path);
-  if (!lean) return std::nullopt;
+  if (!lean) return {};
   auto checkpoint = open_checkpoint(lean->report.checkpoint);
-  if (!checkpoint) return std::nullopt;
+  if (!checkpoint) return {};
   auto now = run_audit(*checkpoint, {lean->selection, threads, lean->views});
-  if (!now || !audit_result_text_is(*now, lean->result_text)) return std::nullopt;
-  return AuditReproduced{std::move(lean->report.checkpoint), std::move(lean->report.summary)};
+  if (!now) return {};
+  if (!audit_result_text_is(*now, lean->result_text)) return {std::nullopt, lean_difference(*lean, *now)};
+  return {AuditReproduced{std::move(lean->report.checkpoint), std::move(lean->report.summary)}, {}};
 }
 
 Expected<std::optional<Json>> reaudit_result(const json& report, const std::string& path, unsigned threads) {

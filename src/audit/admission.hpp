@@ -77,13 +77,19 @@ struct AuditReproduced {
 
 // report verify of an audit report as bitproof writes it, the fast way: its
 // tensors' histograms read apart from the document, the report checked as
-// load_audit_report checks it, and its checkpoint audited again. Returns what
-// to print when the result part this run gives is the recorded text byte for
-// byte; nothing in every other case (a report written otherwise, one that
-// fails a check, a checkpoint that reads differently or not at all), where
-// reaudit_result on the whole document decides and names why.
-[[nodiscard]] std::optional<AuditReproduced> reaudit_reproduces(std::string_view text, const std::string& path,
-                                                                unsigned threads = 0);
+// load_audit_report checks it, and its checkpoint audited again.
+struct FastReaudit {
+  // The result part this run gives is the recorded text byte for byte: what to print.
+  std::optional<AuditReproduced> reproduced;
+  // Else, where the report read the fast way and its checkpoint was audited:
+  // the first line where the result parts differ (first_difference, as
+  // reaudit_result on the whole document would give it).
+  std::string difference;
+};
+// Neither (a report written otherwise, one that fails a check, a checkpoint
+// that cannot be read): reaudit_result on the whole document decides and
+// names why.
+[[nodiscard]] FastReaudit reaudit_fast(std::string_view text, const std::string& path, unsigned threads = 0);
 
 // Every code the audit saw in tensors of `format`, with its count; fails
 // (exit 2) when the audit holds no tensor of that format.

@@ -17,49 +17,92 @@ namespace bitproof {
 namespace {
 
 // The lines of j.dump(2), one at a time: a document of millions of values
-// (an audit's histograms) is never printed whole.
+// (an audit's histograms) is never printed whole. An array of `apart` prints
+// as its pairs.
 class DumpLines {
  public:
-  explicit DumpLines(const Json& j) : root_(&j) {}
+  DumpLines(const Json& j, const PairsApart& apart) : root_(&j), apart_(apart) {}
 
   // Sets `line` to the next line; false after the last.
   bool next(std::string& line) {
     if (root_ != nullptr) {
-      const Json& root = *std::exchange(root_, nullptr);
-      item(line, 0, "", root, false);
+      value_line(line, 0, "", *std::exchange(root_, nullptr), false);
       return true;
     }
     if (open_.empty()) return false;
     Open& o = open_.back();
-    if (o.it == o.container->cend()) {
-      line.assign(2 * o.depth, ' ');
-      line += o.container->is_object() ? '}' : ']';
-      if (o.comma) line += ',';
-      open_.pop_back();
-      return true;
+    line.assign(2 * (o.depth + 1), ' ');
+    switch (o.kind) {
+      case Kind::kJson: return json_member(line, o);
+      case Kind::kPairs: return pair_list_member(line, o);
+      case Kind::kPair: return pair_member(line, o);
     }
-    const std::string key = o.container->is_object() ? Json(o.it.key()).dump() + ": " : "";
-    const Json& child = *o.it;
-    const bool comma = ++o.it != o.container->cend();
-    item(line, o.depth + 1, key, child, comma);  // may push onto open_: `o` is not used after
-    return true;
+    return false;
   }
 
  private:
+  enum class Kind : std::uint8_t { kJson, kPairs, kPair };
+  // A container printed up to its next member: a JSON object or array, a list
+  // of pairs kept apart, or one of its pairs ([code, count]).
   struct Open {
-    const Json* container;
-    Json::const_iterator it;
+    Kind kind;
     int depth;
     bool comma;  // after the closing bracket
+    const Json* container = nullptr;
+    Json::const_iterator it = {};
+    CodePairs pairs = {};
+    std::size_t at = 0;  // kPairs: the next pair; kPair: 0 code, 1 count, 2 the closing bracket
   };
 
+  // `line` holds the member's indentation. Each may push onto open_, so `o` is not used after.
+  bool json_member(std::string& line, Open& o) {
+    if (o.it == o.container->cend()) return close(line, o.container->is_object() ? '}' : ']');
+    const std::string key = o.container->is_object() ? Json(o.it.key()).dump() + ": " : "";
+    const Json& child = *o.it;
+    const bool comma = ++o.it != o.container->cend();
+    value_line(line, o.depth + 1, key, child, comma);
+    return true;
+  }
+  bool pair_list_member(std::string& line, Open& o) {
+    if (o.at == o.pairs.size()) return close(line, ']');
+    const CodePairs pair = o.pairs.subspan(o.at++, 1);
+    line += '[';
+    open_.push_back({.kind = Kind::kPair, .depth = o.depth + 1, .comma = o.at < o.pairs.size(), .pairs = pair});
+    return true;
+  }
+  bool pair_member(std::string& line, Open& o) {
+    const auto& [code, count] = o.pairs[0];
+    switch (o.at++) {
+      case 0: line += fmt::format("{},", code); return true;
+      case 1: line += fmt::format("{}", count); return true;
+      default: return close(line, ']');
+    }
+  }
+  bool close(std::string& line, char bracket) {
+    line.resize(line.size() - 2);
+    line += bracket;
+    if (open_.back().comma) line += ',';
+    open_.pop_back();
+    return true;
+  }
+
   // The line of `value` at `depth` after `key`; a container with members is opened.
-  void item(std::string& line, int depth, const std::string& key, const Json& value, bool comma) {
+  void value_line(std::string& line, int depth, const std::string& key, const Json& value, bool comma) {
     line.assign(2 * depth, ' ');
     line += key;
+    if (const auto kept = value.is_array() ? apart_.find(&value) : apart_.end(); kept != apart_.end()) {
+      if (kept->second.empty()) {
+        line += "[]";
+        if (comma) line += ',';
+      } else {
+        line += '[';
+        open_.push_back({.kind = Kind::kPairs, .depth = depth, .comma = comma, .pairs = kept->second});
+      }
+      return;
+    }
     if (value.is_structured() && !value.empty()) {
       line += value.is_object() ? '{' : '[';
-      open_.push_back({&value, value.cbegin(), depth, comma});
+      open_.push_back({.kind = Kind::kJson, .depth = depth, .comma = comma, .container = &value, .it = value.cbegin()});
       return;
     }
     line += value.dump();
@@ -67,6 +110,7 @@ class DumpLines {
   }
 
   const Json* root_;
+  const PairsApart& apart_;
   std::vector<Open> open_;
 };
 
@@ -209,8 +253,10 @@ Expected<Json> rerun_result(const Json& report, const std::string& path, const s
   return proof_result_json(*spec, run_proof(*spec, options), keep);
 }
 
-std::string first_difference(const Json& a, const Json& b) {
-  DumpLines la(a), lb(b);
+std::string first_difference(const Json& a, const Json& b) { return first_difference(a, b, {}, {}); }
+
+std::string first_difference(const Json& a, const Json& b, const PairsApart& a_apart, const PairsApart& b_apart) {
+  DumpLines la(a, a_apart), lb(b, b_apart);
   std::string x, y;
   for (std::uint64_t line = 1;; ++line) {
     const bool more_a = la.next(x), more_b = lb.next(y);

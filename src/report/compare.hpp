@@ -2,7 +2,11 @@
 // differences between two reports (diff).
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "error.hpp"
@@ -16,8 +20,17 @@ namespace bitproof {
 [[nodiscard]] Expected<Json> rerun_result(const Json& report, const std::string& path,
                                           const std::string& spec_dir = {});
 
-// The first line where two JSON values differ when printed, or "" if they print alike.
+// The first line where two JSON values differ when printed (dump(2)), or "" if they print alike.
 [[nodiscard]] std::string first_difference(const Json& a, const Json& b);
+
+// Lists of (code, count) pairs kept apart from a document (an audit's
+// histograms): each stands in it as an empty array, found by its address,
+// and prints as the array [[code, count], ...] would.
+using CodePairs = std::span<const std::pair<std::uint32_t, std::uint64_t>>;
+using PairsApart = std::unordered_map<const Json*, CodePairs>;
+// first_difference of the documents with their arrays kept apart put back.
+[[nodiscard]] std::string first_difference(const Json& a, const Json& b, const PairsApart& a_apart,
+                                           const PairsApart& b_apart);
 
 // Every difference between the results of two reports, one line each: spec,
 // claims, counts, recorded counterexamples case by case, case digest. Empty

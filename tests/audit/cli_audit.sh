@@ -189,6 +189,14 @@ PY
     rm -rf "$D/ck" && synth "$D/ck" --nan-bytes 1 --seed 7
     expect 1 "^NOT VERIFIED: .*audit\.json: this machine's audit of the checkpoint differs from the recorded one" \
       "$BP" report verify "$D/audit.json"
+    grep -qE "^  line [0-9]+: recorded .* \| now " "$OUT" || fail "the first difference is not named"
+    # The compact report (histograms read apart) and the same report indented (read whole) name
+    # the same first difference.
+    mkdir -p "$D/indented" && cp "$OUT" "$D/compact.out"
+    python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1])), open(sys.argv[2], "w"), indent=1)' \
+      "$D/audit.json" "$D/indented/audit.json"
+    expect 1 "^NOT VERIFIED: " "$BP" report verify "$D/indented/audit.json"
+    [ "$(sed 1d "$OUT")" = "$(sed 1d "$D/compact.out")" ] || fail "the two reads name different first differences"
     rm -rf "$D/ck"
     expect 2 "audit\.json: result\.checkpoint\.path: .*ck: checkpoint: no such file or directory$" \
       "$BP" report verify "$D/audit.json"

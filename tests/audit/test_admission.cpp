@@ -13,6 +13,7 @@
 #include "audit/admission.hpp"
 #include "audit/synth.hpp"
 #include "proof/discovery.hpp"
+#include "report/compare.hpp"
 #include "report/digest.hpp"
 #include "report/report.hpp"
 #include "st_builder.hpp"
@@ -454,12 +455,15 @@ TEST_SUITE("audit") {
                       [](const AuditedTensor& t) { return t.histogram.back().first == 255; }));  // the NaN byte
 
     // report verify's fast way: the checkpoint audited again gives the text byte for byte.
-    const auto same = reaudit_reproduces(text, path, 2);
+    const FastReaudit fast = reaudit_fast(text, path, 2);
+    const auto& same = fast.reproduced;
     REQUIRE(same.has_value());
+    CHECK(fast.difference.empty());
     CHECK(same->checkpoint == lean->checkpoint);
     CHECK(same->summary == lean->summary);
     // Not for the indented text (the whole document then verifies it) ...
-    CHECK_FALSE(reaudit_reproduces(indented, path, 2).has_value());
+    CHECK_FALSE(reaudit_fast(indented, path, 2).reproduced.has_value());
+    CHECK(reaudit_fast(indented, path, 2).difference.empty());
     auto indented_again = reaudit_result(Json::parse(indented), path, 2);
     REQUIRE(indented_again.ok());
     CHECK_FALSE(indented_again->has_value());
@@ -468,24 +472,48 @@ TEST_SUITE("audit") {
     const auto pair = edited.find("[126,");
     REQUIRE(pair != std::string::npos);
     edited.replace(pair, 5, "[125,");
-    CHECK_FALSE(reaudit_reproduces(edited, path, 2).has_value());
+    CHECK_FALSE(reaudit_fast(edited, path, 2).reproduced.has_value());
+    CHECK(reaudit_fast(edited, path, 2).difference.empty());
     auto refused = parse_audit_report_text(edited, path);
     REQUIRE_FALSE(refused.ok());
     CHECK_MESSAGE(contains(refused.error().message, "result: does not follow from its tensors' histograms"),
                   refused.error().message);
-    // ... nor once the checkpoint changed: the whole read then says how.
+    // Two tensors' names swapped: the report reads the fast way, and the first difference comes
+    // after a tensor's histogram, which the fast way counts in lines without printing it.
+    const auto tensors_at = text.find(R"(,"tensors":[)");
+    const auto name_at = [&text](std::size_t from) { return text.find(R"("name":")", from) + 8; };
+    const std::size_t first_name = name_at(name_at(tensors_at)), second_name = name_at(first_name);  // tensors 1, 2
+    const std::size_t first_end = text.find('"', first_name), second_end = text.find('"', second_name);
+    std::string swapped = text.substr(0, first_name) + text.substr(second_name, second_end - second_name) +
+                          text.substr(first_end, second_name - first_end) +
+                          text.substr(first_name, first_end - first_name) + text.substr(second_end);
+    REQUIRE(swapped.size() == text.size());
+    const FastReaudit names = reaudit_fast(swapped, path, 2);
+    CHECK_FALSE(names.reproduced.has_value());
+    auto names_whole = reaudit_result(Json::parse(swapped), path, 2);
+    REQUIRE(names_whole.ok());
+    REQUIRE(names_whole->has_value());
+    CHECK(names.difference == first_difference(Json::parse(swapped)["result"], **names_whole));
+    CHECK_MESSAGE(names.difference.find(R"("name": )") != std::string::npos, names.difference);
+    // ... and once the checkpoint changed, the fast way names the first difference as the whole read does.
     std::filesystem::remove_all(dir / name);
     audited(dir, name, 114, 127, 1);
-    CHECK_FALSE(reaudit_reproduces(text, path, 2).has_value());
+    const FastReaudit changed = reaudit_fast(text, path, 2);
+    CHECK_FALSE(changed.reproduced.has_value());
     auto differs = reaudit_result(Json::parse(text), path, 2);
     REQUIRE(differs.ok());
-    CHECK(differs->has_value());
+    REQUIRE(differs->has_value());
+    // The fast way names the line the whole read names, without the histograms as JSON values.
+    const std::string whole_difference = first_difference(Json::parse(text)["result"], **differs);
+    CHECK(whole_difference.starts_with("line "));
+    CHECK(changed.difference == whole_difference);
 
     // A histogram written otherwise in the compact text (a leading zero: not JSON) goes the whole way.
     const auto first = text.find(R"("histogram":[[)", text.find(R"(,"tensors":[)"));
     REQUIRE(first != std::string::npos);
     const std::string zero = text.substr(0, first + 14) + "0" + text.substr(first + 14);
-    CHECK_FALSE(reaudit_reproduces(zero, path, 2).has_value());
+    CHECK_FALSE(reaudit_fast(zero, path, 2).reproduced.has_value());
+    CHECK(reaudit_fast(zero, path, 2).difference.empty());
     auto not_json = parse_audit_report_text(zero, path);
     REQUIRE_FALSE(not_json.ok());
     CHECK_MESSAGE(contains(not_json.error().message, "invalid JSON"), not_json.error().message);
@@ -493,7 +521,7 @@ TEST_SUITE("audit") {
     // 16-bit codes: a GPTQ checkpoint's FP16 group scales.
     const std::string gptq = audited(dir, "gptq", 0x1C00, 0x2400, 0, "", SynthLayout::kGptq);
     const std::string gptq_text = read_text(gptq);
-    REQUIRE(reaudit_reproduces(gptq_text, gptq, 2).has_value());
+    REQUIRE(reaudit_fast(gptq_text, gptq, 2).reproduced.has_value());
     auto gptq_lean = parse_audit_report_text(gptq_text, gptq);
     auto gptq_whole = parse_audit_report_text(Json::parse(gptq_text).dump(1), gptq);
     REQUIRE(gptq_lean.ok());
@@ -514,7 +542,7 @@ TEST_SUITE("audit") {
     save(odd_path, audit_report(*r, Json{{"threads", 2}}));
     const std::string odd_text = read_text(odd_path);
     REQUIRE(contains(odd_text, R"(w\"histogram\":[[1,2]],\"x.scale)"));
-    REQUIRE(reaudit_reproduces(odd_text, odd_path, 2).has_value());
+    REQUIRE(reaudit_fast(odd_text, odd_path, 2).reproduced.has_value());
     auto odd_lean = parse_audit_report_text(odd_text, odd_path);
     REQUIRE(odd_lean.ok());
     CHECK(odd_lean->tensors.front().name == odd);

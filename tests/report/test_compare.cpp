@@ -117,6 +117,62 @@ TEST_SUITE("report") {
     CHECK(first_difference(big, other) == "line 800001: recorded       1 | now       2");
     CHECK(first_difference(big, other) == first_difference_whole(big, other));
   }
+
+  TEST_CASE("first_difference with histograms kept apart: as with them in the documents") {
+    using Pairs = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
+    // A document of `tensors` whose histograms stand apart as [], and the same with them in place.
+    struct Doc {
+      Json lean, whole;
+      std::vector<Pairs> lists;
+      PairsApart apart;
+    };
+    const auto doc = [](Doc& d, const std::vector<Pairs>& lists,
+                        const Json& tail) {  // d in place: `apart` holds addresses
+      d.lists = lists;
+      d.lean = {{"tensors", Json::array()}, {"tail", tail}};
+      d.whole = d.lean;
+      for (const Pairs& h : lists) {
+        Json pairs = Json::array();
+        for (const auto& [code, count] : h) pairs.push_back({code, count});
+        d.lean["tensors"].push_back({{"name", "t"}, {"histogram", Json::array()}});
+        d.whole["tensors"].push_back({{"name", "t"}, {"histogram", pairs}});
+      }
+      for (std::size_t i = 0; i < lists.size(); ++i) d.apart[&d.lean["tensors"][i]["histogram"]] = d.lists[i];
+    };
+    std::mt19937 rng(11);
+    const auto random_lists = [&rng] {
+      std::vector<Pairs> lists(rng() % 4);
+      for (Pairs& h : lists) {
+        for (std::uint32_t c = 0, n = rng() % 4; c < n; ++c) h.emplace_back(c + rng() % 3, 1 + rng() % 2);
+      }
+      return lists;
+    };
+    int differing = 0;
+    for (int round = 0; round < 2000; ++round) {
+      const std::vector<Pairs> lists = random_lists();
+      std::vector<Pairs> changed = lists;
+      if (round % 3 == 0)
+        changed = random_lists();
+      else if (!changed.empty() && !changed[0].empty())
+        changed[0].back().second += round % 2;
+      const Json tail = round % 5 == 0 ? Json::array({1, 2}) : Json(round % 2);
+      Doc a, b;
+      doc(a, lists, tail);
+      doc(b, changed, round % 7 == 0 ? Json("x") : tail);
+      const std::string expected = first_difference(a.whole, b.whole);
+      REQUIRE(expected == first_difference_whole(a.whole, b.whole));
+      differing += !expected.empty();
+      const std::string got = first_difference(a.lean, b.lean, a.apart, b.apart);
+      if (got != expected) {
+        FAIL_CHECK(fmt::format("round {}:\n  apart: {}\n  whole: {}\n  a: {}\n  b: {}", round, got, expected,
+                               a.whole.dump(), b.whole.dump()));
+        break;
+      }
+      // One side kept apart, the other whole.
+      CHECK(first_difference(a.lean, b.whole, a.apart, {}) == expected);
+    }
+    CHECK(differing > 500);
+  }
 }
 
 }  // namespace
