@@ -5,6 +5,9 @@
 #   audit CK --report R             the audit, its report written
 #   audit CK --report R --markdown  the same with a rendering
 #   report verify R                 the report checked and the checkpoint audited again
+#   report verify R2 (changed)      the same for a report whose checkpoint changed since (seed 2's
+#                                   report, its path now the seed 1 checkpoint): NOT VERIFIED and
+#                                   the first differing line
 #   report render R --markdown --junit
 #   admit --audit R --domain D      against a domain report over fp16 (exit 1: codes outside)
 # Each command runs REPEAT times for BITPROOF and, when given, for BASE (another build, e.g. the
@@ -28,6 +31,10 @@ ck=$work/ck
   --no-weights >/dev/null
 "$bp" audit "$ck" --report "$work/audit.json" >/dev/null
 "$bp" domain "$root/tests/audit/data/gptq-fp16-subnormal-scales.json" --report "$work/domain.json" >/dev/null
+"$bp" synth-checkpoint "$work/ck2" --cols 4096 --shards 4 --seed 2 --layout gptq --rows 4096 --layers 16 --experts 86 \
+  --no-weights >/dev/null
+"$bp" audit "$work/ck2" --report "$work/changed.json" >/dev/null
+rm -rf "$work/ck2" && ln -s "$ck" "$work/ck2"
 cat "$ck"/*.safetensors >/dev/null
 
 # timed LABEL CMD...: appends "LABEL seconds peak-kB" to $work/times (the exit status is not the point).
@@ -46,13 +53,14 @@ for _ in $(seq "$repeat"); do
     timed "$b audit" "$x" audit "$ck" --report "$work/$b.json"
     timed "$b audit+markdown" "$x" audit "$ck" --report "$work/$b.json" --markdown "$work/$b-audit.md"
     timed "$b verify" "$x" report verify "$work/audit.json"
+    timed "$b verify-changed" "$x" report verify "$work/changed.json"
     timed "$b render" "$x" report render "$work/audit.json" --markdown "$work/$b.md" --junit "$work/$b.xml"
     timed "$b admit" "$x" admit --audit "$work/audit.json" --domain "$work/domain.json"
   done
 done
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(date -u +%F' '%H:%M) UTC, REPEAT=$repeat"
 echo "# report: $(stat -c %s "$work/audit.json") bytes"
-for command in audit audit+markdown verify render admit; do
+for command in audit audit+markdown verify verify-changed render admit; do
   for b in $builds; do
     grep "^$b $command " "$work/times" | sort -k3,3n | awk -v b="$b" -v c="$command" '
       { s[NR] = $3; if ($4 > m) m = $4 }
@@ -62,4 +70,8 @@ done
 if [ -n "$base" ]; then
   cmp -s "$work/base.md" "$work/new.md" && cmp -s "$work/base.xml" "$work/new.xml" && echo "renderings identical" ||
     echo "renderings DIFFER"
+  "$base" report verify "$work/changed.json" >"$work/base.verify" || true
+  "$bp" report verify "$work/changed.json" >"$work/new.verify" || true
+  cmp -s "$work/base.verify" "$work/new.verify" && echo "verify of the changed checkpoint: the same message" ||
+    echo "verify of the changed checkpoint: messages DIFFER"
 fi
