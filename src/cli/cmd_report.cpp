@@ -58,9 +58,6 @@ int audit_verified(const audit::AuditReproduced& audit) {
   return kExitHolds;
 }
 
-// verify of an audit (the checkpoint read again) or an admission (made again
-// from the audit and domain reports it names): exit 0 when the result part
-// reproduces (and an admission admits), 1 when it differs or refuses.
 // An audit or admission that this machine gives otherwise: where first.
 int not_verified(const std::string& path, bool audit, const std::string& first) {
   std::printf("%s\n  %s\n",
@@ -72,6 +69,9 @@ int not_verified(const std::string& path, bool audit, const std::string& first) 
   return kExitRefuted;
 }
 
+// verify of an audit (the checkpoint read again) or an admission (made again
+// from the audit and domain reports it names): exit 0 when the result part
+// reproduces (and an admission admits), 1 when it differs or refuses.
 int verify_audit_kind(const Json& report, const std::string& path) {
   const bool audit = report["kind"] == "audit";
   const Json& recorded = report["result"];
