@@ -18,7 +18,10 @@
 # Environment: BITPROOF (default: bitproof on PATH); SPECS (whitespace-separated globs,
 # `**` allowed, default proofs/*.json); BACKEND (cpu|cuda|all, default cpu); ARGS (more prove
 # arguments, split on whitespace); OUT_DIR (default bitproof-out); COMMENT_KEY (default
-# bitproof); FAIL_ON_SKIP (default false); MAX_COMMENT (default 60000).
+# bitproof); FAIL_ON_SKIP (default false); MAX_COMMENT (default 60000); ALLOW_USER_CODE
+# (default false: BITPROOF_NO_USER_CODE=1, so a spec with user recipes, C++ that would be
+# compiled and run here with this job's rights, is bad input; true: they run); PR_NUMBER
+# (a pull request's number, written to OUT_DIR/pr-number for a workflow_run comment job).
 set -uo pipefail
 shopt -s nullglob globstar
 
@@ -37,9 +40,17 @@ die() {
 }
 
 case "$backend" in cpu | cuda | all) ;; *) die "BACKEND=$backend: expected cpu, cuda or all" ;; esac
+case "${ALLOW_USER_CODE:-false}" in
+  true) ;;
+  false) export BITPROOF_NO_USER_CODE=1 ;;
+  *) die "ALLOW_USER_CODE=$ALLOW_USER_CODE: expected true or false" ;;
+esac
+pr_number=${PR_NUMBER:-}
+[[ -z "$pr_number" || "$pr_number" =~ ^[1-9][0-9]{0,9}$ ]] || die "PR_NUMBER=$pr_number: expected a pull request number"
 version=$("$bitproof" --version 2>&1) || die "cannot run $bitproof: $version"
 mkdir -p "$out" || die "cannot make $out"
 out_abs=$(cd "$out" && pwd)
+[ -z "$pr_number" ] || echo "$pr_number" >"$out/pr-number"
 
 specs=()
 read -r -a globs <<<"$specs_globs"

@@ -21,6 +21,7 @@
 #include "report/digest.hpp"
 #include "report/report.hpp"
 #include "strict_json.hpp"
+#include "user/user_code.hpp"
 
 namespace bitproof::cuda {
 namespace {
@@ -263,6 +264,7 @@ std::string read_file(const fs::path& path) {
 
 Expected<UserImage> build_user_image(const user::UserRecipes& user, const std::vector<int>& slot_recipes, int major,
                                      int minor, std::string_view lto_image) {
+  if (auto refused = user::refuse_user_code(user)) return *refused;  // --no-user-code: nothing reaches NVRTC
   const auto start = std::chrono::steady_clock::now();
   auto loaded = toolkit();
   if (!loaded) return loaded.error();
@@ -324,6 +326,7 @@ Expected<UserImage> build_user_image(const user::UserRecipes& user, const std::v
 
 Expected<KernelCubin> compile_kernel_file(const std::string& file, const std::vector<std::string>& include_dirs,
                                           bool fmad, int major, int minor, const std::string& what) {
+  if (auto refused = user::refuse_user_code(what, fmt::format("the kernel file {}", file))) return *refused;
   auto loaded = toolkit();
   if (!loaded) return loaded.error();
   const Toolkit& t = **loaded;

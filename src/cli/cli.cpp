@@ -11,6 +11,7 @@
 
 #include "proof/discovery.hpp"
 #include "report/render.hpp"
+#include "user/user_code.hpp"
 
 namespace bitproof::cli {
 namespace {
@@ -97,6 +98,29 @@ CLI::Option* add_keep_option(CLI::App& sub, std::size_t& keep) {
 
 CLI::Option* add_report_option(CLI::App& sub, std::string& path, const std::string& help) {
   return add_path_option(sub, "-o,--report", path, help);
+}
+
+CLI::Option* add_no_user_code_flag(CLI::App& sub) {
+  return sub.add_flag("--no-user-code",
+                      "refuse (exit 2) a spec with code of its own to compile and run (user recipes' functions, "
+                      "timing kernels; output tables are data), before anything is compiled; "
+                      "BITPROOF_NO_USER_CODE=1 does the same");
+}
+
+std::optional<Error> apply_user_code_policy(const CLI::App& sub) {
+  const CLI::Option* flag = sub.get_option_no_throw("--no-user-code");
+  if (flag == nullptr) return std::nullopt;  // a command that runs no spec's code
+  const char* env = std::getenv("BITPROOF_NO_USER_CODE");
+  const std::string value = env == nullptr ? "" : env;
+  if (value != "" && value != "0" && value != "1") {
+    return Error{fmt::format("BITPROOF_NO_USER_CODE: expected 1 (refuse user code) or 0, got \"{}\"", value)};
+  }
+  if (flag->count() > 0) {
+    user::set_user_code_refusal("--no-user-code");
+  } else if (value == "1") {
+    user::set_user_code_refusal("BITPROOF_NO_USER_CODE=1");
+  }
+  return std::nullopt;
 }
 
 void Outputs::add_flags(CLI::App& sub, bool with_report) {

@@ -43,11 +43,22 @@ int fail(const Error& e);
 // --expect H/N        exit 1 unless each claim holds on exactly H of N cases (one, or one per claim)
 // --quiet, -q         print nothing but refuted claims and errors
 // --select REGEX      only the tensors whose name matches (RE2)
+// --no-user-code      refuse any spec that brings code to compile and run (user recipes'
+//                     functions, timing kernels; output tables are data), exit 2, before
+//                     anything of it is compiled; BITPROOF_NO_USER_CODE=1 sets it for every
+//                     command that offers it (src/user/user_code.hpp)
 inline constexpr unsigned kMaxThreads = 4096;
 inline constexpr std::size_t kDefaultKeep = 8;
 CLI::Option* add_threads_option(CLI::App& sub, unsigned& threads);
 CLI::Option* add_keep_option(CLI::App& sub, std::size_t& keep);
 CLI::Option* add_report_option(CLI::App& sub, std::string& path, const std::string& help);
+// --no-user-code on a command that can compile and run a spec's code.
+CLI::Option* add_no_user_code_flag(CLI::App& sub);
+// For the command that was chosen: when it offers --no-user-code and that flag
+// or BITPROOF_NO_USER_CODE=1 is given, refuses user code in this process
+// (user::set_user_code_refusal). BITPROOF_NO_USER_CODE other than empty, 0 or 1 is
+// bad input. Call once, after parsing, before the command runs (main.cpp).
+[[nodiscard]] std::optional<Error> apply_user_code_policy(const CLI::App& sub);
 
 // Output files a command may write: -o/--report (JSON), --markdown, --junit, --svg
 // (the case map; for a proof it is drawn over the proof's own domain, the

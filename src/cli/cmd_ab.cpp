@@ -11,6 +11,7 @@
 #include "cli/progress.hpp"
 #include "proof/ab_proof.hpp"
 #include "report/ab_report.hpp"
+#include "user/user_code.hpp"
 
 namespace bitproof::cli {
 namespace {
@@ -36,9 +37,23 @@ std::vector<std::string> read_files(const AbArgs& a, const op::AbSpec& spec) {
   return files;
 }
 
+// Under --no-user-code: an element proof whose spec has user code is refused
+// now, before the weights are read (its sweep would refuse it too).
+std::optional<Error> refuse_element_proof_code(const op::AbSpec& spec) {
+  if (user::user_code_refusal().empty()) return std::nullopt;
+  for (const op::ElementProofRef& ref : spec.element_proofs) {
+    auto proof = load_spec(ref.path);
+    if (proof && proof->user) {
+      if (auto e = user::refuse_user_code(*proof->user)) return e;
+    }
+  }
+  return std::nullopt;
+}
+
 Expected<op::AbSpec> load(const AbArgs& a) {
   auto spec = op::load_ab_spec(a.spec);
   if (!spec) return spec.error();
+  if (auto e = refuse_element_proof_code(*spec)) return *e;
   if (a.cases != 0) spec->cases = a.cases;
   if (!a.checkpoint.empty()) spec->checkpoint_path = a.checkpoint;
   if (!a.audit.empty() && !a.prove) return Error{"--audit: the audit gives the trace proof's scale domain: add --prove"};
@@ -118,6 +133,7 @@ void add_ab_command(CLI::App& app, Commands& commands) {
   p->add_option("--cases", args->cases, "changing-input cases (default: the spec's)")->check(whole_number(1, 1000000));
   add_keep_option(*p, args->keep);
   add_threads_option(*p, args->threads);
+  add_no_user_code_flag(*p);  // element proofs may name specs with user recipes
   p->add_flag("--quiet", args->quiet, "print only what does not pass (nothing when every check passes)");
   p->add_option("--cpu-arith", args->cpu_arith,
                 "the CPU backend's binary32 add/mul/FMA: host (this CPU's IEEE unit, checked against the soft model "

@@ -9,6 +9,7 @@
 #include "cli/progress.hpp"
 #include "proof/discovery.hpp"
 #include "proof/spec.hpp"
+#include "user/user_code.hpp"
 #include "user/user_recipes.hpp"
 
 namespace bitproof::cli {
@@ -94,6 +95,9 @@ void print_discovery(const Spec& spec, const Discovery& d, const std::vector<boo
 int run_domain(const DomainArgs& a) {
   auto spec = load_spec(a.spec);
   if (!spec) return fail(spec.error());
+  if (spec->user) {
+    if (auto e = user::refuse_user_code(*spec->user)) return fail(*e);
+  }
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   std::vector<std::string> inputs = {a.spec};  // and the spec's sources and tables: never written over
   if (spec->user) {
@@ -139,6 +143,7 @@ void add_domain_command(CLI::App& app, Commands& commands) {
   args->out.add_flags(*d);
   add_keep_option(*d, args->keep);
   add_threads_option(*d, args->threads);
+  add_no_user_code_flag(*d);
   args->gate.add_flags(*d);
   commands.push_back({d, [args] { return run_domain(*args); }});
 }

@@ -9,6 +9,7 @@
 #include "backend/backend.hpp"
 #include "cli/cli.hpp"
 #include "proof/discovery.hpp"
+#include "user/user_code.hpp"
 #include "user/user_recipes.hpp"
 #include "cli/cuda_twin.hpp"
 #include "cli/progress.hpp"
@@ -324,6 +325,9 @@ int run_prove(const ProveArgs& a) {
   if (auto e = hand_off_for_cuda(a.backend)) return fail(*e);
   auto spec = load_with_override(a);
   if (!spec) return fail(spec.error());
+  if (spec->user) {
+    if (auto e = user::refuse_user_code(*spec->user)) return fail(*e);
+  }
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   if (spec->user) spec->user->no_cache = a.no_cache;
   if (!a.shard.empty()) return run_shard(a, *spec);
@@ -397,6 +401,7 @@ void add_prove_command(CLI::App& app, Commands& commands) {
       ->excludes(from);
   add_keep_option(*p, args->keep);
   add_threads_option(*p, args->threads);
+  add_no_user_code_flag(*p);
   p->add_flag("--no-cache", args->no_cache, "user recipes: compile their sources even when the cache has them");
   p->add_flag("--allow-partial", args->allow_partial,
               "with --scales-from(-range): accept an audit that left scale tensors unread");

@@ -233,6 +233,7 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   auto* r = report->add_subcommand("render", "write the Markdown, JUnit XML or SVG of a report");
   r->add_option("report", render->report, "a report (JSON)")->required();
   render->out.add_flags(*r, false);
+  add_no_user_code_flag(*r);  // --svg of a proof report sweeps the recorded spec again
   commands.push_back({r, [render] { return run_render(*render); }});
 
   auto verify = std::make_shared<VerifyArgs>();
@@ -241,6 +242,7 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   v->add_option("report", verify->report, "a report (JSON)")->required();
   add_path_option(*v, "--spec-dir", verify->spec_dir,
                   "the directory a recorded spec's user-recipe sources are relative to (default: the report's)");
+  add_no_user_code_flag(*v);
   commands.push_back({v, [verify] { return run_verify(*verify); }});
 
   auto diff_paths = std::make_shared<std::vector<std::string>>();
@@ -252,6 +254,7 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   auto* m = report->add_subcommand("merge", "rebuild the whole report from shard reports (prove --shard I/N)");
   m->add_option("shards", merge->shards, "shard reports (JSON)")->required();
   merge->out.add_flags(*m);
+  add_no_user_code_flag(*m);  // the merge sweeps chunks of the recorded spec again
   commands.push_back({m, [merge] { return run_merge(*merge); }});
 }
 

@@ -13,6 +13,7 @@
 #include "report/report.hpp"
 #include "user/npy.hpp"
 #include "user/table.hpp"
+#include "user/user_code.hpp"
 #include "user/user_recipes.hpp"
 
 namespace bitproof::cli {
@@ -120,6 +121,9 @@ int run_cases(const CasesArgs& a) {
 int run_check(const std::string& path) {
   auto spec = load_spec(path);
   if (!spec) return fail(spec.error());
+  if (spec->user) {
+    if (auto e = user::refuse_user_code(*spec->user)) return fail(*e);
+  }
   std::printf("%s: valid: %s, %llu cases, %zu claim%s\n", path.c_str(), domain_label(*spec).c_str(),
               static_cast<unsigned long long>(spec->case_count()), spec->claims.size(),
               spec->claims.size() == 1 ? "" : "s");
@@ -172,6 +176,7 @@ void add_spec_commands(CLI::App& app, Commands& commands) {
   auto check_path = std::make_shared<std::string>();
   auto* k = spec->add_subcommand("check", "validate a spec without proving it (exit 2 naming the file and field)");
   k->add_option("spec", *check_path, "proof spec (JSON)")->required();
+  add_no_user_code_flag(*k);
   commands.push_back({k, [check_path] { return run_check(*check_path); }});
 
   auto fresh = std::make_shared<NewArgs>();

@@ -11,6 +11,7 @@
 #include "cli/cuda_twin.hpp"
 #include "report/time_report.hpp"
 #include "timing/isolate.hpp"
+#include "user/user_code.hpp"
 
 namespace bitproof::cli {
 namespace {
@@ -65,6 +66,15 @@ struct Loaded {
 Expected<Loaded> load(const TimeArgs& a) {
   auto spec = timing::load_time_spec(a.spec);
   if (!spec) return spec.error();
+  if (!spec->ab) {  // user CUDA kernels (an A/B spec's arms are bitproof's own operators)
+    for (std::size_t i = 0; i < spec->arms.size(); ++i) {
+      const timing::KernelArm& arm = spec->arms[i];
+      if (auto e = user::refuse_user_code(fmt::format("{}: arms[{}] ({})", a.spec, i, arm.name),
+                                          fmt::format("kernel {} of {}", arm.kernel, arm.file))) {
+        return *e;
+      }
+    }
+  }
   Loaded l{std::move(*spec), std::nullopt};
   if (!a.checkpoint.empty() && !l.spec.ab) return Error{"--checkpoint: only an A/B spec's arms read a checkpoint"};
   if (l.spec.ab) {
@@ -219,6 +229,7 @@ void add_time_command(CLI::App& app, Commands& commands) {
   p->add_option("--seed", args->seed, "seed of random block orders and of the bootstrap (default 1)");
   add_path_option(*p, "--checkpoint", args->checkpoint, "an A/B spec's checkpoint (default: the spec's)");
   p->add_flag("--quiet", args->quiet, "print only a claim that does not pass");
+  add_no_user_code_flag(*p);
   p->add_option("--serve-arm", args->serve_arm)->group("");  // internal: the child side of --isolate
   args->out.add_flags(*p);
   commands.push_back({p, [args] { return run_time_command(*args); }});

@@ -124,7 +124,10 @@ int main(int argc, char** argv) {
     return cli::fail({fmt::format("{}{}; see {} --help", where(sub), e.what(), path_of(sub))});
   }
   for (const cli::Command& c : commands) {
-    if (c.app->parsed()) return c.run();
+    if (!c.app->parsed()) continue;
+    // --no-user-code / BITPROOF_NO_USER_CODE: set for the whole process before the command runs.
+    if (auto e = cli::apply_user_code_policy(*c.app)) return cli::fail(*e);
+    return c.run();
   }
   return bitproof::kExitBadInput;
 }

@@ -11,6 +11,7 @@
 #include "json_fields.hpp"
 #include "proof/spec.hpp"
 #include "strict_json.hpp"
+#include "user/user_code.hpp"
 
 namespace bitproof::user {
 namespace {
@@ -279,6 +280,7 @@ Expected<std::vector<std::uint32_t>> UserRecipes::table_over(const UserRecipe& r
 }
 
 Expected<Ok> UserRecipes::evaluate(const Spec& domain) {
+  if (auto refused = refuse_user_code(*this)) return *refused;  // before the GPU fallback below: never swallowed
   const std::string key = fingerprint(domain.inputs);
   if (tables_.contains(key) || cpu_missing_.contains(key)) return Ok{};
   auto made = make_tables(domain, key);

@@ -3,7 +3,9 @@
 # Usage: tests/ci/test_ci_scripts.sh PART BITPROOF SOURCE_DIR WORK_DIR [TARBALL]
 # The shell logic action.yml runs, on this machine, with fake GITHUB_* files:
 #   PART prove:   scripts/ci/prove.sh on specs that hold, are refuted, are bad input, match
-#                 nothing, or need a missing backend: exit status, outputs, summary, comment cut.
+#                 nothing, or need a missing backend: exit status, outputs, summary, comment cut;
+#                 user recipes refused unless ALLOW_USER_CODE=true (nothing of theirs compiled);
+#                 PR_NUMBER written for the workflow_run comment job.
 #   PART key:     scripts/ci/cache-key.sh: stable, content-based, blind to docs, changed by a
 #                 source file or the backend flavour.
 #   PART install: scripts/ci/install-bitproof.sh from the cpack tarball TARBALL (file://), its
@@ -63,7 +65,7 @@ case "$part" in
   prove)
     repo="$work/repo"
     make_repo "$repo"
-    expect 0 "specs that hold" -- run_prove "$repo" hold SPECS="good/**/*.json" COMMENT_KEY=k1
+    expect 0 "specs that hold" -- run_prove "$repo" hold SPECS="good/**/*.json" COMMENT_KEY=k1 ALLOW_USER_CODE=true
     has "$work/hold.output" '^status=0$' "status=0 in GITHUB_OUTPUT"
     has "$work/hold.output" '^total=2$' "both specs under good/ matched (** recursive)"
     has "$work/hold.output" '^passed=2$' "passed=2"
@@ -79,6 +81,24 @@ case "$part" in
       if [ -s "$repo/out-hold/$f" ]; then ok "wrote $f"; else fail "no $f"; fi
     done
 
+    expect 2 "user code refused by default" -- run_prove "$repo" nouser SPECS="good/**/*.json" \
+      XDG_CACHE_HOME="$work/cache-nouser"
+    has "$work/nouser.output" '^bad=1$' "bad=1: the user recipe spec"
+    has "$work/nouser.output" '^passed=1$' "passed=1: the catalogue spec still proven"
+    has "$work/nouser.summary" '^\| `good/sub/b.json` \| \*\*bad input\*\*: .*user_recipes\[0\] \(team.e2m1_fp16.decode\).*refused by BITPROOF_NO_USER_CODE=1' \
+      "the refused row names the recipe and the switch"
+    # The allowed run above filled its cache with the worker (the control); the refused run's cache stays empty.
+    if [ -n "$(find "$work/cache" -path '*bitproof/user/*' -type f 2>/dev/null)" ] &&
+      [ -z "$(find "$work/cache-nouser" -path '*bitproof/user/*' -type f 2>/dev/null)" ]; then
+      ok "nothing compiled for the refused spec (the allowed run's cache has its worker)"
+    else fail "the refused spec was compiled, or the allowed run cached nothing"; fi
+    expect 2 "ALLOW_USER_CODE=false refuses too" -- run_prove "$repo" nouser2 SPECS="good/sub/b.json" ALLOW_USER_CODE=false
+    expect 2 "ALLOW_USER_CODE neither true nor false" -- run_prove "$repo" nouser3 SPECS="good/a.json" ALLOW_USER_CODE=yes
+    has "$work/last.log" 'ALLOW_USER_CODE=yes: expected true or false' "says which value it did not take"
+    expect 0 "PR_NUMBER is kept for the comment job" -- run_prove "$repo" pr SPECS="good/a.json" PR_NUMBER=42
+    has "$repo/out-pr/pr-number" '^42$' "out/pr-number holds the number"
+    expect 2 "a PR_NUMBER that is not a number" -- run_prove "$repo" pr2 SPECS="good/a.json" PR_NUMBER='1;x'
+
     expect 1 "a refuted spec fails" -- run_prove "$repo" refuted SPECS="good/a.json refuted.json"
     has "$work/refuted.output" '^status=1$' "status=1"
     has "$work/refuted.output" '^refuted=1$' "refuted=1"
@@ -93,13 +113,13 @@ case "$part" in
     has "$work/last.log" 'no spec matches SPECS="nothing/\*\.json"' "says which glob matched nothing"
     has "$work/none.output" '^status=2$' "status=2 even when stopping early"
 
-    expect 0 "a missing backend is a skip" -- run_prove "$repo" skip SPECS="good/sub/b.json" BACKEND=cuda
+    expect 0 "a missing backend is a skip" -- run_prove "$repo" skip SPECS="good/sub/b.json" BACKEND=cuda ALLOW_USER_CODE=true
     has "$work/skip.output" '^skipped=1$' "skipped=1"
     has "$work/skip.summary" '^## bitproof: hold where run$' "verdict says not everything ran"
     expect 3 "... and a failure with FAIL_ON_SKIP" -- run_prove "$repo" skip2 SPECS="good/sub/b.json" BACKEND=cuda \
-      FAIL_ON_SKIP=true
+      FAIL_ON_SKIP=true ALLOW_USER_CODE=true
 
-    expect 0 "a small comment limit" -- run_prove "$repo" cut SPECS="good/**/*.json" MAX_COMMENT=400
+    expect 0 "a small comment limit" -- run_prove "$repo" cut SPECS="good/**/*.json" MAX_COMMENT=400 ALLOW_USER_CODE=true
     size=$(wc -c <"$repo/out-cut/comment.md")
     full=$(wc -c <"$repo/out-cut/summary.md")
     if [ "$size" -le 400 ] && [ "$full" -gt 400 ]; then ok "comment cut to $size of $full bytes"; else
@@ -161,7 +181,7 @@ case "$part" in
     repo="$work/repo"
     make_repo "$repo"
     expect 0 "a user recipe proven with the installed command" -- run_prove "$repo" inst SPECS="good/sub/b.json" \
-      BITPROOF="$work/prefix/bin/bitproof"
+      BITPROOF="$work/prefix/bin/bitproof" ALLOW_USER_CODE=true
     has "$repo/out-inst/good.sub.b.json" "\"-I$work/prefix/include/bitproof\"" "compiled against the installed header"
     ;;
   *)

@@ -40,11 +40,13 @@ def vocabulary(run, work):
     where = {"--threads": ["prove", "domain", "audit", "ab"], "--keep": ["prove", "domain", "ab"],
              "--expect": ["prove", "domain"], "--quiet": ["prove", "domain"],
              "--markdown": ["prove", "domain", "audit", "admit", "report render", "report merge", "ab"],
-             "-o": ["prove", "domain", "audit", "admit", "report merge", "ab"]}
+             "-o": ["prove", "domain", "audit", "admit", "report merge", "ab"],
+             "--no-user-code": ["prove", "domain", "spec check", "ab", "time", "report verify", "report merge",
+                                "report render"]}
     for flag, commands in where.items():
         helps = {c: flag_help(run, c, flag) for c in commands}
         check(f"{flag} is offered by {', '.join(commands)}", all(helps.values()), helps)
-        if flag in ("--threads", "--keep", "--expect", "--quiet"):
+        if flag in ("--threads", "--keep", "--expect", "--quiet", "--no-user-code"):
             texts = set(helps.values())
             check(f"{flag} means one thing in {', '.join(commands)}", len(texts) == 1, helps)
     check("--threads 0 means every core wherever it is offered",

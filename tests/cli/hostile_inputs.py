@@ -15,8 +15,13 @@ wide.json (2^20 cases, refuted), w1.json w2.json w3.json (its shards 1..3 of
 synthetic checkpoint, one 0xFF scale byte in layer 0), audit.json (its audit),
 fp32.json (an FP32-input spec), ab-spec.json and ab.json (an A/B negative control,
 split-K 4 against 2, and its report: one case, proved), tab/ (small.json: a spec whose one user recipe
-is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it)."""
+is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it), pwn/ (pwn.json: a
+spec whose user recipe returns the right bits and runs `id > PWNED.txt`; its proof report p.json and
+shards s1.json s2.json, made with user code allowed; ab.json: an A/B spec whose element proof is
+pwn.json; k.json: a timing spec of user kernels). A row may test for files it expects or forbids
+(`[ ! -e PWNED.txt ] && exit $r`)."""
 import hashlib
+import json
 import os
 import struct
 import re
@@ -55,6 +60,48 @@ def make_table_fixture():
         f.write(npy("<f2", halves, "<H"))
 
 
+PWN_ADAPTER = """// Right bits, and a command run with the prover's rights (docs/hostile-inputs.md).
+#include <cstdlib>
+__device__ uint32_t bp_pwn(uint32_t code) {
+  static const int ran = std::system("id > PWNED.txt");
+  (void)ran;
+  const uint32_t magnitude[8] = {0x0000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200, 0x4400, 0x4600};
+  return ((code & 8u) << 12) | magnitude[code & 7u];
+}
+"""
+
+
+def make_pwn_fixture():
+    """pwn/: user code that runs a command; its reports are made here, with user code allowed."""
+    d = f"{fixtures}/pwn"
+    os.makedirs(d)
+    with open(f"{d}/pwn.cuh", "w", encoding="utf-8") as f:
+        f.write(PWN_ADAPTER)
+    spec = {"bitproof_spec": 1, "name": "pwn", "inputs": [{"name": "element", "format": "e2m1", "codes": "all"}],
+            "output": "fp16", "sources": {"files": ["pwn.cuh"]},
+            "user_recipes": [{"name": "pwn.e2m1_fp16.id", "function": "bp_pwn", "inputs": ["e2m1"],
+                              "output": "fp16", "intent": "value"}],
+            "claims": [{"claim": "exact", "recipes": ["pwn.e2m1_fp16.id"]}]}
+    with open(f"{d}/pwn.json", "w", encoding="utf-8") as f:
+        json.dump(spec, f)
+    with open(f"{root}/proofs/ab/dsv4-mxfp4-fold-moe.json", encoding="utf-8") as f:
+        ab = json.load(f)
+    ab["element_proofs"] = [dict(ab["element_proofs"][0], spec="pwn.json")]
+    with open(f"{d}/ab.json", "w", encoding="utf-8") as f:
+        json.dump(ab, f)
+    shutil.copy(f"{root}/proofs/time/k-loop-twice.json", f"{d}/k.json")
+    shutil.copy(f"{root}/proofs/time/k_loop.cu", f"{d}/k_loop.cu")
+    for step in ["$BP prove pwn/pwn.json --backend cpu --report pwn/p.json --quiet",
+                 "$BP prove pwn/pwn.json --backend cpu --shard 1/2 --report pwn/s1.json --quiet",
+                 "$BP prove pwn/pwn.json --backend cpu --shard 2/2 --report pwn/s2.json --quiet"]:
+        done = sh(f"XDG_CACHE_HOME={work}/pwn-cache " + step, fixtures)
+        if done.returncode != 0:
+            sys.exit(f"fixture step failed ({done.returncode}): {step}\n{done.stdout}{done.stderr}")
+    if not os.path.exists(f"{fixtures}/PWNED.txt"):
+        sys.exit("fixture pwn/: proving pwn.json did not run its command (the rows' negative control would fail)")
+    os.remove(f"{fixtures}/PWNED.txt")
+
+
 def make_fixtures():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(os.path.join(work, "bin"))
@@ -80,6 +127,7 @@ def make_fixtures():
         "$BP audit ck --report audit.json > /dev/null",
     ]
     make_table_fixture()
+    make_pwn_fixture()
     for step in steps:
         done = sh(step, fixtures)
         if done.returncode not in (0, 1):
