@@ -101,10 +101,10 @@ CLI::Option* add_report_option(CLI::App& sub, std::string& path, const std::stri
 }
 
 CLI::Option* add_no_user_code_flag(CLI::App& sub) {
-  return sub.add_flag("--no-user-code",
-                      "refuse (exit 2) a spec with code of its own to compile and run (user recipes' functions, "
-                      "timing kernels; output tables are data), before anything is compiled; "
-                      "BITPROOF_NO_USER_CODE=1 does the same");
+  const std::string help =
+      "refuse (exit 2) a spec with code of its own to compile and run (user recipes' functions, timing kernels; "
+      "output tables are data), before anything is compiled; BITPROOF_NO_USER_CODE=1 does the same";
+  return sub.add_flag("--no-user-code", help);
 }
 
 std::optional<Error> apply_user_code_policy(const CLI::App& sub) {
