@@ -9,7 +9,9 @@ For every spec below it reads reports/<name>.json (bitproof prove) and, when pre
 reports/<name>.domain.json (bitproof domain): one row per claim with the recipes, the
 source, the domain proven, the maximal interval the domain sweep found and the first
 counterexample on each side of it. Nothing here recomputes a result: a stale or missing
-report shows as such (the catalogue test regenerates the reports and this file).
+report shows as such (the catalogue test regenerates the reports and this file). The last
+section says when each pin was last read in the upstream source, from docs/pin-reads.json
+(written by scripts/check-pins.py, which needs the upstream clones and so never runs in CI).
 """
 import json
 import os
@@ -67,6 +69,7 @@ CATALOGUE = [
 # Specs in the catalogue (scripts/regen-reports.sh regenerates their reports).
 OWNED = [name for name, _ in CATALOGUE if name != "dsv4-mxfp4-fp16-fold"]
 EXTRA_DOMAINS = {"llama-mxfp4-fp32": ["llama-mxfp4-fp32.element.domain.json"]}
+PIN_READS = os.path.join("docs", "pin-reads.json")
 
 
 def load(path):
@@ -165,6 +168,35 @@ def findings(reports):
     return out
 
 
+def pin_key(pin):
+    return (pin["repo"], pin["path"], pin["revision"], pin["symbol"], pin.get("lines", ""))
+
+
+def pin_reads(reports):
+    """The section saying when each code pin was last read, and by what."""
+    out = ["## When each pin was last read", "",
+           f"`scripts/check-pins.py --repos DIR` reads every code pin in the upstream source (the file at the revision,",
+           "the line ranges inside it, the named symbols on those lines) where the repositories are at hand as git",
+           "clones; it cannot run in CI (no network there), so its reads are recorded in",
+           f"[`{PIN_READS}`](pin-reads.json) and shown here. *ok*: read and found as pinned; *fail*: read and not",
+           "found so; *unchecked*: the revision was in no clone at hand and nothing else records a read.", "",
+           "| repository | revision | path | lines | symbol | result | last read | by |", "|---|---|---|---|---|---|---|---|"]
+    path = os.path.join(ROOT, PIN_READS)
+    entries = load(path)["pins"] if os.path.exists(path) else []
+    for e in entries:
+        out.append(f"| {cell(e['repo'])} | `{e['revision'][:12]}` | `{cell(e['path'])}` | {cell(e['lines'])} | "
+                   f"`{cell(e['symbol'])}` | {e['result']} | {e['read'] or 'never'} | "
+                   f"{cell(e['by'] or '—')}: {cell(e['detail'])} |")
+    recorded = {pin_key(e) for e in entries}
+    missing = sorted({pin_key(p) for _, result in reports for card in result.get("recipes", [])
+                      for p in card["pins"] if p["kind"] == "code"} - recorded)
+    for repo, file, revision, symbol, lines in missing:
+        out.append(f"| {cell(repo)} | `{revision[:12]}` | `{cell(file)}` | {cell(lines)} | `{cell(symbol)}` | "
+                   f"**not in the record** | never | — |")
+    out.append("")
+    return out
+
+
 def render():
     out = [
         "# The recipe catalogue",
@@ -224,6 +256,7 @@ def render():
             body.append("")
     out += findings(loaded)
     out += body
+    out += pin_reads(loaded)
     return "\n".join(out)
 
 
