@@ -3,13 +3,16 @@
 
   scripts/catalogue.py --specs          the catalogue's proof specs, one path a line
   scripts/catalogue.py --write FILE     write the catalogue
-  scripts/catalogue.py --check FILE     exit 1 (and say so) when FILE is not what --write would write
+  scripts/catalogue.py --check FILE     exit 1 (and say so) when FILE is not what --write would write,
+                                        or when a report carries a code pin docs/pin-reads.json lacks
 
 For every spec below it reads reports/<name>.json (bitproof prove) and, when present,
 reports/<name>.domain.json (bitproof domain): one row per claim with the recipes, the
 source, the domain proven, the maximal interval the domain sweep found and the first
 counterexample on each side of it. Nothing here recomputes a result: a stale or missing
-report shows as such (the catalogue test regenerates the reports and this file).
+report shows as such (the catalogue test regenerates the reports and this file). The last
+section says when each pin was last read in the upstream source, from docs/pin-reads.json
+(written by scripts/check-pins.py, which needs the upstream clones and so never runs in CI).
 """
 import json
 import os
@@ -67,6 +70,7 @@ CATALOGUE = [
 # Specs in the catalogue (scripts/regen-reports.sh regenerates their reports).
 OWNED = [name for name, _ in CATALOGUE if name != "dsv4-mxfp4-fp16-fold"]
 EXTRA_DOMAINS = {"llama-mxfp4-fp32": ["llama-mxfp4-fp32.element.domain.json"]}
+PIN_READS = os.path.join("docs", "pin-reads.json")
 
 
 def load(path):
@@ -165,6 +169,50 @@ def findings(reports):
     return out
 
 
+def pin_key(pin):
+    return (pin["repo"], pin["path"], pin["revision"], pin["symbol"], pin.get("lines", ""))
+
+
+def unrecorded_pins(reports, entries):
+    """The code pins the reports carry that the record of reads lacks (a pin changed and not re-read)."""
+    recorded = {pin_key(e) for e in entries}
+    return sorted({pin_key(p) for _, result in reports for card in result.get("recipes", [])
+                   for p in card["pins"] if p["kind"] == "code"} - recorded)
+
+
+def loaded_reports():
+    out = []
+    for name, _ in CATALOGUE:
+        path = os.path.join(ROOT, "reports", f"{name}.json")
+        if os.path.exists(path):
+            out.append((name, load(path)["result"]))
+    return out
+
+
+def pin_reads(reports):
+    """The section saying when each code pin was last read, and by what."""
+    out = ["## When each pin was last read", "",
+           "`scripts/check-pins.py --repos DIR` reads every code pin in the upstream source (the file at the revision,",
+           "the line ranges inside it, each named symbol on those lines or defined around them) where the repositories",
+           "are at hand as git clones (a fork that carries upstream history serves for its commits); it cannot run in",
+           "CI (no network there), so its reads are recorded in",
+           f"[`{PIN_READS}`](pin-reads.json) and shown here. *ok*: read and found as pinned; *fail*: read and not",
+           "found so; *unchecked*: the revision was in no clone at hand and nothing else records a read.", "",
+           "| repository | revision | path | lines | symbol | result | last read | by |", "|---|---|---|---|---|---|---|---|"]
+    path = os.path.join(ROOT, PIN_READS)
+    entries = load(path)["pins"] if os.path.exists(path) else []
+    for e in entries:
+        out.append(f"| {cell(e['repo'])} | `{e['revision'][:12]}` | `{cell(e['path'])}` | {cell(e['lines'])} | "
+                   f"`{cell(e['symbol'])}` | {e['result']} | {e['read'] or 'never'} | "
+                   f"{cell(e['by'] or '—')}: {cell(e['detail'])} |")
+    missing = unrecorded_pins(reports, entries)
+    for repo, file, revision, symbol, lines in missing:
+        out.append(f"| {cell(repo)} | `{revision[:12]}` | `{cell(file)}` | {cell(lines)} | `{cell(symbol)}` | "
+                   f"**not in the record** | never | — |")
+    out.append("")
+    return out
+
+
 def render():
     out = [
         "# The recipe catalogue",
@@ -224,6 +272,7 @@ def render():
             body.append("")
     out += findings(loaded)
     out += body
+    out += pin_reads(loaded)
     return "\n".join(out)
 
 
@@ -241,6 +290,14 @@ def main(argv):
             if f.read() != text:
                 print(f"{argv[2]}: stale; run scripts/regen-reports.sh", file=sys.stderr)
                 return 1
+        record = os.path.join(ROOT, PIN_READS)
+        missing = unrecorded_pins(loaded_reports(), load(record)["pins"] if os.path.exists(record) else [])
+        if missing:
+            repo, path, revision, _, lines = missing[0]
+            print(f"{PIN_READS}: {len(missing)} pin(s) the reports carry are not recorded (first: {repo}@{revision[:12]} "
+                  f"{path} lines {lines}); run scripts/check-pins.py --record {PIN_READS} (with --repos of the "
+                  "upstream clones to read them, or an empty one to record them as unchecked)", file=sys.stderr)
+            return 1
         return 0
     print(__doc__, file=sys.stderr)
     return 2

@@ -9,6 +9,7 @@
 #include "oracle/exact.hpp"
 #include "proof/spec.hpp"
 #include "recipes/registry.hpp"
+#include "report/report.hpp"
 #include "suggest.hpp"
 
 namespace bitproof::cli {
@@ -46,6 +47,7 @@ struct RecipesArgs {
   std::string format;
   std::string grep;
   bool brief = false;
+  bool json = false;
 };
 
 void print_recipe(const RecipeCard& c, bool brief) {
@@ -77,9 +79,21 @@ Expected<RecipeFilter> recipe_filter(const RecipesArgs& a) {
   return filter;
 }
 
+// --json: one document {"recipes": [card, ...]}, each card as reports record it
+// (name, role, summary, source, pins, caveat): what scripts/check-pins.py reads.
+int print_recipes_json(const RecipeFilter& filter) {
+  Json cards = Json::array();
+  for (const RecipeEntry& r : all_recipes())
+    if (filter.matches(*r.card)) cards.push_back(recipe_card_json(*r.card));
+  const bool none = cards.empty();
+  std::printf("%s\n", Json{{"recipes", std::move(cards)}}.dump(2).c_str());
+  return none ? kExitRefuted : kExitHolds;
+}
+
 int run_recipes(const RecipesArgs& a) {
   auto filter = recipe_filter(a);
   if (!filter) return fail(filter.error());
+  if (a.json) return print_recipes_json(*filter);
   std::size_t shown = 0;
   const std::size_t total = all_recipes().size();
   for (const RecipeEntry& r : all_recipes()) {
@@ -105,7 +119,8 @@ void add_catalogue_commands(CLI::App& app, Commands& commands) {
   r->add_option("--family", args->family, "only this family: the name's first part, e.g. turbomind, vllm");
   r->add_option("--format", args->format, "only recipes that take or produce this format, e.g. e4m3");
   r->add_option("--grep", args->grep, "only recipes whose name, summary, source or pins contain TEXT (any case)");
-  r->add_flag("--brief", args->brief, "one line a recipe: name, role, formats");
+  auto* brief = r->add_flag("--brief", args->brief, "one line a recipe: name, role, formats");
+  r->add_flag("--json", args->json, "the cards as one JSON document (pins as reports record them)")->excludes(brief);
   commands.push_back({r, [args] { return run_recipes(*args); }});
 }
 

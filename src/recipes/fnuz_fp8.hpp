@@ -6,7 +6,8 @@
 //           cvtFp32ToFp16RTNE. Modelled as the exact decode into FP32 bits followed by
 //           float2half_rn: every E4M3FNUZ value is an FP16 number, so this is the exact
 //           value for every code (NaN the canonical FP16 NaN).
-//   sw      every other AMD GPU, Fp8E4M3FNUZ_to_Fp16_oneValue (one stored version): the
+//   sw      every other AMD GPU, Fp8E4M3fnuzToFp16OneValue as upstream main had it until
+//           #10747 (8d749c16, 2026-07-11; read at its parent 7aab98ee): the
 //           byte in the high half of 16 bits, sign kept apart, magnitude >> 1, + (15 - 8) << 10
 //           (0x1C00); then a select for NaN (0x80 -> 0x7E00) and an 8-entry table for
 //           |code| 0..7 (zero and the subnormals: 0, 0x1400 .. 0x1F00); then sign OR'd in.
@@ -19,11 +20,14 @@
 //           middle mantissa bit: code 0 decodes as 2^-12 (0x0C00), code 2 (2^-9) as 1.25 * 2^-8 (0x1D00).
 //
 // Same file, E5M2FNUZ (bias 16) -> FP16: _HW is v_cvt_pk_f32_bf8 then RTNE (exact); _SW moves
-// bits (exponent field 0 and 1 to FP16 subnormals, else exponent - 1) and turns NaN into -0.
-// E4M3FNUZ -> BF16: _HW (CDNA3) the exact FP32 truncated to BF16 (exact: 4 significant bits);
-// _SW (CDNA4) shifts the magnitude into BF16 position and multiplies by 2^119 in FP32 (the
-// bias move; FNUZ subnormals are FP32 subnormals there, so a flushing FP32 multiply would lose
-// them: modelled with subnormals kept, as the IEEE multiply does), NaN -> -0.
+// bits (exponent field 0 and 1 to FP16 subnormals, else exponent - 1) and, until #10747, turns
+// NaN into -0. E4M3FNUZ -> BF16: _HW (CDNA3) the exact FP32 truncated to BF16 (exact: 4
+// significant bits); _SW (every target but CDNA3: CDNA4 when bd2fe16b was read) shifts the
+// magnitude into BF16 position and multiplies by 2^119 in FP32 (the bias move; FNUZ subnormals
+// are FP32 subnormals there, so a flushing FP32 multiply would lose them: modelled with
+// subnormals kept, as the IEEE multiply does), NaN -> -0 until #10747.
+// The -0 for 0x80 is upstream's own: main shipped it until #10747; the nan_guard recipes are
+// what it ships since, and the findings fnuz-*-nan-guard keep the one-case difference.
 #pragma once
 
 #include <cstdint>
@@ -37,13 +41,20 @@ inline constexpr std::string_view kSource =
     "triton-lang/triton third_party/amd/lib/TritonAMDGPUToLLVM/ConvertFpCastOpToLLVM.cpp (Fp8E4M3FNUZ_to_Fp16: "
     "_HW on CDNA3, _SW / Fp8E4M3FNUZ_to_Fp16_oneValue elsewhere)";
 // Pins. bd2fe16b is upstream Triton's "[AMD] Fix tt.fp_to_fp bf16 to fp32 conversion (#4238)",
-// 2024-07-03, read in openeuler-mirror/triton-cpu (which carries upstream history); 01d980fc
-// is the newest stored triton-lang/triton version of the renamed file.
+// 2024-07-03, read in openeuler-mirror/triton-cpu (which carries upstream history); 7aab98ee
+// ("[AMD][NFC] Remove incorrect fp32->fp8 conversion via f16 intermediate value (#10846)",
+// 2026-07-10) and 8d749c16 ("[AMD] Fix fp8 e4m3fnuz/e5m2fnuz NaN (0x80) silently decoding to a
+// finite value (#10747)", 2026-07-11) are upstream main just before and at the NaN fix, read in
+// AlexAUT/triton (a fork carrying upstream history); 01d980fc is the newest stored
+// triton-lang/triton version of the renamed file (search index only: no snapshot holds it).
 inline constexpr std::string_view kMirror = "openeuler-mirror/triton-cpu";
 inline constexpr std::string_view kBd2fe16b = "bd2fe16b8a8b38f0145c5c1c7c8a02a73b604470";
 inline constexpr std::string_view kEwOld = "third_party/amd/lib/TritonAMDGPUToLLVM/ElementwiseOpToLLVM.cpp";
 inline constexpr std::string_view kCastNew = "third_party/amd/lib/TritonAMDGPUToLLVM/ConvertFpCastOpToLLVM.cpp";
 inline constexpr std::string_view k01d980fc = "01d980fcd2b594846681c45c1fc1675c2ddd6b4c";
+inline constexpr std::string_view kForkWithMain = "AlexAUT/triton";
+inline constexpr std::string_view k7aab98ee = "7aab98eee6048388731ef838cab72cd166834d94";  // before #10747
+inline constexpr std::string_view k8d749c16 = "8d749c1660d399b71d8a115bd0aacfa7f955d65b";  // #10747
 inline constexpr Pin kPinHwChain{PinKind::kCode,
                                  kMirror,
                                  kEwOld,
@@ -108,6 +119,57 @@ inline constexpr Pin kPinBf16SwNow{PinKind::kCode,
                                    "1261-1317",
                                    "magnitude bits moved to BF16 position, read as FP32, times 2^119 (1294-1295), sign "
                                    "ORed; lines 1313-1316 map the NaN byte 0x80 to 0x7FC0"};
+
+inline constexpr Pin kPinSwPreFix{PinKind::kCode,
+                                  kForkWithMain,
+                                  kCastNew,
+                                  k7aab98ee,
+                                  "CvtFp8E4M3ToFp16::Fp8E4M3fnuzToFp16OneValue",
+                                  "949-999, 917-921",
+                                  "upstream main before #10747: byte in the high half, sign split off, >> 1, + 0x1C00; "
+                                  "the NaN select 0x80 -> 0x7E00 (974) runs before the table for magnitudes 0..7 "
+                                  "(989-992), which matches 0x80's magnitude 0 too, and the sign OR (995) makes it "
+                                  "0x8000 = -0; selected off CDNA3 (917-921)"};
+inline constexpr Pin kPinE5m2SwPreFix{PinKind::kCode,
+                                      kForkWithMain,
+                                      kCastNew,
+                                      k7aab98ee,
+                                      "CvtFp8E5M2ToFp16::Fp8E5M2fnuzToFp16OneValue",
+                                      "1124-1158",
+                                      "upstream main before #10747: exponent lowered by one, fields 0 and 1 to "
+                                      "subnormals by hand, no case for 0x80: the NaN byte takes the zero-exponent "
+                                      "branch and becomes sign | 0 = -0"};
+inline constexpr Pin kPinBf16SwPreFix{PinKind::kCode,
+                                      kForkWithMain,
+                                      kCastNew,
+                                      k7aab98ee,
+                                      "CvtFp8E4M3ToBf16::Fp8E4M3fnuzToBf16SW",
+                                      "1257-1307, 1228-1232",
+                                      "upstream main before #10747: magnitude bits moved to BF16 position, read as "
+                                      "FP32, times 2^119 (1290-1291), sign ORed (1300); no NaN guard: 0x80 becomes -0; "
+                                      "selected off CDNA3 (1228-1232)"};
+inline constexpr Pin kPinSwFix{PinKind::kCode,
+                               kForkWithMain,
+                               kCastNew,
+                               k8d749c16,
+                               "CvtFp8E4M3ToFp16::Fp8E4M3fnuzToFp16OneValue",
+                               "949-998",
+                               "#10747 moves the NaN select after the table and the sign OR (line 994): 0x80 -> "
+                               "0x7E00, every other code unchanged"};
+inline constexpr Pin kPinE5m2SwFix{PinKind::kCode,
+                                   kForkWithMain,
+                                   kCastNew,
+                                   k8d749c16,
+                                   "CvtFp8E5M2ToFp16::Fp8E5M2fnuzToFp16OneValue",
+                                   "1123-1160",
+                                   "#10747 adds the select 0x80 -> 0x7E00 before the final bitcast (line 1157)"};
+inline constexpr Pin kPinBf16SwFix{PinKind::kCode,
+                                   kForkWithMain,
+                                   kCastNew,
+                                   k8d749c16,
+                                   "CvtFp8E4M3ToBf16::Fp8E4M3fnuzToBf16SW",
+                                   "1259-1315",
+                                   "#10747 adds a per-lane select 0x80 -> 0x7FC0 on the two outputs (1311-1314)"};
 
 inline constexpr std::string_view kOldSource =
     "triton-lang/triton AMD backend, older Fp8E4M3FNUZ_to_Fp16_oneValue (exponent mask 0x7A00, + 0x0C00 / "
@@ -224,9 +286,9 @@ struct Sw {
       card("triton_amd.e4m3fnuz_fp16.sw", "fnuz-sw",
            "sign | ((|byte << 8| >> 1) + 0x1C00), NaN select 0x7E00, then |c| < 8 from a table (NaN lands on -0)",
            kSource),
-      {&kPinSwNow},
-      "the version before the NaN guard (stored without a commit id): 0x80 (the NaN) gives -0 here and 0x7E00 in "
-      "01d980fc (triton_amd.e4m3fnuz_fp16.sw_nan_guard)");
+      {&kPinSwPreFix},
+      "upstream main until #10747 (8d749c16, 2026-07-11): 0x80 (the NaN) gives -0 here; from 8d749c16 on (and in "
+      "01d980fc) it gives 0x7E00 (triton_amd.e4m3fnuz_fp16.sw_nan_guard; finding fnuz-e4m3-fp16-nan-guard)");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return sw_bits(c);
@@ -263,9 +325,9 @@ struct E5m2Sw {
       card("triton_amd.e5m2fnuz_fp16.sw", "e5m2fnuz-sw",
            "byte << 8 with the exponent lowered by 1 (field 1 to the subnormal 0x0200 + m/2, field 0 m/2); NaN -> -0",
            kSource, Role::kRecipe, {}, FormatId::e5m2fnuz, FormatId::fp16),
-      {&kPinE5m2SwOld, &kPinE5m2SwNow},
-      "as bd2fe16b ships it: 0x80 (the NaN) gives -0; 01d980fc maps it to 0x7E00 "
-      "(triton_amd.e5m2fnuz_fp16.sw_nan_guard)");
+      {&kPinE5m2SwOld, &kPinE5m2SwPreFix},
+      "upstream from bd2fe16b (and before) until #10747 (8d749c16, 2026-07-11): 0x80 (the NaN) gives -0; from "
+      "8d749c16 on (and in 01d980fc) it gives 0x7E00 (triton_amd.e5m2fnuz_fp16.sw_nan_guard)");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return e5m2fnuz_sw_bits(c);
@@ -288,11 +350,11 @@ struct E4m3Bf16Sw {
   static constexpr RecipeCard kCard =
       pinned(card("triton_amd.e4m3fnuz_bf16.sw", "fnuz-bf16-sw",
                   "fmul(float bits (|byte << 8| >> 4) << 16, 2^119) >> 16 | sign: an FP32 multiply moves the bias "
-                  "(Fp8E4M3FNUZ_to_Bf16_SW, CDNA4); NaN -> -0",
+                  "(Fp8E4M3fnuzToBf16SW, off CDNA3); NaN -> -0",
                   kSource, Role::kRecipe, {}, FormatId::e4m3fnuz, FormatId::bf16),
-             {&kPinBf16SwNow},
-             "the version before the NaN guard (stored without a commit id): 0x80 gives -0 here, 0x7FC0 in 01d980fc; "
-             "assumes the FP32 multiply keeps subnormals");
+             {&kPinBf16SwPreFix},
+             "upstream main until #10747 (8d749c16, 2026-07-11): 0x80 gives -0 here, 0x7FC0 from 8d749c16 on (and "
+             "in 01d980fc); assumes the FP32 multiply keeps subnormals");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     const std::uint32_t a = (c & 0xFF) << 8;
@@ -301,13 +363,13 @@ struct E4m3Bf16Sw {
   }
 };
 
-// ---- the newest stored version (01d980fc): the NaN byte 0x80 guarded as the last write ----
+// ---- upstream since #10747 (8d749c16; also 01d980fc): the NaN byte 0x80 guarded as the last write ----
 
 struct SwNanGuard {
   static constexpr RecipeCard kCard =
       pinned(card("triton_amd.e4m3fnuz_fp16.sw_nan_guard", "fnuz-sw-nan",
-                  "the software decode with 01d980fc's NaN guard: 0x80 -> 0x7E00, every other code as sw", kSource),
-             {&kPinSwNow});
+                  "the software decode with #10747's NaN guard: 0x80 -> 0x7E00, every other code as sw", kSource),
+             {&kPinSwFix, &kPinSwNow});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return (c & 0xFF) == 0x80 ? 0x7E00u : sw_bits(c);
@@ -317,9 +379,9 @@ struct SwNanGuard {
 struct E5m2SwNanGuard {
   static constexpr RecipeCard kCard =
       pinned(card("triton_amd.e5m2fnuz_fp16.sw_nan_guard", "e5m2fnuz-sw-nan",
-                  "the E5M2FNUZ software decode with 01d980fc's NaN guard: 0x80 -> 0x7E00", kSource, Role::kRecipe, {},
+                  "the E5M2FNUZ software decode with #10747's NaN guard: 0x80 -> 0x7E00", kSource, Role::kRecipe, {},
                   FormatId::e5m2fnuz, FormatId::fp16),
-             {&kPinE5m2SwNow});
+             {&kPinE5m2SwFix, &kPinE5m2SwNow});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     return (c & 0xFF) == 0x80 ? 0x7E00u : e5m2fnuz_sw_bits(c);
@@ -328,9 +390,9 @@ struct E5m2SwNanGuard {
 
 struct E4m3Bf16SwNanGuard {
   static constexpr RecipeCard kCard = pinned(card("triton_amd.e4m3fnuz_bf16.sw_nan_guard", "fnuz-bf16-sw-nan",
-                                                  "the BF16 software path with 01d980fc's NaN guard: 0x80 -> 0x7FC0",
+                                                  "the BF16 software path with #10747's NaN guard: 0x80 -> 0x7FC0",
                                                   kSource, Role::kRecipe, {}, FormatId::e4m3fnuz, FormatId::bf16),
-                                             {&kPinBf16SwNow});
+                                             {&kPinBf16SwFix, &kPinBf16SwNow});
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t c) {
     if ((c & 0xFF) == 0x80) return 0x7FC0u;

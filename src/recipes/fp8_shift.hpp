@@ -1,6 +1,6 @@
 // Recipe family: FP8 -> FP16 by moving bits, no conversion instruction.
 //
-// E4M3 (vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h, dequant<half2, kFE4M3fn>;
+// E4M3 (vllm-project/vllm csrc/quantization/marlin/dequant.h, dequant<half2, kFE4M3fn>;
 // the fold in quantization/utils/marlin_utils_fp8.py). The 7 magnitude bits of S.EEEE.MMM
 // move right by one into FP16's S.EEEEE.MMMMMMMMMM:
 //   bits = (q & 0x8000) | ((q & 0x7F00) >> 1),  q = c << 8
@@ -29,7 +29,7 @@
 namespace bitproof::fp8 {
 
 inline constexpr std::string_view kMarlinSource =
-    "vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h (dequant<half2, kFE4M3fn>); "
+    "vllm-project/vllm csrc/quantization/marlin/dequant.h (dequant<half2, kFE4M3fn>); "
     "quantization/utils/marlin_utils_fp8.py (scale fold)";
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, int arity,

@@ -1,6 +1,6 @@
 // Recipe family: GPTQ symmetric INT4 (vLLM scalar_types.uint4b8: a nibble q stores q - 8)
 // -> FP16 by the magic number 0x6400, as vllm-project/vllm
-// csrc/quantization/gptq_marlin/dequant.h (dequant<half2, kU4B8, false>, after
+// csrc/quantization/marlin/dequant.h (dequant<half2, kU4B8, false>, after
 // FasterTransformer's interleaved_numeric_conversion.h) and the AWQ kernels ship it.
 //
 //   inputs   q: u4b8 nibble (value q - 8); s: FP16 group scale
@@ -69,7 +69,7 @@ BP_HD constexpr std::uint16_t high_magic(std::uint32_t q) {
 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary,
                           Role role = Role::kRecipe, std::string_view control_of = {}) {
-  return family_card({.source = "vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h (dequant<half2, kU4B8>, "
+  return family_card({.source = "vllm-project/vllm csrc/quantization/marlin/dequant.h (dequant<half2, kU4B8>, "
                                 "0x6400 magic number; FasterTransformer interleaved_numeric_conversion.h)",
                       .arity = 2,
                       .inputs = {FormatId::u4b8, FormatId::fp16},

@@ -1,4 +1,4 @@
-// Recipe family: vLLM Marlin FP4 (E2M1) decode, as csrc/quantization/gptq_marlin/dequant.h
+// Recipe family: vLLM Marlin FP4 (E2M1) decode, as csrc/quantization/marlin/dequant.h
 // and vllm/model_executor/layers/quantization/utils/marlin_utils_fp4.py ship it
 // (vllm-project/vllm). Marlin places each 4-bit code into the top of a 16-bit
 // lane, then moves the exponent+mantissa bits right into the target format:
@@ -44,7 +44,7 @@
 namespace bitproof::marlin {
 
 // ---- pins: vllm-project/vllm, read at 6097afb9 (main, 2026-04-19) unless named otherwise ----
-// Since 2026-01-23 the kernels live in csrc/quantization/marlin/ (earlier: gptq_marlin/).
+// Since 4561f139 (#32952, 2026-01-23) the kernels live in csrc/quantization/marlin/ (earlier: gptq_marlin/).
 inline constexpr std::string_view kVllm = "vllm-project/vllm";
 inline constexpr std::string_view kVllmMain = "6097afb9bdf9bf59fec70c04b12ab355daf07b23";
 inline constexpr std::string_view kVllmPreRescale = "4561f13985e86ea15c9c672fbcfa28f12530e3e5";  // 2026-01-23
@@ -254,7 +254,7 @@ BP_HD constexpr std::uint32_t bf16_to_float_bits(std::uint32_t b) { return (b & 
 constexpr RecipeCard card(std::string_view name, std::string_view label, std::string_view summary, int arity,
                           std::array<FormatId, kMaxArity> inputs, FormatId output, Role role = Role::kRecipe,
                           std::string_view control_of = {}) {
-  return family_card({.source = "vllm-project/vllm csrc/quantization/gptq_marlin/dequant.h (dequant<…, kFE2M1f>, "
+  return family_card({.source = "vllm-project/vllm csrc/quantization/marlin/dequant.h (dequant<…, kFE2M1f>, "
                                 "dequant_fp8_scales); quantization/utils/marlin_utils_fp4.py",
                       .arity = arity,
                       .inputs = inputs,
@@ -357,8 +357,10 @@ struct Nvfp4Folded {
            "fmul(half2float(hmul(raw, S0E5M3 scale v * 2^7)), global 2^7): skip-flop, 2^14 / 2^7 in the global scale",
            2, {FormatId::e2m1, FormatId::ue4m3}, FormatId::fp32),
       {&kPinNvfp4ScalesOld, &kPinFp8ScalesHalf, &kPinFp4Half, &kPinWriteGlobalOld},
-      "the pipeline as shipped 2025-05-10 (d74e5f37) .. 2026-04-07: current main flushes scale codes 1..7 to 0 "
-      "(marlin.nvfp4_fp16.current; finding marlin-nvfp4-current)");
+      "the FP16 pipeline as shipped 2025-05-10 (d74e5f37) .. 2026-03-17 (24575899, #34577) and again 2026-03-27 "
+      "(148a5c12, #33972) .. 2026-04-07 (73105554, #37502); in between, #34577 rescaled FP16 scales too (a tensor "
+      "holding scale codes 1..7 got sf > 1), which this model does not, until #33972 kept half scales unscaled; "
+      "current main flushes scale codes 1..7 to 0 (marlin.nvfp4_fp16.current; finding marlin-nvfp4-current)");
   template <class Ar>
   BP_HD static constexpr std::uint32_t eval(std::uint32_t x, std::uint32_t v) {
     return Ar::fmul(Ar::half2float(Ar::hmul(fp4_to_half_bits(x), nvfp4_scale_half<Ar>(v))), kFloatTwoPow7);

@@ -74,12 +74,17 @@ inline constexpr Pin kPinQpnM1{PinKind::kCode,
                                "14-28, 81, 91-99",
                                "the DeepSeek V4 M = 6 decode kernel: per group P = hmul(half_bits(a << 10), 2^14), "
                                "then hmul2(raw, P): the 2^14 folded into the scale by one FP16 multiply"};
+// Read in the search index at 256ae302 (a 1CatAI commit later than the 2026-08-22 snapshot,
+// so scripts/check-pins.py cannot reach it there): the struct is lines 283-316 under its
+// three-line contract comment (280-282); the element bits at 301-304 are raw_bits() on each
+// nibble, the scale multiply at 307-312 one mul.f16x2 (nearest even, subnormals kept).
+// Earlier stored revisions (40382cb1, ae13773a) have no such struct.
 inline constexpr Pin kPinPrescaledContract{PinKind::kCode,
                                            k1Cat,
                                            "csrc/sm70_turbomind/lmdeploy/src/turbomind/kernels/gemm/transform.h",
-                                           "40382cb1de717bc554f4a99b59398a71383d6d30",
+                                           "256ae30281aef90a2f6792d3e0f760ecfb741456",
                                            "Transform_HMMA_SIMT_B_PrescaledE2M1",
-                                           "375-411",
+                                           "280-316",
                                            "raw element bits times a prepared 16-bit scale (mul.f16x2); preparation "
                                            "must reject scale magnitudes above 65504 / 16384 (instantiated for NVFP4)"};
 inline constexpr Pin kPinPrDescription{PinKind::kProse,
