@@ -56,6 +56,7 @@ Expected<std::vector<ElementProofRun>> run_element_proofs(const op::AbSpec& spec
     run.cases = result.claims[ref.claim].cases;
     run.holding = result.claims[ref.claim].holding;
     run.recipes = claim.recipes;
+    run.user = proof->user;
     if (result.witness_disagreement_count != 0) run.holding = 0;  // the two CPU witnesses disagree: no proof
     runs.push_back(std::move(run));
   }

@@ -4,6 +4,7 @@
 // recipes for each other in the traced graphs (operator/trace.hpp).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@
 
 namespace bitproof {
 
+namespace user {
+struct UserRecipes;
+}
+
 struct ElementProofRun {
   op::ElementProofRef ref;
   std::string spec_name;
@@ -21,6 +26,8 @@ struct ElementProofRun {
   std::uint64_t cases = 0;
   std::uint64_t holding = 0;
   std::vector<const RecipeEntry*> recipes;  // the claim's
+  // The proof spec's user recipes, which `recipes` may point into: kept alive with the run.
+  std::shared_ptr<const user::UserRecipes> user;
   [[nodiscard]] bool holds() const { return cases > 0 && holding == cases; }
 };
 
