@@ -15,7 +15,8 @@ wide.json (2^20 cases, refuted), w1.json w2.json w3.json (its shards 1..3 of
 synthetic checkpoint, one 0xFF scale byte in layer 0), audit.json (its audit),
 fp32.json (an FP32-input spec), ab-spec.json and ab.json (an A/B negative control,
 split-K 4 against 2, and its report: one case, proved), tab/ (small.json: a spec whose one user recipe
-is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it)."""
+is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it), usr/ (plain.json
+and plain.cuh from tests/cli/data/user: a user recipe compiled from source)."""
 import hashlib
 import os
 import struct
@@ -55,6 +56,12 @@ def make_table_fixture():
         f.write(npy("<f2", halves, "<H"))
 
 
+def make_user_fixture():
+    """usr/: a user-recipe spec (one E2M1 input, 16 cases) and the header of its function."""
+    shutil.copytree(f"{root}/tests/cli/data/user", f"{fixtures}/usr",
+                    ignore=lambda d, names: [n for n in names if not n.startswith("plain.")])
+
+
 def make_fixtures():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(os.path.join(work, "bin"))
@@ -80,6 +87,7 @@ def make_fixtures():
         "$BP audit ck --report audit.json > /dev/null",
     ]
     make_table_fixture()
+    make_user_fixture()
     for step in steps:
         done = sh(step, fixtures)
         if done.returncode not in (0, 1):
