@@ -1011,10 +1011,10 @@ Expected<Json> readmit_result(const Json& report, const std::string& path) {
   // One claim recorded: --claim chose it, or the domain has only that one (the same admission).
   const std::optional<std::size_t> claim =
       claims.size() == 1 ? std::optional<std::size_t>(claims[0]["index"].get<std::size_t>()) : std::nullopt;
-  auto audited = load_checked_audit(r["audit"]["file"].get<std::string>());
-  if (!audited) return w.at("result.audit.file", audited.error().message);
   auto proven = load_domain_report(r["domain"]["file"].get<std::string>(), claim);
   if (!proven) return w.at("result.domain.file", proven.error().message);
+  auto audited = load_checked_audit(r["audit"]["file"].get<std::string>());
+  if (!audited) return w.at("result.audit.file", audited.error().message);
   const std::string select = r["select"].is_string() ? r["select"].get<std::string>() : "";
   const bool allow_partial = r["partial_audit"]["left_out"].get<std::uint64_t>() != 0;
   auto admission = admit(*audited, *proven, select, allow_partial, r["max_outside"].get<std::uint64_t>());
