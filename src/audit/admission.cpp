@@ -187,8 +187,8 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
         !f.contains("header_sha256") || !f["header_sha256"].is_string()) {
       return w.at("result.checkpoint.files", "must hold {file, bytes, header_sha256, tensors} entries");
     }
-    again.files.push_back({f["file"].get<std::string>(), f["bytes"].get<std::uint64_t>(), f["tensors"].get<std::size_t>(),
-                           f["header_sha256"].get<std::string>()});
+    again.files.push_back({f["file"].get<std::string>(), f["bytes"].get<std::uint64_t>(),
+                           f["tensors"].get<std::size_t>(), f["header_sha256"].get<std::string>()});
   }
   again.tensors_seen = ck["tensors"].get<std::size_t>();
   const json& sel = result["selection"];
@@ -487,8 +487,8 @@ std::optional<std::string> file_difference(const AuditReport& audit, const Audit
     return fmt::format("index {} on disk, the audit read {}", now.index.value_or("none"), audit.index.value_or("none"));
   }
   for (const FileSummary& read : audit.files) {
-    const auto it = std::find_if(now.files.begin(), now.files.end(),
-                                 [&](const FileSummary& f) { return f.name == read.name; });
+    const auto it =
+        std::find_if(now.files.begin(), now.files.end(), [&](const FileSummary& f) { return f.name == read.name; });
     if (it == now.files.end()) return fmt::format("{}: not in the checkpoint on disk, the audit read it", read.name);
     if (it->bytes != read.bytes) {
       return fmt::format("{}: {} bytes on disk, the audit read {}", read.name, it->bytes, read.bytes);
@@ -499,8 +499,8 @@ std::optional<std::string> file_difference(const AuditReport& audit, const Audit
     }
   }
   for (const FileSummary& f : now.files) {
-    const bool read = std::any_of(audit.files.begin(), audit.files.end(),
-                                  [&](const FileSummary& r) { return r.name == f.name; });
+    const bool read =
+        std::any_of(audit.files.begin(), audit.files.end(), [&](const FileSummary& r) { return r.name == f.name; });
     if (!read) return fmt::format("{}: on disk, but not among the files the audit read", f.name);
   }
   return std::nullopt;
@@ -516,16 +516,18 @@ std::optional<std::string> tensor_difference(const AuditReport& audit, const Aud
     const TensorAudit& disk = now.tensors[i];
     const AuditedTensor& read = audit.tensors[i];
     if (disk.name != read.name || disk.file != read.file) {
-      return fmt::format("{}: tensor {} on disk where the audit read {} ({})", disk.file, disk.name, read.name, read.file);
+      return fmt::format("{}: tensor {} on disk where the audit read {} ({})", disk.file, disk.name, read.name,
+                         read.file);
     }
     if (disk.sha256 != read.sha256) {
       return fmt::format("{}: tensor {}: SHA-256 {}... on disk, the audit read {}...", disk.file, disk.name,
                          short_digest(disk.sha256), short_digest(read.sha256));
     }
     if (!(disk.histogram == read.histogram)) {
-      return fmt::format("{}: tensor {}: its bytes are the ones the audit read, but it records other codes than they "
-                         "hold",
-                         disk.file, disk.name);
+      return fmt::format(
+          "{}: tensor {}: its bytes are the ones the audit read, but it records other codes than they "
+          "hold",
+          disk.file, disk.name);
     }
   }
   return std::nullopt;
@@ -538,10 +540,12 @@ Expected<Ok> check_checkpoint(const AuditReport& audit) {
   const std::string where = "result.checkpoint";
   auto checkpoint = open_checkpoint(audit.checkpoint);
   if (!checkpoint) {
-    return w.at(where, fmt::format("the checkpoint the audit read cannot be read again: {}", checkpoint.error().message));
+    return w.at(where,
+                fmt::format("the checkpoint the audit read cannot be read again: {}", checkpoint.error().message));
   }
   auto now = run_audit(*checkpoint, {audit.selection, 0, audit.views});
-  if (!now) return w.at(where, fmt::format("the checkpoint the audit read cannot be audited again: {}", now.error().message));
+  if (!now)
+    return w.at(where, fmt::format("the checkpoint the audit read cannot be audited again: {}", now.error().message));
   auto differs = file_difference(audit, *now);
   if (!differs) differs = tensor_difference(audit, *now);
   if (differs) {
@@ -731,8 +735,8 @@ Expected<Ok> check_witness(const json& result, const SpecWhere& w) {
   if (!n) return n.error();
   if ((*n)->get<std::uint64_t>() != 0) {
     // Bad input (exit 2), not a refusal: the domain report proves nothing to admit against.
-    return w.at("result.witness", fmt::format("{} witness disagreements: the domain report proves nothing",
-                                              (*n)->get<std::uint64_t>()));
+    return w.at("result.witness",
+                fmt::format("{} witness disagreements: the domain report proves nothing", (*n)->get<std::uint64_t>()));
   }
   return Ok{};
 }

@@ -97,7 +97,8 @@ Expected<Ok> read_tensor(const TensorRead& r, TensorAudit& t) {
 
 // Reads every tensor on `threads` threads, the largest first (they take indices in order).
 Expected<Ok> read_tensors(std::vector<TensorRead> reads, std::vector<TensorAudit>& tensors, unsigned threads) {
-  std::stable_sort(reads.begin(), reads.end(), [](const TensorRead& a, const TensorRead& b) { return a.bytes > b.bytes; });
+  std::stable_sort(reads.begin(), reads.end(),
+                   [](const TensorRead& a, const TensorRead& b) { return a.bytes > b.bytes; });
   std::mutex failed_lock;
   std::optional<Error> failed;
   parallel_for(reads.size(), threads, [&](std::size_t i) {
@@ -515,8 +516,15 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
         continue;
       }
       reads.push_back({audit.tensors.size(), &f, f.tensor_offset(t), t.bytes()});
-      audit.tensors.push_back({t.name, f.name, t.dtype, options.selection.format_of(t.dtype), t.shape, t.bytes(),
-                               layer_of(t.name), {}, {}});
+      audit.tensors.push_back({t.name,
+                               f.name,
+                               t.dtype,
+                               options.selection.format_of(t.dtype),
+                               t.shape,
+                               t.bytes(),
+                               layer_of(t.name),
+                               {},
+                               {}});
     }
   }
   if (audit.tensors.empty()) {

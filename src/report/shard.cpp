@@ -464,9 +464,10 @@ Expected<Ok> same_sources(const Json& recorded, const Json& here, const std::str
                             printable(file), theirs, ours));
     }
   }
-  return at(path, "result.user_sources",
-            fmt::format("{}, but this merge builds the user code from {}", recorded.is_null() ? "missing" : "other files",
-                        here.is_null() ? "nothing (the spec has no function recipe)" : here.dump()));
+  return at(
+      path, "result.user_sources",
+      fmt::format("{}, but this merge builds the user code from {}", recorded.is_null() ? "missing" : "other files",
+                  here.is_null() ? "nothing (the spec has no function recipe)" : here.dump()));
 }
 
 }  // namespace
@@ -545,7 +546,8 @@ Expected<Json> merge_shards(const std::vector<Json>& shards, const std::vector<s
   // another kernel header under this one's digest.
   const Json sources = user_sources_json(*spec);
   for (std::size_t k = 0; k < shards.size(); ++k) {
-    if (auto ok = same_sources(shards[k]["result"].value("user_sources", Json()), sources, paths[k]); !ok) return ok.error();
+    if (auto ok = same_sources(shards[k]["result"].value("user_sources", Json()), sources, paths[k]); !ok)
+      return ok.error();
   }
   // Every shard must have read the output tables this merge reads: a chunk not
   // swept again would otherwise carry another table's bits under this one's digest.
