@@ -49,4 +49,12 @@ Expected<std::uint64_t> unsigned_value(const Where& w, const nlohmann::json& v, 
   return v.get<std::uint64_t>();
 }
 
+Expected<Ok> version_value(const Where& w, const nlohmann::json& v, const std::string& field, std::uint64_t version) {
+  auto n = unsigned_value(w, v, field);
+  if (!n) return n.error();
+  if (*n != version)
+    return w.at(field, fmt::format("version {} is not supported (this bitproof reads {})", *n, version));
+  return Ok{};
+}
+
 }  // namespace bitproof::fields

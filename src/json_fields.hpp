@@ -32,7 +32,13 @@ struct Where {
 // A string member; "" when absent and not required.
 [[nodiscard]] Expected<std::string> string_field(const Where& w, const nlohmann::json& object,
                                                  const std::string& parent, const std::string& key, bool required);
-// A non-negative integer.
+// A non-negative integer, written as one: 208, never 208.0 or "208". Every
+// integer field of the spec readers (proof, A/B and timing specs) is read
+// through it, their version fields included.
 [[nodiscard]] Expected<std::uint64_t> unsigned_value(const Where& w, const nlohmann::json& v, const std::string& field);
+// A file's format version (bitproof_spec, bitproof_ab, bitproof_time): an
+// integer (unsigned_value) equal to `version`.
+[[nodiscard]] Expected<Ok> version_value(const Where& w, const nlohmann::json& v, const std::string& field,
+                                         std::uint64_t version);
 
 }  // namespace bitproof::fields

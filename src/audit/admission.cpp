@@ -115,6 +115,9 @@ Expected<AuditedTensor> parse_audited(const json& j, const SpecWhere& w, const s
   auto bytes = field(j, "bytes", json::value_t::number_unsigned, w, at + ".bytes");
   if (!bytes) return bytes.error();
   t.bytes = (*bytes)->get<std::uint64_t>();
+  auto sha = field(j, "sha256", json::value_t::string, w, at + ".sha256");  // its form: the schema
+  if (!sha) return sha.error();
+  t.sha256 = (*sha)->get<std::string>();
   auto hist = field(j, "histogram", json::value_t::array, w, at + ".histogram");
   if (!hist) return hist.error();
   const std::optional<Pairs> in_document = read_apart ? std::nullopt : pairs_of(**hist);
@@ -180,10 +183,12 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
   if (ck["index"].is_string()) again.index = ck["index"].get<std::string>();
   for (const json& f : ck["files"]) {
     if (!f.is_object() || !f.contains("file") || !f["file"].is_string() || !f.contains("bytes") ||
-        !f["bytes"].is_number_unsigned() || !f.contains("tensors") || !f["tensors"].is_number_unsigned()) {
-      return w.at("result.checkpoint.files", "must hold {file, bytes, tensors} entries");
+        !f["bytes"].is_number_unsigned() || !f.contains("tensors") || !f["tensors"].is_number_unsigned() ||
+        !f.contains("header_sha256") || !f["header_sha256"].is_string()) {
+      return w.at("result.checkpoint.files", "must hold {file, bytes, header_sha256, tensors} entries");
     }
-    again.files.push_back({f["file"].get<std::string>(), f["bytes"].get<std::uint64_t>(), f["tensors"].get<std::size_t>()});
+    again.files.push_back({f["file"].get<std::string>(), f["bytes"].get<std::uint64_t>(),
+                           f["tensors"].get<std::size_t>(), f["header_sha256"].get<std::string>()});
   }
   again.tensors_seen = ck["tensors"].get<std::size_t>();
   const json& sel = result["selection"];
@@ -211,10 +216,18 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
   }
   for (const AuditedTensor& t : a.tensors) {
     again.tensors.push_back(
-        {t.name, t.file, t.dtype, t.format, t.shape, t.bytes, layer_of(t.name), CompactCounts(t.histogram)});
+        {t.name, t.file, t.dtype, t.format, t.shape, t.bytes, layer_of(t.name), CompactCounts(t.histogram), t.sha256});
   }
   if (auto ok = check_views(again); !ok) return w.at("result.views", ok.error().message);
   return again;
+}
+
+// Moves into `a` what check_checkpoint compares with the checkpoint on disk.
+void keep_what_was_read(AuditReport& a, AuditResult& recorded) {
+  a.index = recorded.index;
+  a.files = std::move(recorded.files);
+  a.selection = recorded.selection;
+  a.views = recorded.views;
 }
 
 // The result part `audit` gives, where it differs from `recorded` (whose text,
@@ -233,7 +246,7 @@ std::optional<json> result_difference(const AuditResult& audit, const json& reco
 // selection and views: every aggregate (formats, layers, views, summary lines)
 // must be what its tensors' histograms give. Returns the result part's text
 // as dump() writes it.
-Expected<std::string> check_rederived(const json& result, const AuditReport& a, const SpecWhere& w) {
+Expected<std::string> check_rederived(const json& result, AuditReport& a, const SpecWhere& w) {
   auto again = recorded_audit(result, a, w);
   if (!again) return again.error();
   std::string recorded = result.dump();
@@ -241,6 +254,7 @@ Expected<std::string> check_rederived(const json& result, const AuditReport& a, 
     return w.at("result",
                 fmt::format("does not follow from its tensors' histograms: {}", first_difference(result, *derived)));
   }
+  keep_what_was_read(a, *again);
   return recorded;
 }
 
@@ -394,9 +408,10 @@ std::optional<LeanAudit> read_lean(std::string_view text, const std::string& pat
   if (!a) return std::nullopt;
   auto again = recorded_audit(lean.document["result"], *a, SpecWhere{path});
   if (!again || !audit_result_text_is(*again, lean.result_text)) return std::nullopt;
+  lean.selection = again->selection;
+  lean.views = again->views;
+  keep_what_was_read(*a, *again);
   lean.report = std::move(*a);
-  lean.selection = std::move(again->selection);
-  lean.views = std::move(again->views);
   return lean;
 }
 
@@ -462,6 +477,91 @@ Expected<std::optional<Json>> reaudit_result(const json& report, const std::stri
   return result_difference(*now, report["result"], recorded);
 }
 
+namespace {
+
+std::string short_digest(const std::string& hex) { return hex.substr(0, 16); }
+
+// The first file where `now` (the checkpoint on disk) is not what `audit` read.
+std::optional<std::string> file_difference(const AuditReport& audit, const AuditResult& now) {
+  if (now.index != audit.index) {
+    return fmt::format("index {} on disk, the audit read {}", now.index.value_or("none"), audit.index.value_or("none"));
+  }
+  for (const FileSummary& read : audit.files) {
+    const auto it =
+        std::find_if(now.files.begin(), now.files.end(), [&](const FileSummary& f) { return f.name == read.name; });
+    if (it == now.files.end()) return fmt::format("{}: not in the checkpoint on disk, the audit read it", read.name);
+    if (it->bytes != read.bytes) {
+      return fmt::format("{}: {} bytes on disk, the audit read {}", read.name, it->bytes, read.bytes);
+    }
+    if (it->header_sha256 != read.header_sha256) {
+      return fmt::format("{}: header SHA-256 {}... on disk, the audit read {}...", read.name,
+                         short_digest(it->header_sha256), short_digest(read.header_sha256));
+    }
+  }
+  for (const FileSummary& f : now.files) {
+    const bool read =
+        std::any_of(audit.files.begin(), audit.files.end(), [&](const FileSummary& r) { return r.name == f.name; });
+    if (!read) return fmt::format("{}: on disk, but not among the files the audit read", f.name);
+  }
+  return std::nullopt;
+}
+
+// The first scale tensor whose bytes or codes on disk are not what `audit` records.
+std::optional<std::string> tensor_difference(const AuditReport& audit, const AuditResult& now) {
+  if (now.tensors.size() != audit.tensors.size()) {
+    return fmt::format("{} selected scale tensors on disk, the audit read {}", now.tensors.size(),
+                       audit.tensors.size());
+  }
+  for (std::size_t i = 0; i < now.tensors.size(); ++i) {  // both sorted by name
+    const TensorAudit& disk = now.tensors[i];
+    const AuditedTensor& read = audit.tensors[i];
+    if (disk.name != read.name || disk.file != read.file) {
+      return fmt::format("{}: tensor {} on disk where the audit read {} ({})", disk.file, disk.name, read.name,
+                         read.file);
+    }
+    if (disk.sha256 != read.sha256) {
+      return fmt::format("{}: tensor {}: SHA-256 {}... on disk, the audit read {}...", disk.file, disk.name,
+                         short_digest(disk.sha256), short_digest(read.sha256));
+    }
+    if (!(disk.histogram == read.histogram)) {
+      return fmt::format(
+          "{}: tensor {}: its bytes are the ones the audit read, but it records other codes than they "
+          "hold",
+          disk.file, disk.name);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<Ok> check_checkpoint(const AuditReport& audit) {
+  const SpecWhere w{audit.path};
+  const std::string where = "result.checkpoint";
+  auto checkpoint = open_checkpoint(audit.checkpoint);
+  if (!checkpoint) {
+    return w.at(where,
+                fmt::format("the checkpoint the audit read cannot be read again: {}", checkpoint.error().message));
+  }
+  auto now = run_audit(*checkpoint, {audit.selection, 0, audit.views});
+  if (!now)
+    return w.at(where, fmt::format("the checkpoint the audit read cannot be audited again: {}", now.error().message));
+  auto differs = file_difference(audit, *now);
+  if (!differs) differs = tensor_difference(audit, *now);
+  if (differs) {
+    return w.at(where, fmt::format("{} is not the checkpoint this audit read: {}", printable(audit.checkpoint),
+                                   printable(*differs)));
+  }
+  return Ok{};
+}
+
+Expected<AuditReport> load_checked_audit(const std::string& path) {
+  auto audit = load_audit_report(path);
+  if (!audit) return audit.error();
+  if (auto ok = check_checkpoint(*audit); !ok) return ok.error();
+  return audit;
+}
+
 Expected<CodeCounts> observed_codes(const AuditReport& audit, FormatId format) {
   CodeCounts codes;
   bool any = false;
@@ -479,7 +579,7 @@ Expected<CodeCounts> observed_codes(const AuditReport& audit, FormatId format) {
 }
 
 Expected<Ok> apply_scales_from(Spec& spec, const std::string& audit_path, bool allow_partial, ScalesFrom mode) {
-  auto audit = load_audit_report(audit_path);
+  auto audit = load_checked_audit(audit_path);
   if (!audit) return audit.error();
   if (auto ok = audit->check_whole(allow_partial); !ok) return ok.error();
   const auto index = spec.input_index("scale");
@@ -634,9 +734,9 @@ Expected<Ok> check_witness(const json& result, const SpecWhere& w) {
   auto n = field(**witness, "disagreements", json::value_t::number_unsigned, w, "result.witness.disagreements");
   if (!n) return n.error();
   if ((*n)->get<std::uint64_t>() != 0) {
-    return Error{fmt::format("{}: result.witness: {} witness disagreements: the domain report proves nothing", w.file,
-                             (*n)->get<std::uint64_t>()),
-                 kExitRefuted};
+    // Bad input (exit 2), not a refusal: the domain report proves nothing to admit against.
+    return w.at("result.witness",
+                fmt::format("{} witness disagreements: the domain report proves nothing", (*n)->get<std::uint64_t>()));
   }
   return Ok{};
 }
@@ -915,10 +1015,10 @@ Expected<Json> readmit_result(const Json& report, const std::string& path) {
   // One claim recorded: --claim chose it, or the domain has only that one (the same admission).
   const std::optional<std::size_t> claim =
       claims.size() == 1 ? std::optional<std::size_t>(claims[0]["index"].get<std::size_t>()) : std::nullopt;
-  auto audited = load_audit_report(r["audit"]["file"].get<std::string>());
-  if (!audited) return w.at("result.audit.file", audited.error().message);
   auto proven = load_domain_report(r["domain"]["file"].get<std::string>(), claim);
   if (!proven) return w.at("result.domain.file", proven.error().message);
+  auto audited = load_checked_audit(r["audit"]["file"].get<std::string>());
+  if (!audited) return w.at("result.audit.file", audited.error().message);
   const std::string select = r["select"].is_string() ? r["select"].get<std::string>() : "";
   const bool allow_partial = r["partial_audit"]["left_out"].get<std::uint64_t>() != 0;
   auto admission = admit(*audited, *proven, select, allow_partial, r["max_outside"].get<std::uint64_t>());

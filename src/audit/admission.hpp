@@ -38,6 +38,7 @@ struct AuditedTensor {
   std::uint64_t bytes = 0;
   CodeStats stats;
   CodeCounts histogram;
+  std::string sha256;  // of its bytes, as the audit read them
 };
 
 struct AuditReport {
@@ -47,6 +48,12 @@ struct AuditReport {
   std::vector<AuditedTensor> tensors;
   std::uint64_t left_out = 0;  // scale tensors the audit did not read
   std::string select;          // the audit's --select, if any
+  // What the audit read, for check_checkpoint: the index file, each file's
+  // size and header digest, and the audit's selection and views.
+  std::optional<std::string> index;
+  std::vector<FileSummary> files;
+  Selection selection;
+  std::vector<const ScaleView*> views;
   // Fails (exit 2) on a partial audit unless `allow_partial`.
   [[nodiscard]] Expected<Ok> check_whole(bool allow_partial) const;
   // The formats of its tensors, ascending, as "ue8m0, fp16".
@@ -59,6 +66,18 @@ struct AuditReport {
 [[nodiscard]] Expected<AuditReport> load_audit_report(const std::string& path);
 // The same for report text already in memory; `path` names it in messages.
 [[nodiscard]] Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path);
+
+// The checkpoint an audit names (result.checkpoint.path), as it is on disk
+// now, must be the bytes the audit read: the same files (and index), each of
+// the recorded size and header SHA-256, every audited scale tensor's bytes of
+// the recorded SHA-256, and the codes the audit records for each tensor. The
+// checkpoint is audited again here (every core), its tensors hashed as they
+// are read. Fails (exit 2) naming the report, the file and what differs; a
+// checkpoint that cannot be opened is bad input too.
+[[nodiscard]] Expected<Ok> check_checkpoint(const AuditReport& audit);
+// load_audit_report, then check_checkpoint: how admit, prove --scales-from
+// and report verify of an admission read an audit.
+[[nodiscard]] Expected<AuditReport> load_checked_audit(const std::string& path);
 
 // report verify of an audit: the report (parsed from `path`), checked as
 // load_audit_report checks it, then its checkpoint (result.checkpoint.path)

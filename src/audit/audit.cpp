@@ -10,16 +10,13 @@
 
 #include "name_filter.hpp"
 #include "parallel.hpp"
+#include "report/digest.hpp"
 #include "report/report.hpp"
 #include "strict_json.hpp"
 
 namespace bitproof::audit {
 namespace {
 
-// Work is handed out in pieces of this many bytes (large tensors are split);
-// a multiple of every code width.
-constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
-constexpr std::size_t kLockStripes = 64;
 constexpr std::uint32_t kClassTableCodes = std::uint32_t{1} << 16;
 
 // classify_code for every code below 2^16, built once per format: it decodes
@@ -65,40 +62,50 @@ std::string with_commas(std::uint64_t v) {
   return out;
 }
 
-// Pieces of a tensor's data: read into a per-thread buffer of kReadBytes (it
-// stays in L2 while counted), at the file offset's place in a page, and counted there.
+// A tensor's data is read in pieces of kReadBytes into a per-thread buffer (it
+// stays in L2 while counted and hashed), at the file offset's place in a page.
+// One thread reads a whole tensor, in order: its SHA-256 is of its bytes.
 constexpr std::size_t kReadBytes = std::size_t{1} << 18;
-static_assert(kChunkBytes % kReadBytes == 0 && kReadBytes % 4 == 0);
+static_assert(kReadBytes % 4 == 0);
 
-struct Chunk {
+struct TensorRead {
   std::size_t tensor;
   const CheckpointFile* file;
   std::uint64_t offset;  // in the file
-  std::size_t bytes;
+  std::uint64_t bytes;
 };
 
-Expected<Ok> histogram_chunks(const std::vector<Chunk>& chunks, std::vector<TensorAudit>& tensors, unsigned threads) {
-  std::vector<std::mutex> stripes(kLockStripes);
+// Counts and hashes one tensor's bytes into `t`; the error names the file and tensor.
+Expected<Ok> read_tensor(const TensorRead& r, TensorAudit& t) {
+  thread_local PageOffsetBuffer buffer(kReadBytes);
+  CodeCounter counter(code_bits(t.dtype));
+  Sha256 sha;
+  for (std::uint64_t done = 0; done < r.bytes; done += kReadBytes) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kReadBytes, r.bytes - done));
+    const std::span<unsigned char> piece = buffer.room_for(r.offset + done, n);
+    if (auto ok = r.file->map.read_at(r.offset + done, piece); !ok) {
+      return Error{fmt::format("{}: {}: cannot read: {}", r.file->path, t.name, ok.error().message)};
+    }
+    counter.add(piece);
+    sha.update(piece.data(), piece.size());
+  }
+  counter.take(t.histogram);
+  const auto digest = sha.finish();
+  t.sha256 = to_hex(digest);
+  return Ok{};
+}
+
+// Reads every tensor on `threads` threads, the largest first (they take indices in order).
+Expected<Ok> read_tensors(std::vector<TensorRead> reads, std::vector<TensorAudit>& tensors, unsigned threads) {
+  std::stable_sort(reads.begin(), reads.end(),
+                   [](const TensorRead& a, const TensorRead& b) { return a.bytes > b.bytes; });
   std::mutex failed_lock;
   std::optional<Error> failed;
-  parallel_for(chunks.size(), threads, [&](std::size_t i) {
-    thread_local PageOffsetBuffer buffer(kReadBytes);
-    const Chunk& c = chunks[i];
-    TensorAudit& t = tensors[c.tensor];
-    CodeCounter counter(code_bits(t.dtype));
-    for (std::size_t done = 0; done < c.bytes; done += kReadBytes) {
-      const std::span<unsigned char> piece = buffer.room_for(c.offset + done, std::min(kReadBytes, c.bytes - done));
-      if (auto ok = c.file->map.read_at(c.offset + done, piece); !ok) {
-        const std::lock_guard lock(failed_lock);
-        if (!failed) failed = Error{fmt::format("{}: {}: cannot read: {}", c.file->path, t.name, ok.error().message)};
-        return;
-      }
-      counter.add(piece);
+  parallel_for(reads.size(), threads, [&](std::size_t i) {
+    if (auto ok = read_tensor(reads[i], tensors[reads[i].tensor]); !ok) {
+      const std::lock_guard lock(failed_lock);
+      if (!failed) failed = ok.error();
     }
-    CompactCounts local;
-    counter.take(local);
-    const std::lock_guard lock(stripes[c.tensor % kLockStripes]);
-    t.histogram.merge(std::move(local));
   });
   if (failed) return *failed;
   return Ok{};
@@ -141,7 +148,8 @@ Json tensor_json(const TensorAudit& t, bool with_histogram = true) {
          {"format", spec_of(t.format).name},
          {"shape", t.shape},
          {"layer", optional_json(t.layer)},
-         {"bytes", t.bytes}};
+         {"bytes", t.bytes},
+         {"sha256", t.sha256}};
   move_members(j, stats_json(t.format, code_bits(t.dtype), t.histogram, with_histogram));
   return j;
 }
@@ -326,7 +334,7 @@ Json selection_json(const Selection& s, std::size_t left_out) {
 Json checkpoint_json(const AuditResult& audit) {
   Json files = Json::array();
   for (const FileSummary& f : audit.files)
-    files.push_back({{"file", f.name}, {"bytes", f.bytes}, {"tensors", f.tensors}});
+    files.push_back({{"file", f.name}, {"bytes", f.bytes}, {"header_sha256", f.header_sha256}, {"tensors", f.tensors}});
   return Json{{"path", audit.root},
               {"index", audit.index ? Json(*audit.index) : Json(nullptr)},
               {"files", files},
@@ -496,21 +504,27 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
   audit.views = options.views;
   auto filter = NameFilter::make(options.selection.select, "--select");
   if (!filter) return filter.error();
-  std::vector<Chunk> chunks;
+  std::vector<TensorRead> reads;
   for (const CheckpointFile& f : checkpoint.files) {
-    audit.files.push_back({f.name, f.map.bytes().size(), f.header.tensors.size()});
+    Sha256 header;  // the length and the JSON text
+    header.update(f.map.bytes().data(), static_cast<std::size_t>(f.header.data_start()));
+    audit.files.push_back({f.name, f.map.bytes().size(), f.header.tensors.size(), to_hex(header.finish())});
     audit.tensors_seen += f.header.tensors.size();
     for (const TensorInfo& t : f.header.tensors) {
       if (!is_scale_tensor(t, options.selection, *filter)) {
         audit.left_out += looks_like_scales(t) ? 1 : 0;
         continue;
       }
-      for (std::uint64_t off = 0; off < t.bytes(); off += kChunkBytes) {
-        chunks.push_back({audit.tensors.size(), &f, f.tensor_offset(t) + off,
-                          static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, t.bytes() - off))});
-      }
-      audit.tensors.push_back({t.name, f.name, t.dtype, options.selection.format_of(t.dtype), t.shape, t.bytes(),
-                               layer_of(t.name), {}});
+      reads.push_back({audit.tensors.size(), &f, f.tensor_offset(t), t.bytes()});
+      audit.tensors.push_back({t.name,
+                               f.name,
+                               t.dtype,
+                               options.selection.format_of(t.dtype),
+                               t.shape,
+                               t.bytes(),
+                               layer_of(t.name),
+                               {},
+                               {}});
     }
   }
   if (audit.tensors.empty()) {
@@ -519,7 +533,7 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
         audit.tensors_seen, dtype_list(options.selection.dtypes), options.selection.select.empty() ? "" : ", --select")};
   }
   if (auto ok = check_views(audit); !ok) return ok.error();
-  if (auto ok = histogram_chunks(chunks, audit.tensors, resolve_threads(options.threads)); !ok) return ok.error();
+  if (auto ok = read_tensors(std::move(reads), audit.tensors, resolve_threads(options.threads)); !ok) return ok.error();
   std::sort(audit.tensors.begin(), audit.tensors.end(),
             [](const TensorAudit& a, const TensorAudit& b) { return a.name < b.name; });
   return audit;

@@ -58,12 +58,17 @@ struct TensorAudit {
   std::uint64_t bytes = 0;
   std::optional<std::uint32_t> layer;
   CompactCounts histogram;
+  std::string sha256;  // of the tensor's bytes as the audit read them (hex)
 };
 
+// A file of the checkpoint as the audit read it: its size and the SHA-256 of
+// its header (the 8-byte length and the JSON text), which names its tensors,
+// their dtypes, shapes and offsets.
 struct FileSummary {
   std::string name;
   std::uint64_t bytes = 0;
   std::size_t tensors = 0;
+  std::string header_sha256;
 };
 
 struct AuditResult {
@@ -91,6 +96,8 @@ struct AuditOptions {
 [[nodiscard]] Expected<std::vector<const ScaleView*>> make_views(const std::vector<std::string>& names);
 
 // Fails (exit 2) when no tensor is selected: an empty audit would admit anything.
+// Each selected tensor's bytes are hashed (SHA-256) as they are counted, by the
+// one thread that reads the whole tensor; each file's header is hashed too.
 [[nodiscard]] Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions& options);
 
 // The layer L of a name containing "layers.L." (at the start or after a dot).

@@ -84,7 +84,7 @@ int run_admit(const AdmitArgs& a) {
   if (auto e = svg_refused(a.out, "admission")) return fail(*e);
   auto files = a.out.open({a.audit, a.domain});
   if (!files) return fail(files.error());
-  auto audited = audit::load_audit_report(a.audit);
+  auto audited = audit::load_checked_audit(a.audit);  // the checkpoint on disk must be what it read
   if (!audited) return fail(audited.error());
   auto proven = audit::load_domain_report(a.domain, a.claim);
   if (!proven) return fail(proven.error());

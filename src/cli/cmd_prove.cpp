@@ -330,7 +330,12 @@ int run_prove(const ProveArgs& a) {
   }
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   if (spec->user) spec->user->no_cache = a.no_cache;
-  if (!a.shard.empty()) return run_shard(a, *spec);
+  if (!a.shard.empty()) {
+    if (!a.gate.expect.empty()) {
+      return fail({"--expect: a shard's counts are not the domain's: give --expect to report merge"});
+    }
+    return run_shard(a, *spec);
+  }
   auto backends = select_backends(a.backend, *spec, a.devices);
   if (!backends) return fail(backends.error());
   auto files = a.out.open(read_files(a, *spec));

@@ -1,6 +1,7 @@
 // bitproof report render|verify|diff: what a reviewer and a CI system do with a report.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -201,10 +202,12 @@ int run_diff(const std::string& a_path, const std::string& b_path) {
 struct MergeArgs {
   std::vector<std::string> shards;
   Outputs out;
+  Gate gate;  // --expect only: the merged counts gated as prove gates a whole proof's
 };
 
 int run_merge(const MergeArgs& a) {
   if (a.out.report.empty()) return fail({"report merge: give -o/--report for the merged report"});
+  if (auto e = a.gate.check_syntax(std::max<std::size_t>(a.gate.expect.size(), 1))) return fail(*e);
   std::vector<Json> shards;
   for (const std::string& path : a.shards) {
     auto shard = load_report(path);
@@ -215,12 +218,19 @@ int run_merge(const MergeArgs& a) {
   if (!files) return fail(files.error());
   auto merged = merge_shards(shards, a.shards);
   if (!merged) return fail(merged.error());
+  const Json& claims = (*merged)["result"]["claims"];
+  if (auto e = a.gate.check_syntax(claims.size())) return fail(*e);
   if (auto e = a.out.write(*files, *merged)) return fail(*e);
-  for (const Json& claim : (*merged)["result"]["claims"])
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
+  for (const Json& claim : claims) {
     std::printf("%s (%zu shards)\n", claim["summary"].get<std::string>().c_str(), shards.size());
+    counts.emplace_back(claim["holding"].get<std::uint64_t>(), claim["cases"].get<std::uint64_t>());
+  }
+  const std::vector<std::string> unexpected = a.gate.mismatches(counts);
+  for (const std::string& line : unexpected) std::printf("%s\n", painted(line, false).c_str());
   const ReportJudgement judged = judge_report(*merged);
   for (const std::string& problem : judged.problems) std::printf("%s\n", painted(problem, false).c_str());
-  return judged.passes ? kExitHolds : kExitRefuted;
+  return judged.passes && unexpected.empty() ? kExitHolds : kExitRefuted;
 }
 
 }  // namespace
@@ -255,6 +265,10 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   m->add_option("shards", merge->shards, "shard reports (JSON)")->required();
   merge->out.add_flags(*m);
   add_no_user_code_flag(*m);  // the merge sweeps chunks of the recorded spec again
+  m->add_option("--expect", merge->gate.expect,
+                "fail (exit 1) unless each merged claim's holding/total is exactly H/N, e.g. 208/208 (repeat it: one "
+                "per claim)")
+      ->allow_extra_args(false);
   commands.push_back({m, [merge] { return run_merge(*merge); }});
 }
 

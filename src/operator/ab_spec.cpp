@@ -377,9 +377,7 @@ Expected<Ok> parse_header(const Where& w, const json& root, AbSpec& spec) {
       !ok)
     return ok.error();
   if (!root.contains("bitproof_ab")) return w.at("bitproof_ab", "missing (this file is not a bitproof A/B spec)");
-  if (root.at("bitproof_ab") != kAbSpecVersion)
-    return w.at("bitproof_ab", fmt::format("version {} is not supported (this bitproof reads {})",
-                                           root.at("bitproof_ab").dump(), kAbSpecVersion));
+  if (auto ok = fields::version_value(w, root.at("bitproof_ab"), "bitproof_ab", kAbSpecVersion); !ok) return ok.error();
   auto name = name_field(w, root, "", "name");
   if (!name) return name.error();
   spec.name = *name;

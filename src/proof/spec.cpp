@@ -285,10 +285,8 @@ Expected<Ok> parse_header(const Where& w, const json& root, Spec& spec) {
     return ok.error();
   }
   if (!root.contains("bitproof_spec")) return w.at("bitproof_spec", "missing (this file is not a bitproof spec)");
-  if (root.at("bitproof_spec") != kSpecVersion) {
-    return w.at("bitproof_spec", fmt::format("version {} is not supported (this bitproof reads {})",
-                                             root.at("bitproof_spec").dump(), kSpecVersion));
-  }
+  if (auto ok = fields::version_value(w, root.at("bitproof_spec"), "bitproof_spec", kSpecVersion); !ok)
+    return ok.error();
   auto name = string_field(w, root, "", "name", true);
   if (!name) return name.error();
   if (!valid_name(*name)) return w.at("name", "expected lower-case letters, digits, '.', '_' or '-'");

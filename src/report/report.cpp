@@ -30,14 +30,6 @@ Json user_environment(const Spec& spec, Json environment) {
   return environment;
 }
 
-Json user_sources_json(const user::UserRecipes& user) {
-  Json files = Json::array();
-  if (const user::BuildInfo* b = user.build()) {
-    for (const user::SourceDigest& s : b->sources) files.push_back({{"path", s.path}, {"sha256", s.sha256}});
-  }
-  return files;
-}
-
 std::string bits_string(std::uint32_t value, int width) {
   std::string s;
   for (int i = width - 1; i >= 0; --i) s += ((value >> i) & 1) ? '1' : '0';
@@ -392,9 +384,18 @@ Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t 
            {"recipes", recipe_cards_json(spec)},
            {"witness", witness_json(spec, result)},
            {"case_digest", {{"algorithm", digest_algorithm(result.digest_mode)}, {"sha256", result.case_digest}}}};
-  if (spec.user && spec.user->function_count() > 0) out["user_sources"] = user_sources_json(*spec.user);
+  if (Json sources = user_sources_json(spec); !sources.is_null()) out["user_sources"] = sources;
   if (Json tables = user_tables_json(spec); !tables.is_null()) out["user_tables"] = tables;
   return out;
+}
+
+Json user_sources_json(const Spec& spec) {
+  if (!spec.user || spec.user->function_count() == 0) return nullptr;
+  Json files = Json::array();
+  if (const user::BuildInfo* b = spec.user->build()) {
+    for (const user::SourceDigest& s : b->sources) files.push_back({{"path", s.path}, {"sha256", s.sha256}});
+  }
+  return files;
 }
 
 Json user_tables_json(const Spec& spec) {

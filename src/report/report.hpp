@@ -50,6 +50,11 @@ struct BackendRun {
 // result.user_tables: recipe, path, layout, bytes and SHA-256 of each file, so a
 // changed table changes the result. Null when the spec reads none.
 [[nodiscard]] Json user_tables_json(const Spec& spec);
+// The files a spec's user code was built from (the worker's build: path and
+// SHA-256 of each), for result.user_sources of a whole report and of a shard;
+// report merge compares every shard's with its own. Null when the spec has no
+// function recipe; empty before the worker is built.
+[[nodiscard]] Json user_sources_json(const Spec& spec);
 [[nodiscard]] Json discovery_result_json(const Spec& spec, const Discovery& discovery);
 [[nodiscard]] Json environment_json();
 // The whole proof report: result (from the first backend; all must agree), backends, environment.

@@ -10,6 +10,7 @@
 #include "parallel.hpp"
 #include "report/digest.hpp"
 #include "report/render.hpp"
+#include "strict_json.hpp"
 
 namespace bitproof {
 namespace {
@@ -421,6 +422,54 @@ Expected<Ok> check_coverage(std::vector<ShardView>& views, std::uint64_t cases) 
   return Ok{};
 }
 
+// "bitproof 0.3.0 (a1b2c3d4e5f6)", as environment_json records a build.
+std::string version_text(const std::string& version, const std::string& commit) {
+  return fmt::format("bitproof {} ({})", version, commit);
+}
+
+// A shard must come from this bitproof (its version and commit): the merge
+// sweeps only some chunks again, and takes the others' bits as the shard's
+// build computed them.
+Expected<Ok> same_version(const Json& environment, const std::string& path) {
+  const std::string version = environment["version"].get<std::string>();
+  const std::string commit = environment["git_commit"].get<std::string>();
+  if (version == tool_version() && commit == tool_git_commit()) return Ok{};
+  return at(path, "environment.version",
+            fmt::format("a shard of {}, but this is {}: merge shards with the bitproof that swept them",
+                        printable(version_text(version, commit)), version_text(tool_version(), tool_git_commit())));
+}
+
+// A shard's result.user_sources (`recorded`, null when absent) must be the
+// merge's own (`here`): the first file that differs is named with both digests.
+Expected<Ok> same_sources(const Json& recorded, const Json& here, const std::string& path) {
+  if (recorded == here) return Ok{};
+  const auto digest_in = [](const Json& list, const std::string& file) -> std::string {
+    if (!list.is_array()) return "none";
+    for (const Json& s : list) {
+      if (s["path"] == file) return s["sha256"].get<std::string>();
+    }
+    return "none";
+  };
+  std::vector<std::string> files;
+  for (const Json* list : {&recorded, &here}) {
+    if (!list->is_array()) continue;
+    for (const Json& s : *list) files.push_back(s["path"].get<std::string>());
+  }
+  for (const std::string& file : files) {
+    const std::string theirs = digest_in(recorded, file), ours = digest_in(here, file);
+    if (theirs != ours) {
+      return at(path, "result.user_sources",
+                fmt::format("{}: SHA-256 {} in the shard, {} here: the shard's user code was built from other "
+                            "sources than this merge's",
+                            printable(file), theirs, ours));
+    }
+  }
+  return at(
+      path, "result.user_sources",
+      fmt::format("{}, but this merge builds the user code from {}", recorded.is_null() ? "missing" : "other files",
+                  here.is_null() ? "nothing (the spec has no function recipe)" : here.dump()));
+}
+
 }  // namespace
 
 Expected<ShardId> parse_shard_flag(const std::string& text, const std::string& flag) {
@@ -472,6 +521,7 @@ Json shard_report(const Spec& spec, const SweepPart& part, ShardId shard, std::s
               {"shard", {{"index", shard.index + 1}, {"count", shard.count}, {"begin", part.begin}, {"end", part.end},
                          {"cases", spec.case_count()}}},
               {"part", p}};
+  if (Json sources = user_sources_json(spec); !sources.is_null()) result["user_sources"] = sources;
   if (Json tables = user_tables_json(spec); !tables.is_null()) result["user_tables"] = tables;
   return Json{{"bitproof_report", kReportVersion}, {"kind", "shard"}, {"result", result},
               {"backends", Json::array({backend_info})}, {"environment", environment_json()}};
@@ -482,6 +532,7 @@ Expected<Json> merge_shards(const std::vector<Json>& shards, const std::vector<s
   for (std::size_t k = 0; k < shards.size(); ++k) {
     if (auto ok = validate_report(shards[k], paths[k]); !ok) return ok.error();
     if (shards[k]["kind"] != "shard") return at(paths[k], "kind", "not a shard report (bitproof prove --shard I/N --report)");
+    if (auto ok = same_version(shards[k]["environment"], paths[k]); !ok) return ok.error();
     if (shards[k]["result"]["spec_sha256"] != shards[0]["result"]["spec_sha256"] ||
         shards[k]["result"]["keep"] != shards[0]["result"]["keep"]) {
       return at(paths[k], "result.spec", fmt::format("a shard of another spec (or --keep) than {}", paths[0]));
@@ -490,6 +541,14 @@ Expected<Json> merge_shards(const std::vector<Json>& shards, const std::vector<s
   auto spec = parse_spec(shards[0]["result"]["spec"].dump(), paths[0] + ": result.spec");
   if (!spec) return spec.error();
   if (auto ok = check_sweepable(*spec); !ok) return ok.error();
+  // Every shard's user code must have been built from the files this merge
+  // builds it from: a chunk not swept again would otherwise carry the bits of
+  // another kernel header under this one's digest.
+  const Json sources = user_sources_json(*spec);
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    if (auto ok = same_sources(shards[k]["result"].value("user_sources", Json()), sources, paths[k]); !ok)
+      return ok.error();
+  }
   // Every shard must have read the output tables this merge reads: a chunk not
   // swept again would otherwise carry another table's bits under this one's digest.
   const Json tables = user_tables_json(*spec);

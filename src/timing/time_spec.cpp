@@ -184,7 +184,8 @@ Expected<TimeSpec> parse_kernel_spec(const Where& w, const json& root, const std
   if (auto ok = only_keys(w, root, "", {"bitproof_time", "name", "title", "source", "fmad", "include_dirs", "buffers", "arms"}); !ok) {
     return ok.error();
   }
-  if (root.at("bitproof_time") != kTimeSpecVersion) return w.at("bitproof_time", fmt::format("expected {}", kTimeSpecVersion));
+  if (auto ok = fields::version_value(w, root.at("bitproof_time"), "bitproof_time", kTimeSpecVersion); !ok)
+    return ok.error();
   for (auto [key, out, required] : {std::tuple{"name", &spec.name, true}, std::tuple{"title", &spec.title, false},
                                     std::tuple{"source", &spec.source, false}}) {
     auto s = string_field(w, root, "", key, required);

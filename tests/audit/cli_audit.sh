@@ -200,6 +200,9 @@ PY
     rm -rf "$D/ck"
     expect 2 "audit\.json: result\.checkpoint\.path: .*ck: checkpoint: no such file or directory$" \
       "$BP" report verify "$D/audit.json"
+    # An admission's audit must still describe the checkpoint on disk: gone, it admits nothing.
+    expect 2 "m\.json: result\.audit\.file: .*audit\.json: result\.checkpoint: the checkpoint the audit read cannot be read again" \
+      "$BP" report verify "$D/m.json"
     rm "$D/domain.json"
     expect 2 "m\.json: result\.domain\.file: .*domain\.json" "$BP" report verify "$D/m.json" ;;
   render_audit)  # report render: audit and admission reports to Markdown and JUnit

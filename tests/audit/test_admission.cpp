@@ -287,10 +287,10 @@ TEST_SUITE("audit") {
     refuse(j, "result.spec_sha256: is not the digest of the recorded spec");
     j["result"]["spec_sha256"] = sha256_hex(j["result"]["spec"].dump());
     refuse(j, "result.spec.inputs[0].codes: input element covers only some codes");
-    // The two witnesses disagreed: nothing is proven (exit 1, like a failed gate).
+    // The two witnesses disagreed: the report proves nothing to admit against (bad input, exit 2).
     j = good;
     j["result"]["witness"]["disagreements"] = 1;
-    refuse(j, "witness disagreements", kExitRefuted);
+    refuse(j, "result.witness: 1 witness disagreements", kExitBadInput);
     j = good;
     j["result"].erase("claims");
     refuse(j, "result.claims: missing");
@@ -427,6 +427,67 @@ TEST_SUITE("audit") {
     REQUIRE_FALSE(refused.ok());
     CHECK_MESSAGE(contains(refused.error().message, "are no ue4m3 code (0x80 and up): they cannot be swept"),
                   refused.error().message);
+  }
+
+  TEST_CASE("an audit identifies the bytes it read; the checkpoint on disk must be them (negative controls)") {
+    TempDir dir;
+    const std::string path = audited(dir, "ck", 114, 126);
+    auto a = load_audit_report(path);
+    REQUIRE(a.ok());
+    REQUIRE(a->files.size() == 1);
+    CHECK(a->files[0].header_sha256.size() == 64);
+    // The digest is of the tensor's bytes, as any SHA-256 of them gives it.
+    auto ck = open_checkpoint(dir / "ck");
+    REQUIRE(ck.ok());
+    const CheckpointFile& file = ck->files[0];
+    const auto t = std::find_if(file.header.tensors.begin(), file.header.tensors.end(),
+                                [&](const TensorInfo& i) { return i.name == a->tensors[0].name; });
+    REQUIRE(t != file.header.tensors.end());
+    Sha256 sha;
+    sha.update(file.tensor_bytes(*t).data(), file.tensor_bytes(*t).size());
+    CHECK(a->tensors[0].sha256 == to_hex(sha.finish()));
+    // The checkpoint as the audit read it: checked (the negative control of each refusal below).
+    REQUIRE(check_checkpoint(*a).ok());
+    CHECK(load_checked_audit(path).ok());
+    const auto refused = [&](const AuditReport& report, const std::string& part) {
+      auto ok = check_checkpoint(report);
+      REQUIRE_FALSE(ok.ok());
+      CHECK(ok.error().exit_code == kExitBadInput);
+      CHECK(ok.error().message.find('\n') == std::string::npos);
+      CHECK_MESSAGE(contains(ok.error().message, part), ok.error().message);
+    };
+    // Codes that are not the bytes' (the digests are): a report forged with honest digests.
+    AuditReport forged = *a;
+    forged.tensors[0].histogram = {{114, forged.tensors[0].histogram.front().second}};
+    refused(forged, "records other codes than they hold");
+    // Another tensor digest, another header digest, another size, another file list.
+    AuditReport other = *a;
+    other.tensors[1].sha256 = std::string(64, '0');
+    refused(other, fmt::format("tensor {}: SHA-256 ", other.tensors[1].name));
+    other = *a;
+    other.files[0].header_sha256 = std::string(64, 'f');
+    refused(other, "header SHA-256 ");
+    other = *a;
+    other.files[0].bytes += 1;
+    refused(other, "bytes on disk, the audit read");
+    other = *a;
+    other.files[0].name = "elsewhere.safetensors";
+    refused(other, "elsewhere.safetensors: not in the checkpoint on disk, the audit read it");
+    // One scale byte changed on disk after the audit: refused, naming the file and the tensor.
+    {
+      std::fstream f(file.path, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(file.tensor_offset(*t)));
+      f.put(static_cast<char>(0xFF));
+    }
+    refused(*a, fmt::format("is not the checkpoint this audit read: {}: tensor {}: SHA-256 ", file.name, t->name));
+    auto spec = load_spec(spec_path());
+    REQUIRE(spec.ok());
+    const auto scales = apply_scales_from(*spec, path, false);
+    REQUIRE_FALSE(scales.ok());
+    CHECK(contains(scales.error().message, "result.checkpoint: "));
+    // Gone: refused too.
+    std::filesystem::remove_all(dir / "ck");
+    refused(*a, "the checkpoint the audit read cannot be read again");
   }
 
   TEST_CASE("an audit report as bitproof writes it is read apart from its histograms, to the same result") {

@@ -18,8 +18,9 @@ split-K 4 against 2, and its report: one case, proved), tab/ (small.json: a spec
 is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it), pwn/ (pwn.json: a
 spec whose user recipe returns the right bits and runs `id > PWNED.txt`; its proof report p.json and
 shards s1.json s2.json, made with user code allowed; ab.json: an A/B spec whose element proof is
-pwn.json; k.json: a timing spec of user kernels). A row may test for files it expects or forbids
-(`[ ! -e PWNED.txt ] && exit $r`)."""
+pwn.json; k.json: a timing spec of user kernels), usr/ (plain.json and plain.cuh from
+tests/cli/data/user: a user recipe compiled from source). A row may test for files it expects or
+forbids (`[ ! -e PWNED.txt ] && exit $r`)."""
 import hashlib
 import json
 import os
@@ -100,6 +101,10 @@ def make_pwn_fixture():
     if not os.path.exists(f"{fixtures}/PWNED.txt"):
         sys.exit("fixture pwn/: proving pwn.json did not run its command (the rows' negative control would fail)")
     os.remove(f"{fixtures}/PWNED.txt")
+def make_user_fixture():
+    """usr/: a user-recipe spec (one E2M1 input, 16 cases) and the header of its function."""
+    shutil.copytree(f"{root}/tests/cli/data/user", f"{fixtures}/usr",
+                    ignore=lambda d, names: [n for n in names if not n.startswith("plain.")])
 
 
 def make_fixtures():
@@ -128,6 +133,7 @@ def make_fixtures():
     ]
     make_table_fixture()
     make_pwn_fixture()
+    make_user_fixture()
     for step in steps:
         done = sh(step, fixtures)
         if done.returncode not in (0, 1):
