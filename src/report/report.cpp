@@ -30,10 +30,13 @@ Json user_environment(const Spec& spec, Json environment) {
   return environment;
 }
 
+// Every file the compiler read for the user's sources but the system's and
+// bitproof's headers (the worker build's list, or the preprocessor's where the
+// CPU path built none), by content.
 Json user_sources_json(const user::UserRecipes& user) {
   Json files = Json::array();
-  if (const user::BuildInfo* b = user.build()) {
-    for (const user::SourceDigest& s : b->sources) files.push_back({{"path", s.path}, {"sha256", s.sha256}});
+  if (auto sources = user.source_digests()) {
+    for (const user::SourceDigest& s : *sources) files.push_back({{"path", s.path}, {"sha256", s.sha256}});
   }
   return files;
 }

@@ -10,6 +10,7 @@
 #include "parallel.hpp"
 #include "report/digest.hpp"
 #include "report/render.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {
@@ -489,6 +490,7 @@ Expected<Json> merge_shards(const std::vector<Json>& shards, const std::vector<s
   }
   auto spec = parse_spec(shards[0]["result"]["spec"].dump(), paths[0] + ": result.spec");
   if (!spec) return spec.error();
+  if (spec->user) spec->user->no_cache = true;  // the chunks swept again here take nothing from the cache
   if (auto ok = check_sweepable(*spec); !ok) return ok.error();
   // Every shard must have read the output tables this merge reads: a chunk not
   // swept again would otherwise carry another table's bits under this one's digest.

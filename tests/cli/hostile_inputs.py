@@ -15,7 +15,9 @@ wide.json (2^20 cases, refuted), w1.json w2.json w3.json (its shards 1..3 of
 synthetic checkpoint, one 0xFF scale byte in layer 0), audit.json (its audit),
 fp32.json (an FP32-input spec), ab-spec.json and ab.json (an A/B negative control,
 split-K 4 against 2, and its report: one case, proved), tab/ (small.json: a spec whose one user recipe
-is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it)."""
+is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it), uc/ (user code:
+tests/cli/data/user-code, a spec in uc/ex/ whose adapters include ../kernels/dequant.h).
+Every command runs with its own empty $XDG_CACHE_HOME (the row's cache/, beside its directory)."""
 import hashlib
 import os
 import struct
@@ -30,7 +32,9 @@ fixtures = os.path.join(work, "fixtures")
 
 
 def sh(command, cwd):
-    env = dict(os.environ, BP=bp, NO_COLOR="1", BITPROOF_PROGRESS="never",
+    cache = cwd.rstrip("/") + "-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    env = dict(os.environ, BP=bp, NO_COLOR="1", BITPROOF_PROGRESS="never", XDG_CACHE_HOME=cache,
                PATH=os.path.join(work, "bin") + ":" + os.environ["PATH"])
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
@@ -80,6 +84,7 @@ def make_fixtures():
         "$BP audit ck --report audit.json > /dev/null",
     ]
     make_table_fixture()
+    shutil.copytree(f"{root}/tests/cli/data/user-code", f"{fixtures}/uc")
     for step in steps:
         done = sh(step, fixtures)
         if done.returncode not in (0, 1):
@@ -145,6 +150,7 @@ def main():
         else:
             print(f"ok   row {n}: exit {done.returncode}: {what}")
         shutil.rmtree(cwd)
+        shutil.rmtree(cwd + "-cache", ignore_errors=True)
     print(f"{count - failures}/{count} hostile inputs answered as docs/hostile-inputs.md says")
     if count == 0 or failures:
         sys.exit(1)
