@@ -525,8 +525,8 @@ std::optional<Error> abi_error(const UserRecipes& user, const std::string& log, 
                            user.spec_path, refusal->slot, r.function, printable(refusal->type), abi, rule)};
 }
 
-Expected<BuildInfo> build_worker(const UserRecipes& user) {
-  const auto start = std::chrono::steady_clock::now();
+// The spec's source files exist (one line naming the first that does not).
+static Expected<Ok> files_exist(const UserRecipes& user) {
   for (const std::string& f : user.files) {
     std::error_code ec;
     if (!fs::is_regular_file(spec_dir(user) / f, ec)) {
@@ -534,6 +534,12 @@ Expected<BuildInfo> build_worker(const UserRecipes& user) {
                                user.spec_path, f)};
     }
   }
+  return Ok{};
+}
+
+Expected<BuildInfo> build_worker(const UserRecipes& user) {
+  const auto start = std::chrono::steady_clock::now();
+  if (auto ok = files_exist(user); !ok) return ok.error();
   if (const IncludeDirs& headers = bitproof_include_dirs(); !headers.error.empty()) {
     return Error{fmt::format("{}: user_recipes: {}", user.spec_path, headers.error)};
   }
@@ -666,6 +672,7 @@ Expected<std::optional<std::string>> read_cached(const std::string& path) {
 }
 
 Expected<Dependencies> preprocessed_dependencies(const UserRecipes& user) {
+  if (auto ok = files_exist(user); !ok) return ok.error();
   if (const IncludeDirs& headers = bitproof_include_dirs(); !headers.error.empty()) {
     return Error{fmt::format("{}: user_recipes: {}", user.spec_path, headers.error)};
   }

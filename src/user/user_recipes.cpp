@@ -365,7 +365,7 @@ Expected<std::vector<std::string>> UserRecipes::read_paths(bool build_host) {
     }
   }
   if (build_) return build_->read;
-  if (auto s = source_digests(); !s) return s.error();
+  if (auto s = source_digests(); !s) return build_error_ ? *build_error_ : s.error();  // the build's words first
   return listed_->read;
 }
 
