@@ -37,8 +37,9 @@ std::string abi_prelude(std::string_view device, int slots) {
 }
 
 std::string abi_call(int slot, int arity, std::string_view function, std::string_view args) {
-  return fmt::format("bitproof_abi::bind<bitproof_recipe_{0}, bitproof_abi::Abi{1}, bitproof_abi::Abi{1}x>::get({2})({3})",
-                     slot, arity, function, args);
+  return fmt::format(
+      "bitproof_abi::bind<bitproof_recipe_{0}, bitproof_abi::Abi{1}, bitproof_abi::Abi{1}x>::get({2})({3})", slot,
+      arity, function, args);
 }
 
 namespace {
@@ -75,7 +76,8 @@ std::optional<AbiRefusal> abi_refusal(std::string_view log, std::string_view sou
   if (const auto at = log.find(tag); at != std::string_view::npos) {
     std::size_t i = at + tag.size();
     int slot = 0, digits = 0;
-    for (; i < log.size() && log[i] >= '0' && log[i] <= '9' && digits < 4; ++i, ++digits) slot = slot * 10 + (log[i] - '0');
+    for (; i < log.size() && log[i] >= '0' && log[i] <= '9' && digits < 4; ++i, ++digits)
+      slot = slot * 10 + (log[i] - '0');
     if (digits > 0 && i < log.size() && log[i] == ',') {
       while (++i < log.size() && log[i] == ' ') {
       }
@@ -179,12 +181,14 @@ std::vector<std::string> parse_search_dirs(std::string_view verbose) {
   std::size_t at = verbose.find('\n', from);
   while (at != std::string_view::npos && at + 1 < verbose.size()) {
     const std::size_t next = verbose.find('\n', at + 1);
-    std::string_view line = verbose.substr(at + 1, next == std::string_view::npos ? std::string_view::npos : next - at - 1);
+    std::string_view line =
+        verbose.substr(at + 1, next == std::string_view::npos ? std::string_view::npos : next - at - 1);
     at = next;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line == end || line.empty() || line.front() != ' ') break;
     line.remove_prefix(line.find_first_not_of(' '));
-    if (const auto mark = line.find(" (framework directory)"); mark != std::string_view::npos) line = line.substr(0, mark);
+    if (const auto mark = line.find(" (framework directory)"); mark != std::string_view::npos)
+      line = line.substr(0, mark);
     if (!line.empty()) dirs.emplace_back(line);
   }
   return dirs;
@@ -240,7 +244,8 @@ Expected<Manifest> parse_manifest(std::string_view text) {
     const std::string_view value = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
     if (number <= 4) {
       static constexpr std::string_view kHead[] = {"compiler", "key", "worker"};
-      if (word != kHead[number - 2] || space == std::string_view::npos) return bad(fmt::format("expected {}", kHead[number - 2]));
+      if (word != kHead[number - 2] || space == std::string_view::npos)
+        return bad(fmt::format("expected {}", kHead[number - 2]));
       if (number == 2 && value.empty()) return bad("an empty compiler");
       if (number > 2 && !sha256_hex_text(value)) return bad(fmt::format("{}: expected 64 hex digits", word));
       (number == 2 ? m.compiler : number == 3 ? m.key : m.worker) = std::string(value);

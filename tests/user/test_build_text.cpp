@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/stat.h>
 
 #include "user/build_text.hpp"
 #include "user/process.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof::user {
 namespace {
@@ -42,7 +44,9 @@ TEST_SUITE("build_text") {
   }
 
   TEST_CASE("the manifest: written and read back; anything else refused") {
-    Manifest m{"g++ (Debian 12.2.0-14) 12.2.0", std::string(64, 'a'), std::string(64, 'b'),
+    Manifest m{"g++ (Debian 12.2.0-14) 12.2.0",
+               std::string(64, 'a'),
+               std::string(64, 'b'),
                {{DepKind::kUser, std::string(64, 'c'), "/x/dequant.cuh"},
                 {DepKind::kSystem, std::string(64, 'd'), "/usr/include/stdio.h"},
                 {DepKind::kTool, std::string(64, 'e'), "/opt/bp/include/cuda_fp16.h"}}};
@@ -50,7 +54,7 @@ TEST_SUITE("build_text") {
     auto back = parse_manifest(text);
     REQUIRE(back.ok());
     CHECK(*back == m);
-    CHECK_FALSE(parse_manifest(text.substr(0, text.size() - 1)).ok());                          // an unended line
+    CHECK_FALSE(parse_manifest(text.substr(0, text.size() - 1)).ok());  // an unended line
     CHECK_FALSE(parse_manifest("bitproof-user-manifest-v1\n" + text.substr(text.find('\n') + 1)).ok());
     std::string no_worker = text;
     no_worker.erase(no_worker.find("worker "), 72);
@@ -87,6 +91,42 @@ TEST_SUITE("build_text") {
     CHECK_FALSE(abi_refusal("/c/w.cpp:12:8: error: 'bp_nothing' was not declared in this scope\n", "/c/w.cpp", lines));
   }
 
+  // The GPU path's cached images (user/user_recipes.hpp store_cached, read_cached): read
+  // back as stored; a byte changed, a file without bitproof's header, or one
+  // other users can write is refused naming it; an absent one is no entry.
+  TEST_CASE("a cached image is read only as stored") {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "bitproof-cached-test";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "k.cubin").string();
+    CHECK(read_cached(path).ok());
+    CHECK_FALSE(read_cached(path)->has_value());
+    const std::string bytes("\x7f" "ELF image bytes\0\n", 19);
+    REQUIRE(store_cached(path, bytes));
+    auto back = read_cached(path);
+    REQUIRE(back.ok());
+    REQUIRE(back->has_value());
+    CHECK(**back == bytes);
+    std::string text;
+    {
+      std::ifstream in(path, std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    std::string flipped = text;
+    flipped.back() ^= 1;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << flipped;
+    CHECK_FALSE(read_cached(path).ok());
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;  // no header
+    CHECK_FALSE(read_cached(path).ok());
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    CHECK(read_cached(path).ok());
+    ::chmod(path.c_str(), 0664);
+    auto shared = read_cached(path);
+    REQUIRE_FALSE(shared.ok());
+    CHECK(shared.error().message.find("can be written by other users") != std::string::npos);
+    std::filesystem::remove_all(dir);
+  }
+
   // The binding compiled by the host compiler: exact functions (noexcept and
   // an overload set with one exact member included) compile; a function that
   // returns a class converting to uint32_t, or takes an int, is refused with its type.
@@ -119,7 +159,8 @@ TEST_SUITE("build_text") {
       auto r = abi_refusal(refused.err, (dir / "abi.cpp").string(), {});
       REQUIRE_MESSAGE(r, refused.err);
       CHECK(r->slot == 3);
-      CHECK(r->type == (std::string(bad) == "f_half" ? "H(unsigned int, unsigned int)" : "unsigned int(int, unsigned int)"));
+      CHECK(r->type ==
+            (std::string(bad) == "f_half" ? "H(unsigned int, unsigned int)" : "unsigned int(int, unsigned int)"));
     }
     std::filesystem::remove_all(dir);
   }

@@ -43,15 +43,16 @@ TEST_SUITE("nvrtc_abi") {
     auto half = cuda::build_user_image(*half_spec("bp_half_a", "bp_half_b"), {0, 1}, 9, 0, {});
     REQUIRE_FALSE(half.ok());
     CHECK(half.error().exit_code == kExitBadInput);
-    CHECK_MESSAGE(half.error().message.find("half.json: user_recipes[0].function: bp_half_a has the type ") !=
-                      std::string::npos,
-                  half.error().message);
+    CHECK_MESSAGE(
+        half.error().message.find("half.json: user_recipes[0].function: bp_half_a has the type ") != std::string::npos,
+        half.error().message);
     CHECK_MESSAGE(half.error().message.find("not std::uint32_t(std::uint32_t)") != std::string::npos,
                   half.error().message);
     auto param = cuda::build_user_image(*half_spec("bp_bits", "bp_int_param"), {0, 1}, 9, 0, {});
     REQUIRE_FALSE(param.ok());
-    CHECK_MESSAGE(param.error().message.find("user_recipes[1].function: bp_int_param has the type ") != std::string::npos,
-                  param.error().message);
+    CHECK_MESSAGE(
+        param.error().message.find("user_recipes[1].function: bp_int_param has the type ") != std::string::npos,
+        param.error().message);
     CHECK_MESSAGE(param.error().message.find("(int)") != std::string::npos, param.error().message);
     std::filesystem::remove_all(cache);
   }
