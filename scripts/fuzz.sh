@@ -4,8 +4,9 @@
 # safetensors header parser (src/audit/safetensors.cpp, strict_json.cpp; seeds
 # from the checkpoint generator), the report reader and
 # renderers (seeds: the committed reports), report merge (seeds: shard sets
-# of small specs), the spec reader (seeds: every committed and test spec) and
-# the .npy reader of output tables (10 s).
+# of small specs), the spec reader (seeds: every committed and test spec),
+# the .npy reader of output tables (10 s) and the user build's texts read back
+# (cache manifests, -M rules, -v search lists, ABI refusals: 10 s).
 #
 #   scripts/fuzz.sh [SECONDS]      the safetensors run, default 45 (or $FUZZ_SECONDS);
 #                                  the report, merge and spec runs take a third of it each
@@ -30,15 +31,23 @@ if ! grep -q "^BITPROOF_FUZZ:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
   cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DBITPROOF_FUZZ=ON -DBITPROOF_CUDA=OFF \
     -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" >/dev/null
 fi
-cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_spec fuzz_report_seeds fuzz_npy fuzz_npy_seeds \
+cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_spec fuzz_report_seeds fuzz_npy fuzz_npy_seeds fuzz_build_text \
   -j"$(nproc)" >/dev/null
 
 seeds=$build/fuzz-seeds corpus=$build/fuzz-corpus crashes=$build/fuzz-crashes logs=$build/fuzz-logs
-rm -rf "$seeds" "$seeds-report" "$seeds-merge" "$seeds-spec" "$seeds-npy" "$logs"
-mkdir -p "$corpus" "$crashes" "$logs" "$seeds-npy"
+rm -rf "$seeds" "$seeds-report" "$seeds-merge" "$seeds-spec" "$seeds-npy" "$seeds-build" "$logs"
+mkdir -p "$corpus" "$crashes" "$logs" "$seeds-npy" "$seeds-build"
 "$build/tests/audit/fuzz_safetensors_seeds" "$seeds"
 "$build/tests/report/fuzz/fuzz_report_seeds" "$root" "$seeds-report" "$seeds-merge" "$seeds-spec"
 "$build/tests/user/fuzz/fuzz_npy_seeds" "$seeds-npy"
+# The user build's texts: one of each kind as bitproof and the compilers write them.
+h64=$(printf 'a%.0s' $(seq 64))
+printf 'bitproof-user-manifest-v2\ncompiler g++ 12\nkey %s\nworker %s\nuser %s /x/d.cuh\nsys %s /usr/include/stdio.h\n' \
+  "$h64" "$h64" "$h64" "$h64" >"$seeds-build/manifest"
+printf 't: /a/b.h \\\n /x\\ y/c.h /d\\#e.h /f$$g.h\n' >"$seeds-build/rule"
+printf '#include <...> search starts here:\n /usr/include/c++/12\n /usr/include\nEnd of search list.\n' >"$seeds-build/search"
+printf "w.cpp:2:8: error: incomplete type 'bitproof_abi::function_has_type<bitproof_recipe_1, __half (*)(unsigned int)>'\n" \
+  >"$seeds-build/abi"
 
 # fuzz NAME BINARY SEEDS SECONDS MAX_LEN TIMEOUT: one bounded libFuzzer run, its output in
 # $logs/NAME.log (printed whole when it fails; its final statistics when it does not).
@@ -64,7 +73,8 @@ others() {
     fuzz merge "$build/tests/report/fuzz/fuzz_merge" "$seeds-merge" "$third" 65536 20 &&
     fuzz spec "$build/tests/report/fuzz/fuzz_spec" "$seeds-spec" "$third" 65536 20 &&
     # The .npy reader of output tables: small, so a fixed 10 s (seeds: each accepted dtype and version).
-    fuzz npy "$build/tests/user/fuzz/fuzz_npy" "$seeds-npy" 10 4096 10
+    fuzz npy "$build/tests/user/fuzz/fuzz_npy" "$seeds-npy" 10 4096 10 &&
+    fuzz build_text "$build/tests/user/fuzz/fuzz_build_text" "$seeds-build" 10 4096 10
 }
 status=0
 if [ "$(nproc)" -ge 2 ]; then
@@ -76,4 +86,4 @@ else
   fuzz safetensors "$build/tests/audit/fuzz_safetensors" "$seeds" "$seconds" 16384 10 && others || status=1
 fi
 [ "$status" -eq 0 ] || exit 1
-echo "fuzz.sh: no crash in ${seconds}s + 3 x ${third}s + 10s"
+echo "fuzz.sh: no crash in ${seconds}s + 3 x ${third}s + 2 x 10s"

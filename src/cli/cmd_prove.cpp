@@ -234,12 +234,19 @@ void print_hardware(const Spec& spec, const BackendRun& run, bool quiet) {
 
 // One slice of the domain: a shard report for `report merge`. Every selected
 // backend sweeps the slice; their parts must agree (as whole proofs must).
-// What the command reads: the spec, an audit, the spec's sources and tables (never written over).
-std::vector<std::string> read_files(const ProveArgs& a, const Spec& spec) {
+// What the command reads, never written over: the spec, an audit, the spec's
+// sources and tables, and every file the compiler reads for the sources (the
+// headers they include: known once the worker is built, or the preprocessor
+// has listed them where `backends` has no cpu backend to build it for).
+Expected<std::vector<std::string>> read_files(const ProveArgs& a, const Spec& spec,
+                                              const std::vector<std::unique_ptr<Backend>>& backends) {
   std::vector<std::string> files = {a.spec, a.scales_from, a.scales_from_range};
-  if (spec.user) {
-    for (const std::string& p : spec.user->input_paths()) files.push_back(p);
-  }
+  if (!spec.user) return files;
+  for (const std::string& p : spec.user->input_paths()) files.push_back(p);
+  const bool cpu = std::any_of(backends.begin(), backends.end(), [](const auto& b) { return b->name() == "cpu"; });
+  auto deps = spec.user->read_paths(cpu);
+  if (!deps) return deps.error();
+  files.insert(files.end(), deps->begin(), deps->end());
   return files;
 }
 
@@ -262,7 +269,9 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   }
   auto backends = select_backends(a.backend, spec, a.devices);
   if (!backends) return fail(backends.error());
-  auto files = a.out.open(read_files(a, spec));
+  auto inputs = read_files(a, spec, *backends);
+  if (!inputs) return fail(inputs.error());
+  auto files = a.out.open(*inputs);
   if (!files) return fail(files.error());
   const auto [begin, end] = shard_range(spec.case_count(), *shard);
   Progress progress(fmt::format("{} shard {}", spec.name, a.shard), a.gate.quiet);
@@ -338,7 +347,9 @@ int run_prove(const ProveArgs& a) {
   }
   auto backends = select_backends(a.backend, *spec, a.devices);
   if (!backends) return fail(backends.error());
-  auto files = a.out.open(read_files(a, *spec));
+  auto inputs = read_files(a, *spec, *backends);
+  if (!inputs) return fail(inputs.error());
+  auto files = a.out.open(*inputs);
   if (!files) return fail(files.error());
   // The case map sweeps the proof's own domain again, code by code of one input:
   // refused now if it cannot run, not after the proof.

@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/cli.hpp"
+#include "proof/engine.hpp"
 #include "proof/spec.hpp"
 #include "report/report.hpp"
 #include "user/npy.hpp"
@@ -87,8 +89,11 @@ int run_cases(const CasesArgs& a) {
                      a.spec, cases)});
   }
   std::vector<std::string> inputs = {a.spec};
-  if (spec->user) {
+  if (spec->user && !a.out.empty()) {
     for (const std::string& p : spec->user->input_paths()) inputs.push_back(p);
+    auto deps = spec->user->read_paths(false);  // the headers the sources include: the preprocessor's list
+    if (!deps) return fail(deps.error());
+    inputs.insert(inputs.end(), deps->begin(), deps->end());
   }
   OutputFiles files;
   for (const std::string& in : inputs) files.add_input(in);
@@ -117,12 +122,24 @@ int run_cases(const CasesArgs& a) {
   return kExitHolds;
 }
 
-// bitproof spec check SPEC: parse and validate only; one line of what it would prove.
-int run_check(const std::string& path) {
+struct CheckArgs {
+  std::string spec;
+  bool no_compile = false;
+};
+
+// bitproof spec check SPEC: every check prove makes short of sweeping (the
+// claims' domain limits; the user recipes' files, tables and, unless
+// --no-compile, their compile with the ABI's types); one line of what it would prove.
+int run_check(const CheckArgs& a) {
+  const std::string& path = a.spec;
   auto spec = load_spec(path);
   if (!spec) return fail(spec.error());
   if (spec->user) {
     if (auto e = user::refuse_user_code(*spec->user)) return fail(*e);
+  }
+  if (auto ok = check_claims_sweepable(*spec); !ok) return fail(ok.error());
+  if (spec->user) {
+    if (auto ok = spec->user->check_inputs(!a.no_compile); !ok) return fail(ok.error());
   }
   std::printf("%s: valid: %s, %llu cases, %zu claim%s\n", path.c_str(), domain_label(*spec).c_str(),
               static_cast<unsigned long long>(spec->case_count()), spec->claims.size(),
@@ -149,6 +166,11 @@ int run_new(const NewArgs& a) {
     std::printf("%s", text->c_str());
     return kExitHolds;
   }
+  std::error_code ec;
+  if (const auto status = std::filesystem::symlink_status(a.out, ec); std::filesystem::exists(status)) {
+    return fail({fmt::format("--out: {}: exists: spec new writes a new file only (give another name, or remove it)",
+                             a.out)});
+  }
   OutputFiles files;
   if (auto ok = files.add("--out", a.out); !ok) return fail(ok.error());
   files.set(a.out, *text);
@@ -173,11 +195,15 @@ void add_spec_commands(CLI::App& app, Commands& commands) {
   c->add_option("--head", args->head, "print the first N cases, decoded")->check(whole_number(0, 1000000));
   commands.push_back({c, [args] { return run_cases(*args); }});
 
-  auto check_path = std::make_shared<std::string>();
-  auto* k = spec->add_subcommand("check", "validate a spec without proving it (exit 2 naming the file and field)");
-  k->add_option("spec", *check_path, "proof spec (JSON)")->required();
+  auto check = std::make_shared<CheckArgs>();
+  auto* k = spec->add_subcommand(
+      "check", "validate a spec without proving it: every check short of sweeping, its user code compiled (exit 2 "
+               "naming the file and field)");
+  k->add_option("spec", check->spec, "proof spec (JSON)")->required();
+  k->add_flag("--no-compile", check->no_compile,
+              "do not compile the user recipes' sources (their files and tables are still checked)");
   add_no_user_code_flag(*k);
-  commands.push_back({k, [check_path] { return run_check(*check_path); }});
+  commands.push_back({k, [check] { return run_check(*check); }});
 
   auto fresh = std::make_shared<NewArgs>();
   auto* n = spec->add_subcommand("new", "print a commented spec to start from (a claim over catalogue recipes)");

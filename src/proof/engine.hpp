@@ -216,6 +216,8 @@ class CaseEvaluator {
 // `hardware`: the caller sweeps with a GPU's bits, so a user recipe the CPU
 // cannot run (UserRecipes::gpu_runs) may go without its table.
 [[nodiscard]] Expected<Ok> check_sweepable(const Spec& spec, bool hardware = false);
+// Its claims' part alone (no user code evaluated): spec check.
+[[nodiscard]] Expected<Ok> check_claims_sweepable(const Spec& spec, bool hardware = false);
 
 // Words per chunk in chunk-sum mode: A and B per recipe, then one per claim.
 [[nodiscard]] std::size_t chunk_sum_words(const Spec& spec);

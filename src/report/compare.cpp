@@ -235,6 +235,7 @@ Expected<Json> rerun_result(const Json& report, const std::string& path, const s
   auto spec = parse_spec(result["spec"].dump(), path + ": result.spec");
   if (!spec) return spec.error();
   if (spec->user && !spec_dir.empty()) spec->user->base_dir = spec_dir;
+  if (spec->user) spec->user->no_cache = true;  // a verdict re-derived here takes nothing from the cache
   if (report["kind"] == "domain") {
     auto d = discover(*spec, result["over"]["input"].get<std::string>(), {});
     if (!d) return d.error();

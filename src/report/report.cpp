@@ -389,11 +389,14 @@ Json proof_result_json(const Spec& spec, const ProofResult& result, std::size_t 
   return out;
 }
 
+// Every file the compiler read for the user's sources but the system's and
+// bitproof's headers (the worker build's list, or the preprocessor's where the
+// CPU path built none), by content.
 Json user_sources_json(const Spec& spec) {
   if (!spec.user || spec.user->function_count() == 0) return nullptr;
   Json files = Json::array();
-  if (const user::BuildInfo* b = spec.user->build()) {
-    for (const user::SourceDigest& s : b->sources) files.push_back({{"path", s.path}, {"sha256", s.sha256}});
+  if (auto sources = spec.user->source_digests()) {
+    for (const user::SourceDigest& s : *sources) files.push_back({{"path", s.path}, {"sha256", s.sha256}});
   }
   return files;
 }

@@ -11,6 +11,7 @@
 #include "report/digest.hpp"
 #include "report/render.hpp"
 #include "strict_json.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {
@@ -540,6 +541,7 @@ Expected<Json> merge_shards(const std::vector<Json>& shards, const std::vector<s
   }
   auto spec = parse_spec(shards[0]["result"]["spec"].dump(), paths[0] + ": result.spec");
   if (!spec) return spec.error();
+  if (spec->user) spec->user->no_cache = true;  // the chunks swept again here take nothing from the cache
   if (auto ok = check_sweepable(*spec); !ok) return ok.error();
   // Every shard's user code must have been built from the files this merge
   // builds it from: a chunk not swept again would otherwise carry the bits of

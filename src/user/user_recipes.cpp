@@ -106,6 +106,22 @@ Expected<Ok> check_table_format(const Where& w, const std::string& field, UserRe
   return Ok{};
 }
 
+// A user recipe's name and label name it alone: no catalogue recipe has either
+// as its name or label ("marlin-fp16≡marlin-fp16" would read as a catalogue
+// recipe proven against itself).
+Expected<Ok> check_distinct(const Where& w, const std::string& field, const UserRecipe& r) {
+  for (const RecipeEntry& e : all_recipes()) {
+    for (const std::string_view mine : {std::string_view(r.name), std::string_view(r.label)}) {
+      if (mine == e.card->name || mine == e.card->label) {
+        return w.at(field, fmt::format("\"{}\" is the {} of the catalogue recipe {}: give the user recipe a name and "
+                                       "label of its own",
+                                       mine, mine == e.card->name ? "name" : "label", e.card->name));
+      }
+    }
+  }
+  return Ok{};
+}
+
 Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& field, UserRecipes& user) {
   if (!v.is_object()) return w.at(field, "expected an object");
   for (const auto& [key, value] : v.items()) {
@@ -132,6 +148,7 @@ Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& fiel
     }
     r.label = v["label"].get<std::string>();
   }
+  if (auto ok = check_distinct(w, v.contains("label") ? field + ".label" : field + ".name", r); !ok) return ok.error();
   const json& inputs = v["inputs"];
   if (!inputs.is_array() || inputs.empty() || inputs.size() > static_cast<std::size_t>(kMaxArity)) {
     return w.at(field + ".inputs", fmt::format("expected 1 to {} input formats", kMaxArity));
@@ -298,6 +315,7 @@ Expected<Ok> UserRecipes::make_tables(const Spec& domain, const std::string& key
   }
   std::vector<std::vector<std::uint32_t>> by_slot(recipes.size());
   if (function_count() > 0) {
+    if (build_error_) return *build_error_;
     if (!build_) {
       auto built = build_worker(*this);
       if (!built) return built.error();
@@ -330,7 +348,46 @@ std::string UserRecipes::cpu_witness_missing(const Spec& domain) const {
 
 Expected<std::vector<SourceDigest>> UserRecipes::source_digests() const {
   if (build_) return build_->sources;
-  return preprocessed_sources(*this);
+  if (!listed_) {
+    auto listed = preprocessed_dependencies(*this);
+    if (!listed) return listed.error();
+    listed_ = std::move(*listed);
+  }
+  return listed_->sources;
+}
+
+Expected<std::vector<std::string>> UserRecipes::read_paths(bool build_host) {
+  if (function_count() == 0) return std::vector<std::string>{};
+  if (build_host && !build_ && !build_error_) {
+    auto built = build_worker(*this);
+    if (built) {
+      build_ = std::move(*built);
+    } else {
+      build_error_ = built.error();
+    }
+  }
+  if (build_) return build_->read;
+  if (auto s = source_digests(); !s) return build_error_ ? *build_error_ : s.error();  // the build's words first
+  return listed_->read;
+}
+
+Expected<Ok> UserRecipes::check_inputs(bool compile) {
+  if (has_tables()) {
+    if (auto ok = read_tables(); !ok) return ok.error();
+  }
+  if (function_count() == 0) return Ok{};
+  const std::filesystem::path dir = base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
+  for (const std::string& f : files) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(dir / f, ec)) {
+      return Error{fmt::format("{}: sources.files: {}: no such file (paths are relative to the spec's directory)",
+                               spec_path, f)};
+    }
+  }
+  if (!compile) return Ok{};
+  if (auto paths = read_paths(true); !paths) return paths.error();
+  if (build_error_) return *build_error_;
+  return Ok{};
 }
 
 const std::vector<std::uint32_t>* UserRecipes::table(const Spec& domain, int slot) const {

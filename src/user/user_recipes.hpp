@@ -26,6 +26,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -70,14 +71,27 @@ struct TableDigest {
   std::string sha256;
 };
 
+// The files the compiler read for a spec's sources: `read` every one of them
+// (absolute, the system's included: no output may be written over one),
+// `sources` the user's (every file not under the compiler's system
+// directories nor bitproof's own headers), by content.
+struct Dependencies {
+  std::vector<SourceDigest> sources;
+  std::vector<std::string> read;
+};
+
 struct BuildInfo {
   std::string compiler;  // the --version line of the compiler used
   std::vector<std::string> flags;
   std::string key;     // the cache key: SHA-256 of everything the worker is built from
-  std::string worker;  // the executable
+  // The executable: the cache's copy (its bytes checked against the SHA-256 its
+  // manifest records) or, when this run compiled it, the run's own private copy.
+  std::string worker;
   bool cached = false;
   double seconds = 0;
   std::vector<SourceDigest> sources;
+  std::vector<std::string> read;     // every file the compiler read (Dependencies::read)
+  std::shared_ptr<void> scratch;     // keeps this run's own worker's directory while the build is used
 };
 
 class UserRecipes {
@@ -123,6 +137,16 @@ class UserRecipes {
   // preprocessor lists them: the worker build's list when it was made, else a
   // preprocessing run. Keys the GPU path's cache.
   [[nodiscard]] Expected<std::vector<SourceDigest>> source_digests() const;
+  // Every file the sources' compile reads (Dependencies::read), for the
+  // outputs' check: the worker build's list when `build_host` (the worker is
+  // built now, as the CPU path will need it; a build that fails is kept as the
+  // CPU path's error and the preprocessor lists them instead), else the
+  // preprocessor's. Empty without function recipes.
+  [[nodiscard]] Expected<std::vector<std::string>> read_paths(bool build_host);
+  // Every check short of running the user's code (spec check): the source files
+  // exist, the tables read whole over the spec's own domain, and, when
+  // `compile`, the worker compiles (the functions exist, with the ABI's type).
+  [[nodiscard]] Expected<Ok> check_inputs(bool compile);
   // The tables read so far (evaluate reads them all), in user_recipes order.
   [[nodiscard]] std::vector<TableDigest> table_digests() const;
 
@@ -131,6 +155,8 @@ class UserRecipes {
   Expected<Ok> read_tables();
   Expected<std::vector<std::uint32_t>> table_over(const UserRecipe& r, const Spec& domain) const;
   std::optional<BuildInfo> build_;
+  std::optional<Error> build_error_;             // the worker build that failed (read_paths)
+  mutable std::optional<Dependencies> listed_;   // the preprocessor's list, once made
   std::map<int, TableFile> read_;  // by slot: the tables as read, over own_domain
   std::map<std::string, std::string> cpu_missing_;  // by domain fingerprint
   std::map<std::string, std::vector<std::vector<std::uint32_t>>> tables_;  // by domain fingerprint
@@ -158,10 +184,23 @@ inline constexpr std::uint64_t kMaxTableWords = std::uint64_t{1} << 26;
 [[nodiscard]] Expected<std::vector<std::string>> include_dirs();
 // $XDG_CACHE_HOME/bitproof (default ~/.cache/bitproof).
 [[nodiscard]] std::string cache_directory();
-// Writes `bytes` to `path` through a temporary and a rename (readers see the
-// old file or the new one); false when it could not.
-bool store_file(const std::string& path, const std::string& bytes);
-// The user's files the worker source reads, by content ($CXX -M).
-[[nodiscard]] Expected<std::vector<SourceDigest>> preprocessed_sources(const UserRecipes& user);
+// A cache file (the GPU path's linked images): `bytes` stored after a line
+// with their SHA-256, through a temporary and a rename (readers see the old
+// file or the new one); false when it could not.
+bool store_cached(const std::string& path, const std::string& bytes);
+// The bytes store_cached kept at `path`; nullopt where there is no such file;
+// an error naming it (exit 2) where it is not what store_cached wrote (another
+// header, bytes that do not hash as recorded) or not this user's alone.
+[[nodiscard]] Expected<std::optional<std::string>> read_cached(const std::string& path);
+// The files the worker source reads ($CXX -M -v): every one, and the user's by content.
+[[nodiscard]] Expected<Dependencies> preprocessed_dependencies(const UserRecipes& user);
+// The spec's error (exit 2) where a compiler `log` of the generated `source`
+// (its name as the log spells it) says a function has not the ABI's type:
+// "user_recipes[i].function: F has the type T, not std::uint32_t(...)" (or no
+// overload of F has it); nothing where it says something else. `call_lines`:
+// each recipe's call's line in that source (user/build_text.hpp).
+[[nodiscard]] std::optional<Error> abi_error(const UserRecipes& user, const std::string& log,
+                                             const std::string& source,
+                                             const std::vector<std::pair<long, int>>& call_lines);
 
 }  // namespace bitproof::user

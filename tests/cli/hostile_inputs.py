@@ -19,8 +19,10 @@ is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it),
 spec whose user recipe returns the right bits and runs `id > PWNED.txt`; its proof report p.json and
 shards s1.json s2.json, made with user code allowed; ab.json: an A/B spec whose element proof is
 pwn.json; k.json: a timing spec of user kernels), usr/ (plain.json and plain.cuh from
-tests/cli/data/user: a user recipe compiled from source). A row may test for files it expects or
-forbids (`[ ! -e PWNED.txt ] && exit $r`)."""
+tests/cli/data/user: a user recipe compiled from source), uc/ (user code: tests/cli/data/user-code,
+a spec in uc/ex/ whose adapters include ../kernels/dequant.h). A row may test for files it expects
+or forbids (`[ ! -e PWNED.txt ] && exit $r`). Every command runs with its own empty
+$XDG_CACHE_HOME (the row's cache/, beside its directory)."""
 import hashlib
 import json
 import os
@@ -36,7 +38,9 @@ fixtures = os.path.join(work, "fixtures")
 
 
 def sh(command, cwd):
-    env = dict(os.environ, BP=bp, NO_COLOR="1", BITPROOF_PROGRESS="never",
+    cache = cwd.rstrip("/") + "-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    env = dict(os.environ, BP=bp, NO_COLOR="1", BITPROOF_PROGRESS="never", XDG_CACHE_HOME=cache,
                PATH=os.path.join(work, "bin") + ":" + os.environ["PATH"])
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
@@ -134,6 +138,7 @@ def make_fixtures():
     make_table_fixture()
     make_pwn_fixture()
     make_user_fixture()
+    shutil.copytree(f"{root}/tests/cli/data/user-code", f"{fixtures}/uc")
     for step in steps:
         done = sh(step, fixtures)
         if done.returncode not in (0, 1):
@@ -199,6 +204,7 @@ def main():
         else:
             print(f"ok   row {n}: exit {done.returncode}: {what}")
         shutil.rmtree(cwd)
+        shutil.rmtree(cwd + "-cache", ignore_errors=True)
     print(f"{count - failures}/{count} hostile inputs answered as docs/hostile-inputs.md says")
     if count == 0 or failures:
         sys.exit(1)
