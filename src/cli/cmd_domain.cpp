@@ -21,6 +21,7 @@ struct DomainArgs {
   unsigned threads = 0;
   Outputs out;
   Gate gate;
+  UserLimits limits;
 };
 
 std::string range_text(const CodeRange& r) { return fmt::format("{}..{}", r.lo, r.hi); }
@@ -95,6 +96,7 @@ int run_domain(const DomainArgs& a) {
   auto spec = load_spec(a.spec);
   if (!spec) return fail(spec.error());
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
+  a.limits.apply(*spec);
   std::vector<std::string> inputs = {a.spec};  // and the spec's sources and tables: never written over
   if (spec->user) {
     for (const std::string& p : spec->user->input_paths()) inputs.push_back(p);
@@ -140,6 +142,7 @@ void add_domain_command(CLI::App& app, Commands& commands) {
   add_keep_option(*d, args->keep);
   add_threads_option(*d, args->threads);
   args->gate.add_flags(*d);
+  args->limits.add_flags(*d);
   commands.push_back({d, [args] { return run_domain(*args); }});
 }
 

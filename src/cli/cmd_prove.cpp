@@ -36,6 +36,7 @@ struct ProveArgs {
   std::string shard;     // "I/N": sweep only that slice and write a shard report
   Outputs out;
   Gate gate;
+  UserLimits limits;
 };
 
 // Applies --scales-from(-range), --codes and --scales to the spec, in that order.
@@ -326,6 +327,7 @@ int run_prove(const ProveArgs& a) {
   if (!spec) return fail(spec.error());
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   if (spec->user) spec->user->no_cache = a.no_cache;
+  a.limits.apply(*spec);
   if (!a.shard.empty()) return run_shard(a, *spec);
   auto backends = select_backends(a.backend, *spec, a.devices);
   if (!backends) return fail(backends.error());
@@ -398,6 +400,7 @@ void add_prove_command(CLI::App& app, Commands& commands) {
   add_keep_option(*p, args->keep);
   add_threads_option(*p, args->threads);
   p->add_flag("--no-cache", args->no_cache, "user recipes: compile their sources even when the cache has them");
+  args->limits.add_flags(*p);
   p->add_flag("--allow-partial", args->allow_partial,
               "with --scales-from(-range): accept an audit that left scale tensors unread");
   p->add_option("--shard", args->shard, "sweep only slice I of N (1-based) and write a shard report; see report merge");

@@ -281,8 +281,17 @@ std::string first_error(const std::string& stderr_text, const std::string& prepr
 // The compiler's messages in plain ASCII, whatever the user's locale.
 const std::vector<std::string> kCompilerEnv = {"LC_ALL=C"};
 
-Expected<std::string> compiler_version(const std::string& cxx) {
-  auto v = run_process({cxx, "--version"}, {}, kCompilerEnv);
+// A run of the compiler within the spec's compile limit (UserRecipes::compile_timeout_s):
+// at the limit, one line naming the spec's sources and the limit.
+Expected<ProcessResult> run_compiler(const UserRecipes& user, const std::vector<std::string>& command) {
+  auto r = run_process(command, {}, kCompilerEnv, user.compile_timeout_s);
+  if (r && r->timed_out) return Error{compile_timeout_message(user)};
+  return r;
+}
+
+Expected<std::string> compiler_version(const UserRecipes& user, const std::string& cxx) {
+  auto v = run_process({cxx, "--version"}, {}, kCompilerEnv, user.compile_timeout_s);
+  if (v && v->timed_out) return Error{compile_timeout_message(user)};
   if (!v) return Error{fmt::format("user recipes need a C++ compiler: {} ($CXX picks another)", v.error().message)};
   if (v->status != 0) return Error{fmt::format("{} --version failed (exit {})", cxx, v->status)};
   return v->out.substr(0, v->out.find('\n'));
@@ -389,7 +398,7 @@ struct Scratch {
 // (-M), the full key, and a compile unless the cache has that worker.
 Expected<Manifest> full_build(const UserRecipes& user, const std::string& cxx, const std::vector<std::string>& flags,
                               const std::string& source, bool& compiled) {
-  auto version = compiler_version(cxx);
+  auto version = compiler_version(user, cxx);
   if (!version) return Error{fmt::format("{}: user_recipes: {}", user.spec_path, version.error().message)};
   Scratch scratch;
   std::string scratch_template = (cache_root() / "user" / "tmp-XXXXXX").string();
@@ -407,10 +416,10 @@ Expected<Manifest> full_build(const UserRecipes& user, const std::string& cxx, c
     return c;
   };
   const auto failure = [&](const std::string& err) {
-    auto pre = run_process(with({"-E", worker_cpp.string()}), {}, kCompilerEnv);
+    auto pre = run_compiler(user, with({"-E", worker_cpp.string()}));
     return Error{fmt::format("{}: user_recipes: {}", user.spec_path, first_error(err, pre ? pre->out : "", user_roots(user)))};
   };
-  auto deps = run_process(with({"-M", worker_cpp.string()}), {}, kCompilerEnv);
+  auto deps = run_compiler(user, with({"-M", worker_cpp.string()}));
   if (!deps) return deps.error();
   if (deps->status != 0) return failure(deps->err);
   Manifest m;
@@ -430,7 +439,7 @@ Expected<Manifest> full_build(const UserRecipes& user, const std::string& cxx, c
   compiled = user.no_cache || access((dir / "worker").c_str(), X_OK) != 0;
   if (!compiled) return m;
   const fs::path built = scratch.dir / "worker";
-  auto compile = run_process(with({worker_cpp.string(), "-o", built.string()}), {}, kCompilerEnv);
+  auto compile = run_compiler(user, with({worker_cpp.string(), "-o", built.string()}));
   if (!compile) return compile.error();
   if (compile->status != 0) return failure(compile->err);
   // Into the cache by rename: a concurrent run (another shard) sees the old worker or the new one, never half.
@@ -523,8 +532,10 @@ Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& bu
   if (auto kept = read_all(stored); !user.no_cache && kept && kept->size() == bytes) {
     out = std::move(*kept);
   } else {
-    auto ran = run_process({build.worker}, request);
+    const double limit = user.worker_time_limit(cases);
+    auto ran = run_process({build.worker}, request, {}, limit);
     if (!ran) return ran.error();
+    if (ran->timed_out) return Error{worker_timeout_message(user, cases, limit)};
     if (ran->status != 0 || ran->out.size() != bytes) {
       return Error{fmt::format("{}: user_recipes: the worker {} failed (exit {}, {} of {} bytes){}", user.spec_path,
                                build.worker, ran->status, ran->out.size(), bytes,
@@ -573,7 +584,7 @@ Expected<std::vector<SourceDigest>> preprocessed_sources(const UserRecipes& user
   std::vector<std::string> command = {compiler()};
   for (const std::string& f : compile_flags(user)) command.push_back(f);
   command.insert(command.end(), {"-M", worker_cpp.string()});
-  auto deps = run_process(command, {}, kCompilerEnv);
+  auto deps = run_compiler(user, command);
   if (!deps) return deps.error();
   if (deps->status != 0) {
     return Error{fmt::format("{}: user_recipes: {}", user.spec_path, first_error(deps->err, "", user_roots(user)))};
