@@ -120,9 +120,8 @@ Expected<Ok> check_memory(std::uint64_t needed, const std::string& what) {
   auto limit = memory_limit();
   if (!limit) return limit.error();
   if (needed <= limit->bytes) return Ok{};
-  return Error{fmt::format("{} needs {} of memory, more than the {} this process may use ({}; "
-                           "BITPROOF_MEMORY_LIMIT=BYTES sets the limit)",
-                           what, bytes_text(needed), bytes_text(limit->bytes), limit->source)};
+  return Error{fmt::format("{}: {} of memory needed, but {} allows {} (BITPROOF_MEMORY_LIMIT=BYTES sets the limit)",
+                           what, bytes_text(needed), limit->source, bytes_text(limit->bytes))};
 }
 
 }  // namespace bitproof

@@ -25,7 +25,8 @@ struct MemoryLimit {
 // "1.5 GB" (powers of 1000, as the messages print sizes).
 [[nodiscard]] std::string bytes_text(std::uint64_t bytes);
 
-// One line when `needed` bytes for `what` exceed memory_limit(), naming both and the way to raise it.
+// One line when `needed` bytes for `what` exceed memory_limit(): "WHAT: 6.8 GB of memory
+// needed, but ulimit -v allows 3.9 GB (BITPROOF_MEMORY_LIMIT=BYTES sets the limit)".
 [[nodiscard]] Expected<Ok> check_memory(std::uint64_t needed, const std::string& what);
 
 }  // namespace bitproof

@@ -147,7 +147,7 @@ std::uint32_t ScaleSet::hi() const {
 }
 
 Expected<Weights> load_weights(const AbSpec& spec, const std::string& checkpoint) {
-  if (auto fits = check_memory(spec.host_bytes(), fmt::format("{}: the A/B run's tensors", spec.path)); !fits)
+  if (auto fits = check_memory(spec.host_bytes(), fmt::format("{}: inputs: the tensors of both arms", spec.path)); !fits)
     return fits.error();
   Weights w;
   std::optional<audit::Checkpoint> ckpt;

@@ -266,7 +266,7 @@ std::string render_ab_markdown(const Json& report) {
   for (const std::string& line : ab_summary_lines(report)) {
     md += (line.starts_with("  ") ? "  - " + md_text(line.substr(2)) : "- " + md_text(line)) + "\n";
   }
-  md += "\n| output | shape | " + md_text(arm(spec, 0)) + " digest | " + md_text(arm(spec, 1)) +
+  md += "\n| output | shape | " + md_cell(arm(spec, 0)) + " digest | " + md_cell(arm(spec, 1)) +
         " digest | differing elements |\n";
   md += "|---|---|---|---|---|\n";
   for (const Json& o : r["outputs"]) {

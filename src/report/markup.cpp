@@ -63,35 +63,65 @@ std::string control_free(std::string_view s) {
   return out;
 }
 
-std::string md_text(std::string_view s, bool line_start) {
-  std::string out;
-  const auto keep = [&](std::string_view t) {
-    for (char c : t) {
-      switch (c) {
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '\\': case '`': case '*': case '_': case '[': case ']': case '~': case '|':
-          out += '\\';
-          out += c;
-          break;
-        default: out += c;
-      }
+namespace {
+
+bool ascii_alnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Appends text (no controls) with what could start Markdown or HTML escaped;
+// characters that cannot, where they stand, are kept as written.
+void append_inert(std::string& out, std::string_view t, bool pipes) {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    // At the end of the text what follows is the renderer's: taken as the worst case.
+    const char prev = i > 0 ? t[i - 1] : ' ', next = i + 1 < t.size() ? t[i + 1] : '(';
+    switch (c) {
+      case '\\': case '`': case '*': case '~':
+        out += '\\';
+        out += c;
+        break;
+      case '_':  // between two letters or digits an underscore emphasises nothing (CommonMark's flanking rules)
+        if (!ascii_alnum(prev) || !ascii_alnum(next)) out += '\\';
+        out += c;
+        break;
+      case ']':  // no inline link or image without "](", no reference definition without "]:" (and none is
+                 // written: "[x][y]" stays text)
+        if (next == '(' || next == ':') out += '\\';
+        out += c;
+        break;
+      case '<':  // a tag, a comment or an autolink starts "<x", "</", "<!" or "<?"
+        out += ascii_alnum(next) || next == '/' || next == '!' || next == '?' || next == '(' ? "&lt;" : "<";
+        break;
+      case '|':
+        out += pipes ? "\\|" : "|";
+        break;
+      default: out += c;
     }
-  };
+  }
+}
+
+std::string inert(std::string_view s, bool line_start, bool pipes) {
+  std::string out;
   // A control's "\x1B" shows as written: its backslash escaped.
-  split_controls(s, keep, [&](const std::string& code) { out += "\\" + code; });
+  split_controls(
+      s, [&](std::string_view t) { append_inert(out, t, pipes); }, [&](const std::string& code) { out += "\\" + code; });
   if (line_start && !out.empty()) {
     std::size_t digits = 0;
     while (digits < out.size() && out[digits] >= '0' && out[digits] <= '9') ++digits;
     const bool ordered = digits > 0 && digits < out.size() && (out[digits] == '.' || out[digits] == ')');
     if (ordered) {
       out.insert(digits, "\\");
-    } else if (std::string_view("#-+=").find(out[0]) != std::string_view::npos) {
+    } else if (std::string_view("#>-+=").find(out[0]) != std::string_view::npos) {
       out.insert(0, "\\");
     }
   }
   return out;
 }
+
+}  // namespace
+
+std::string md_text(std::string_view s, bool line_start) { return inert(s, line_start, false); }
+
+std::string md_cell(std::string_view s) { return inert(s, false, true); }
 
 std::string md_code(std::string_view s, bool in_table) {
   std::string body = control_free(s);

@@ -15,10 +15,14 @@ namespace bitproof {
 // written "\x1B" or "\u202E".
 [[nodiscard]] std::string control_free(std::string_view s);
 
-// Markdown inline text: \ ` * _ [ ] ~ | are escaped with a backslash, < and >
-// as entities, controls as control_free writes them. With `line_start`, a
-// leading block marker (# - + = or "12." / "12)") is escaped too.
+// Markdown inline text: what could start Markdown or HTML where it stands is
+// escaped (\ ` * ~ always; _ unless between two letters or digits; ] before
+// ( or :, which no inline link, image or definition lacks; < before a letter,
+// / ! ? or ( as an entity; at the end of `s` as if ( followed), controls as control_free writes them. With `line_start`, a
+// leading block marker (# > - + = or "12." / "12)") is escaped too.
 [[nodiscard]] std::string md_text(std::string_view s, bool line_start = false);
+// md_text for a table cell: | escaped too (GFM ends a cell at it).
+[[nodiscard]] std::string md_cell(std::string_view s);
 
 // A Markdown code span showing `s` literally: fenced by more backticks than the
 // longest run inside it (padded with spaces where it starts or ends with one),

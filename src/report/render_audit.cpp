@@ -63,7 +63,7 @@ std::string audit_markdown(const Json& report) {
                       special.size());
     for (const Json* t : special) {
       md += fmt::format("| {} | {} | {} | {} |\n", md_code((*t)["name"].get<std::string>(), true), layer_cell((*t)["layer"]),
-                        md_text((*t)["format"].get<std::string>()), md_text(specials_cell((*t)["specials"])));
+                        md_cell((*t)["format"].get<std::string>()), md_cell(specials_cell((*t)["specials"])));
     }
     md += "\n";
   }
@@ -72,10 +72,10 @@ std::string audit_markdown(const Json& report) {
   for (const Json& l : r["layers"]) {
     const int bits = code_bits(l["format"]);
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", layer_cell(l["layer"]),
-                      md_text(l["format"].get<std::string>()), l["tensors"].get<std::uint64_t>(), l["codes"].get<std::uint64_t>(),
+                      md_cell(l["format"].get<std::string>()), l["tensors"].get<std::uint64_t>(), l["codes"].get<std::uint64_t>(),
                       code_cell(l["min"], bits), code_cell(l["max"], bits), code_cell(l["finite_min"], bits),
                       code_cell(l["finite_max"], bits),
-                      md_text(specials_cell(l["specials"])));
+                      md_cell(specials_cell(l["specials"])));
   }
   for (const Json& v : r["views"]) md += fmt::format("\n    {}\n", control_free(v["summary"].get<std::string>()));
   if (r["selection"]["left_out"].get<std::uint64_t>() != 0) {

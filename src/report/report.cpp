@@ -670,7 +670,9 @@ Expected<Ok> check_report_strings(const Spec& spec, const Json& result, const st
     const std::string field = fmt::format("result.claims[{}]", c);
     const Json head = claim_head(spec.claims[c]);
     for (const auto& [key, value] : head.items()) {
-      if (claims[c][key] != value) return bad_string(path, field + "." + key, "is not the recorded spec's claim");
+      if (!claims[c].contains(key) || claims[c][key] != value) {
+        return bad_string(path, field + "." + key, "is not the recorded spec's claim");
+      }
     }
     if (proof) {
       for (const auto& [kind, n] : claims[c]["by_kind"].items()) {
@@ -775,7 +777,7 @@ std::string result_cell(const Json& result, std::size_t i) {
   }
   std::map<std::string, std::uint64_t> kinds;
   for (const auto& [kind, n] : c["by_kind"].items()) kinds[kind] = n.get<std::uint64_t>();
-  return fmt::format("{} ({})", verdict_cell(v), md_text(fail_text(failing, kinds)));
+  return fmt::format("{} ({})", verdict_cell(v), md_cell(fail_text(failing, kinds)));
 }
 
 void markdown_claims_table(std::string& md, const Json& result) {
@@ -785,7 +787,7 @@ void markdown_claims_table(std::string& md, const Json& result) {
     std::string recipes;
     for (const Json& r : c["recipes"])
       recipes += fmt::format("{}{}", recipes.empty() ? "" : ", ", md_code(r.get<std::string>(), true));
-    md += fmt::format("| {} | {} | {}/{} | {} |\n", md_text(c["claim"].get<std::string>()), recipes,
+    md += fmt::format("| {} | {} | {}/{} | {} |\n", md_cell(c["claim"].get<std::string>()), recipes,
                       c["holding"].get<std::uint64_t>(), c["cases"].get<std::uint64_t>(), result_cell(result, i));
   }
   md += "\n";

@@ -275,10 +275,10 @@ std::string render_time_markdown(const Json& report) {
                       c[0].is_number() ? percent(std::max(1 - c[0].get<double>(), c[1].get<double>() - 1)) : "?");
   }
   md += fmt::format("| arm | samples | throttled | {} µs | warm-up replays |\n|---|---:|---:|---:|---|\n",
-                    md_text(st["centre"].get<std::string>()));
+                    md_cell(st["centre"].get<std::string>()));
   for (std::size_t arm = 0; arm < 2; ++arm) {
     const Json& w = r["run"]["warmup"][arm];
-    md += fmt::format("| {} {} | {} | {} | {} | {}{} |\n", arm == 0 ? "A" : "B", md_text(r["arms"][arm].get<std::string>()),
+    md += fmt::format("| {} {} | {} | {} | {} | {}{} |\n", arm == 0 ? "A" : "B", md_cell(r["arms"][arm].get<std::string>()),
                       st["samples"][arm].dump(), st["throttled"][arm].dump(),
                       st["centre_us"][arm].is_number() ? fmt::format("{:.3f}", st["centre_us"][arm].get<double>()) : "-",
                       w["replays"].dump(), w["settled"].get<bool>() ? ", settled" : ", not settled");
@@ -286,8 +286,8 @@ std::string render_time_markdown(const Json& report) {
   if (!st["order_tests"].empty()) {
     md += "\n| order test | arm | p | effect | flagged |\n|---|---|---:|---:|---|\n";
     for (const Json& t : st["order_tests"]) {
-      md += fmt::format("| {} | {} | {:.2g} | {:.2f} % | {} |\n", md_text(t["kind"].get<std::string>()),
-                        md_text(r["arms"][t["arm"].get<std::size_t>()].get<std::string>()), t["p"].get<double>(),
+      md += fmt::format("| {} | {} | {:.2g} | {:.2f} % | {} |\n", md_cell(t["kind"].get<std::string>()),
+                        md_cell(r["arms"][t["arm"].get<std::size_t>()].get<std::string>()), t["p"].get<double>(),
                         100 * t["effect"].get<double>(), t["flagged"].get<bool>() ? "**yes**" : "no");
     }
   }
