@@ -17,7 +17,8 @@ TEST_SUITE("report") {
     CHECK(md_text("</details><!--<b>") == "&lt;/details>&lt;!--&lt;b>");
     CHECK(md_text("[x](y) [r]: z ![i][j] _e_ __init `c` ~~d~~ \\") ==
           "[x\\](y) [r\\]: z ![i][j] \\_e\\_ \\_\\_init \\`c\\` \\~\\~d\\~\\~ \\\\");
-    CHECK(md_text("ends in ] or <") == "ends in \\] or &lt;");
+    CHECK(md_text("] ends in ]") == "] ends in \\]");
+    CHECK(md_text("ends in <") == "ends in &lt;");
     CHECK(md_text(std::string("e\x1B[2J\0x\n", 8)) == "e\\\\x1B[2J\\\\x00x\\\\x0A");
     CHECK(md_text("a\xE2\x80\xAE" "b") == "a\\\\u202Eb");
     CHECK(md_text("# head", true) == "\\# head");

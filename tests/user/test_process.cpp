@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "user/process.hpp"
 
@@ -14,12 +15,16 @@ using bitproof::user::run_process;
 
 namespace {
 
-// Whether process `pid` still runs (a zombie waiting for its reaper does not).
+// Whether process `pid` runs, now and for the next two seconds (SIGKILL takes
+// effect a moment after it is sent; a zombie waiting for its reaper runs no more).
 bool running(const std::string& pid) {
-  std::ifstream stat("/proc/" + pid + "/stat");
-  std::string id, name, state;
-  if (!(stat >> id >> name >> state)) return false;
-  return state != "Z" && state != "X";
+  for (int tries = 0; tries < 200; ++tries) {
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string id, name, state;
+    if (!(stat >> id >> name >> state) || state == "Z" || state == "X") return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
 }
 
 // The first line of `text`, without its line break.
