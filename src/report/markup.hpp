@@ -18,8 +18,9 @@ namespace bitproof {
 // Markdown inline text: what could start Markdown or HTML where it stands is
 // escaped (\ ` * ~ always; _ unless between two letters or digits; ] before
 // ( or :, which no inline link, image or definition lacks; < before a letter,
-// / ! ? or ( as an entity; at the end of `s` as if ( followed), controls as control_free writes them. With `line_start`, a
-// leading block marker (# > - + = or "12." / "12)") is escaped too.
+// / ! ? or ( as an entity; at the end of `s` as if ( followed), controls as
+// control_free writes them. With `line_start`, a leading block marker
+// (# > - + = or "12." / "12)") is escaped too.
 [[nodiscard]] std::string md_text(std::string_view s, bool line_start = false);
 // md_text for a table cell: | escaped too (GFM ends a cell at it).
 [[nodiscard]] std::string md_cell(std::string_view s);
