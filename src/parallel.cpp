@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -48,7 +49,14 @@ void parallel_for(std::size_t n, unsigned threads, const std::function<void(std:
     }
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 0; t < workers; ++t) pool.emplace_back(work);
+  pool.reserve(workers);
+  // A thread that cannot be started (memory or a process limit) leaves the work to the others,
+  // or to this thread: never a std::terminate from a joinable thread left behind.
+  try {
+    for (unsigned t = 0; t < workers; ++t) pool.emplace_back(work);
+  } catch (const std::system_error&) {
+  }
+  if (pool.empty()) work();
   for (std::thread& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
 }

@@ -238,38 +238,67 @@ Expected<nlohmann::ordered_json> parse_ordered_json_strict(std::string_view text
   return parse_strictly<nlohmann::ordered_json>(text, file, what_field, false, &pairs);
 }
 
-Expected<std::string> read_input_file(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return Error{fmt::format("{}: cannot read {}: is a directory", path, what)};
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{fmt::format("{}: cannot read {}: {}", path, what, std::strerror(errno))};
-  // A regular file is read into a string of its size (a report of 86 MB took
-  // 1.1 s through a string stream, growing and copying); a pipe, or a file that
-  // grows meanwhile, in further steps until the end.
+namespace {
+
+// "a FIFO", "a character device" ...: what a path that is no regular file is.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+Expected<std::string> read_input_file(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO waits for a writer otherwise; a regular file ignores it.
+  const Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (f.fd < 0) return Error{fmt::format("{}: cannot read {}: {}", path, what, std::strerror(errno))};
   struct stat st {};
-  std::string text;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) text.resize(static_cast<std::size_t>(st.st_size));
+  if (fstat(f.fd, &st) != 0) return Error{fmt::format("{}: cannot read {}: {}", path, what, std::strerror(errno))};
+  if (S_ISDIR(st.st_mode)) return Error{fmt::format("{}: cannot read {}: is a directory", path, what)};
+  if (!S_ISREG(st.st_mode)) {
+    return Error{fmt::format("{}: cannot read {}: not a regular file ({})", path, what, file_kind(st.st_mode))};
+  }
+  const auto too_large = [&](std::uint64_t size) {
+    return Error{fmt::format("{}: cannot read {}: {} bytes, more than the {} bytes bitproof reads as {}", path, what,
+                             size, max_bytes, what)};
+  };
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max_bytes) return too_large(size);
+  // Read into a string of the file's size (a report of 86 MB took 1.1 s through
+  // a string stream, growing and copying); a file that grows meanwhile in
+  // further steps, up to the limit.
+  std::string text(static_cast<std::size_t>(size), '\0');
   std::size_t done = 0;
   char more[64 * 1024];
   for (;;) {
     const bool sized = done < text.size();  // into the string while its size lasts, then in steps
-    const ssize_t n = sized ? ::read(fd, text.data() + done, text.size() - done) : ::read(fd, more, sizeof more);
+    const ssize_t n = sized ? ::read(f.fd, text.data() + done, text.size() - done) : ::read(f.fd, more, sizeof more);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      return Error{fmt::format("{}: cannot read {}: a read error", path, what)};
-    }
+    if (n < 0) return Error{fmt::format("{}: cannot read {}: a read error", path, what)};
     if (n == 0) break;
-    if (!sized) text.append(more, static_cast<std::size_t>(n));
+    if (!sized) {
+      if (done + static_cast<std::size_t>(n) > max_bytes) return too_large(done + static_cast<std::size_t>(n));
+      text.append(more, static_cast<std::size_t>(n));
+    }
     done += static_cast<std::size_t>(n);
   }
-  ::close(fd);
   text.resize(done);
   return text;
 }
 
 Expected<json> load_json_strict(const std::string& path, const std::string& what_field) {
-  auto text = read_input_file(path, "the file");
+  auto text = read_input_file(path, "the file", kMaxSpecBytes);
   if (!text) return text.error();
   return parse_json_strict(*text, path, what_field);
 }

@@ -53,10 +53,22 @@ inline PairList& add_pair_list(std::vector<PairList>& lists) {
                                                                          const std::string& what_field,
                                                                          PairLists& pairs);
 
-// The whole content of a file a command reads, or one line with the system's
-// reason ("is a directory", "Too many levels of symbolic links", ...);
-// `what` names the file's role in messages ("the spec file").
-[[nodiscard]] Expected<std::string> read_input_file(const std::string& path, const std::string& what);
+// The largest files of each kind a command reads: a file above its limit is
+// refused before a byte of it is read (a spec that names /dev/zero, a table
+// far larger than its domain). Specs are kilobytes; an audit report of a large
+// checkpoint is 86 MB and more.
+inline constexpr std::uint64_t kMaxSpecBytes = std::uint64_t{16} << 20;    // proof, A/B and timing specs
+inline constexpr std::uint64_t kMaxReportBytes = std::uint64_t{4} << 30;   // reports, audits, shards
+inline constexpr std::uint64_t kMaxIndexBytes = std::uint64_t{256} << 20;  // a checkpoint's weight map
+
+// The whole content of a regular file a command reads, or one line with the
+// reason: the system's ("Too many levels of symbolic links", ...), "is a
+// directory", "not a regular file (a FIFO)" (devices, FIFOs and sockets are
+// never read: symbolic links are followed, the file is opened without
+// blocking and checked before reading), or a size above `max_bytes`. `what`
+// names the file's role in messages ("the spec file").
+[[nodiscard]] Expected<std::string> read_input_file(const std::string& path, const std::string& what,
+                                                    std::uint64_t max_bytes);
 
 // Reads a whole (small) JSON file and parses it strictly; `what_field` as above.
 [[nodiscard]] Expected<nlohmann::json> load_json_strict(const std::string& path, const std::string& what_field);

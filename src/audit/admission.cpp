@@ -154,7 +154,7 @@ Expected<AuditedTensor> parse_audited(const json& j, const SpecWhere& w, const s
 }
 
 Expected<json> load_ordered(const std::string& path) {
-  auto text = read_input_file(path, "the report");
+  auto text = read_input_file(path, "the report", kMaxReportBytes);
   if (!text) return text.error();
   return parse_ordered_json_strict(*text, path, "report");
 }
@@ -418,7 +418,7 @@ std::optional<LeanAudit> read_lean(std::string_view text, const std::string& pat
 }  // namespace
 
 Expected<AuditReport> load_audit_report(const std::string& path) {
-  auto text = read_input_file(path, "the report");
+  auto text = read_input_file(path, "the report", kMaxReportBytes);
   if (!text) return text.error();
   return parse_audit_report_text(*text, path);
 }

@@ -525,7 +525,8 @@ Expected<Header> parse_safetensors(std::span<const unsigned char> file_bytes, co
 // ---- MappedFile ----
 
 Expected<MappedFile> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named like a shard is refused below instead of waiting for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return Error{fmt::format("{}: file: cannot open: {}", path, std::strerror(errno))};
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -608,7 +609,7 @@ Expected<CheckpointFile> open_file(const fs::path& path, const std::string& name
 using WeightMap = std::map<std::string, std::vector<std::string>>;
 
 Expected<WeightMap> parse_index(const std::string& index_path) {
-  auto text = read_input_file(index_path, "the file");
+  auto text = read_input_file(index_path, "the file", kMaxIndexBytes);
   if (!text) return text.error();
   auto entries = detail::read_plain_index(*text);
   if (!entries) {

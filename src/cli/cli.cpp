@@ -77,6 +77,42 @@ CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
       fmt::format("{}..{}", lo, hi));
 }
 
+namespace {
+
+// Seconds as a limit: a decimal number from 0.1 to a week.
+CLI::Validator seconds() {
+  return CLI::Validator(
+      [](std::string& value) {
+        double s = 0;
+        const char* end = value.data() + value.size();
+        const auto [ptr, ec] = std::from_chars(value.data(), end, s);
+        if (value.empty() || ptr != end || ec != std::errc{} || !(s >= 0.1 && s <= 604800)) {
+          return fmt::format("expected a number of seconds from 0.1 to 604800, got \"{}\"", value);
+        }
+        return std::string();
+      },
+      "SECONDS");
+}
+
+}  // namespace
+
+void UserLimits::add_flags(CLI::App& sub) {
+  sub.add_option("--user-timeout", user_timeout,
+                 "user recipes: seconds each run of their compiled code may take (default: 60 plus 10 µs per case "
+                 "and function)")
+      ->check(seconds());
+  sub.add_option("--compile-timeout", compile_timeout,
+                 fmt::format("user recipes: seconds each run of the compiler may take (default {:g})",
+                             user::kDefaultCompileTimeout))
+      ->check(seconds());
+}
+
+void UserLimits::apply(Spec& spec) const {
+  if (!spec.user) return;
+  spec.user->user_timeout_s = user_timeout;
+  spec.user->compile_timeout_s = compile_timeout;
+}
+
 CLI::Option* add_path_option(CLI::App& sub, const std::string& name, std::string& path, const std::string& help) {
   return sub.add_option(name, path, help)->check(CLI::Validator(
       [](std::string& value) { return value.empty() ? std::string("empty path") : std::string(); }, "PATH"));

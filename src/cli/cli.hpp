@@ -12,6 +12,7 @@
 #include "output_files.hpp"
 #include "proof/engine.hpp"
 #include "report/report.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof::cli {
 
@@ -106,6 +107,17 @@ struct Gate {
   [[nodiscard]] std::vector<std::string> mismatches(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& counts) const;
   // Whether a claim's line is printed: always, or under --quiet only when it does not pass.
   [[nodiscard]] bool shows(bool passes) const { return !quiet || !passes; }
+};
+
+// Wall-clock limits on a spec's user code (docs/user-recipes.md, "Time limits"):
+// --user-timeout SECONDS for each worker run (default: 60 s plus 10 µs per case
+// and function), --compile-timeout SECONDS for each compiler run (default 120).
+// At the limit the run is killed and the command fails with one line (exit 2).
+struct UserLimits {
+  double user_timeout = 0;  // 0: the default, scaled by the domain
+  double compile_timeout = user::kDefaultCompileTimeout;
+  void add_flags(CLI::App& sub);
+  void apply(Spec& spec) const;
 };
 
 // Colour for terminals: off when stdout is not a terminal or NO_COLOR is set.

@@ -22,6 +22,7 @@ struct DomainArgs {
   unsigned threads = 0;
   Outputs out;
   Gate gate;
+  UserLimits limits;
 };
 
 std::string range_text(const CodeRange& r) { return fmt::format("{}..{}", r.lo, r.hi); }
@@ -99,6 +100,7 @@ int run_domain(const DomainArgs& a) {
     if (auto e = user::refuse_user_code(*spec->user)) return fail(*e);
   }
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
+  a.limits.apply(*spec);
   std::vector<std::string> inputs = {a.spec};  // and the spec's sources and tables: never written over
   if (spec->user) {
     for (const std::string& p : spec->user->input_paths()) inputs.push_back(p);
@@ -148,6 +150,7 @@ void add_domain_command(CLI::App& app, Commands& commands) {
   add_threads_option(*d, args->threads);
   add_no_user_code_flag(*d);
   args->gate.add_flags(*d);
+  args->limits.add_flags(*d);
   commands.push_back({d, [args] { return run_domain(*args); }});
 }
 

@@ -37,6 +37,7 @@ struct ProveArgs {
   std::string shard;     // "I/N": sweep only that slice and write a shard report
   Outputs out;
   Gate gate;
+  UserLimits limits;
 };
 
 // Applies --scales-from(-range), --codes and --scales to the spec, in that order.
@@ -339,6 +340,7 @@ int run_prove(const ProveArgs& a) {
   }
   if (auto e = a.gate.check_syntax(spec->claims.size())) return fail(*e);
   if (spec->user) spec->user->no_cache = a.no_cache;
+  a.limits.apply(*spec);
   if (!a.shard.empty()) {
     if (!a.gate.expect.empty()) {
       return fail({"--expect: a shard's counts are not the domain's: give --expect to report merge"});
@@ -419,6 +421,7 @@ void add_prove_command(CLI::App& app, Commands& commands) {
   add_threads_option(*p, args->threads);
   add_no_user_code_flag(*p);
   p->add_flag("--no-cache", args->no_cache, "user recipes: compile their sources even when the cache has them");
+  args->limits.add_flags(*p);
   p->add_flag("--allow-partial", args->allow_partial,
               "with --scales-from(-range): accept an audit that left scale tensors unread");
   p->add_option("--shard", args->shard, "sweep only slice I of N (1-based) and write a shard report; see report merge");

@@ -33,7 +33,7 @@ Expected<Json> whole_report(const std::string& text, const std::string& path, bo
 }
 
 Expected<Json> load_whole_report(const std::string& path, bool histograms = true) {
-  auto text = read_input_file(path, "the report");
+  auto text = read_input_file(path, "the report", kMaxReportBytes);
   if (!text) return text.error();
   return whole_report(*text, path, histograms);
 }
@@ -127,7 +127,7 @@ struct VerifyArgs {
 
 int run_verify(const VerifyArgs& a) {
   const std::string& path = a.report;
-  auto text = read_input_file(path, "the report");
+  auto text = read_input_file(path, "the report", kMaxReportBytes);
   if (!text) return fail(text.error());
   // An audit report as bitproof writes it is checked without its histograms as JSON values.
   const audit::FastReaudit fast = audit::reaudit_fast(*text, path);

@@ -6,11 +6,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <initializer_list>
+#include <new>
+#include <stdexcept>
 #include <string_view>
 
 #include "backend/backend.hpp"
 #include "cli/cli.hpp"
 #include "cli/cuda_twin.hpp"
+#include "strict_json.hpp"
 #include "suggest.hpp"
 
 namespace {
@@ -127,7 +130,17 @@ int main(int argc, char** argv) {
     if (!c.app->parsed()) continue;
     // --no-user-code / BITPROOF_NO_USER_CODE: set for the whole process before the command runs.
     if (auto e = cli::apply_user_code_policy(*c.app)) return cli::fail(*e);
-    return c.run();
+    // Memory that runs out is one line (exit 2), never an abort: what was asked, and that memory ran out.
+    try {
+      return c.run();
+    } catch (const std::bad_alloc&) {
+      return cli::fail({fmt::format("{}: out of memory (more than this machine or its limits give; "
+                                    "docs/cli.md, \"Limits\")",
+                                    bitproof::printable(cli::command_line()))});
+    } catch (const std::length_error& e) {
+      return cli::fail({fmt::format("{}: out of memory: a size beyond what can be allocated ({})",
+                                    bitproof::printable(cli::command_line()), e.what())});
+    }
   }
   return bitproof::kExitBadInput;
 }

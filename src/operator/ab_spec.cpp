@@ -489,6 +489,32 @@ std::vector<std::pair<std::string, TensorShape>> AbSpec::tensors_of(std::size_t 
   return check.all();
 }
 
+namespace {
+
+std::uint64_t tensor_bytes(DType dtype, std::uint64_t rows, std::uint64_t cols) {
+  const std::uint64_t elements = rows * cols;  // at most kMaxTensorElements (2^31): no overflow below
+  return dtype == DType::kF16 ? 2 * elements : elements / 2 + elements / kMxBlock;
+}
+
+}  // namespace
+
+std::uint64_t AbSpec::host_bytes() const {
+  std::uint64_t bytes = 0;
+  for (const InputSpec& in : inputs) bytes += tensor_bytes(in.dtype, in.rows, in.cols);
+  for (std::size_t arm = 0; arm < arms.size(); ++arm) {
+    for (const auto& [name, shape] : tensors_of(arm)) {
+      if (input(name) == nullptr) bytes += tensor_bytes(shape.dtype, shape.rows, shape.cols);
+    }
+    for (const Stage& st : arms[arm].stages) {
+      if (st.weights.size() < 2) continue;
+      for (const std::string& w : st.weights) {
+        if (const InputSpec* in = input(w)) bytes += tensor_bytes(in->dtype, in->rows, in->cols);
+      }
+    }
+  }
+  return bytes;
+}
+
 Expected<AbSpec> parse_ab_spec(const std::string& text, const std::string& path) {
   const Where w{path};
   auto parsed = parse_json_strict(text, path, "");
@@ -510,7 +536,7 @@ Expected<AbSpec> parse_ab_spec(const std::string& text, const std::string& path)
 }
 
 Expected<AbSpec> load_ab_spec(const std::string& path) {
-  auto text = read_input_file(path, "the A/B spec file");
+  auto text = read_input_file(path, "the A/B spec file", kMaxSpecBytes);
   if (!text) return text.error();
   return parse_ab_spec(*text, path);
 }

@@ -131,6 +131,12 @@ struct AbSpec {
   // Every tensor arm `arm` reads or writes, inputs included, by name.
   [[nodiscard]] std::vector<std::pair<std::string, TensorShape>> tensors_of(std::size_t arm) const;
   [[nodiscard]] bool uses_checkpoint() const;
+  // Bytes of host memory a run holds at once: every weight (f16: 2 bytes an
+  // element; mxfp4: half a byte an element and a scale byte a block), the
+  // joined weights of each stage that joins several, one case's activations and
+  // every tensor both arms write. load_weights refuses a spec above
+  // memory_limit() (memory.hpp) before it allocates.
+  [[nodiscard]] std::uint64_t host_bytes() const;
 };
 
 [[nodiscard]] Expected<AbSpec> parse_ab_spec(const std::string& text, const std::string& path);

@@ -136,6 +136,16 @@ PreparedArm prepare_arm(const AbSpec& spec, std::size_t arm, const Weights& weig
         j.dtype = weights.tensors.at(st.weights[0]).dtype;
         j.rows = first;
         j.cols = ps.k;
+        std::size_t f16 = 0, codes = 0, scales = 0;  // reserved whole: no doubling's copies at the peak
+        for (const std::string& w : st.weights) {
+          const HostTensor& t = weights.tensors.at(w);
+          f16 += t.f16.size();
+          codes += t.codes.size();
+          scales += t.scales.size();
+        }
+        j.f16.reserve(f16);
+        j.codes.reserve(codes);
+        j.scales.reserve(scales);
         for (const std::string& w : st.weights) {
           const HostTensor& t = weights.tensors.at(w);
           j.f16.insert(j.f16.end(), t.f16.begin(), t.f16.end());

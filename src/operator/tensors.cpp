@@ -7,6 +7,7 @@
 
 #include "arith/soft_arith.hpp"
 #include "audit/safetensors.hpp"
+#include "memory.hpp"
 #include "report/digest.hpp"
 #include "splitmix.hpp"
 
@@ -146,6 +147,8 @@ std::uint32_t ScaleSet::hi() const {
 }
 
 Expected<Weights> load_weights(const AbSpec& spec, const std::string& checkpoint) {
+  if (auto fits = check_memory(spec.host_bytes(), fmt::format("{}: inputs: the tensors of both arms", spec.path)); !fits)
+    return fits.error();
   Weights w;
   std::optional<audit::Checkpoint> ckpt;
   if (spec.uses_checkpoint()) {

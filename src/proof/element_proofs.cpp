@@ -32,7 +32,7 @@ Expected<std::vector<ElementProofRun>> run_element_proofs(const op::AbSpec& spec
   for (std::size_t i = 0; i < spec.element_proofs.size(); ++i) {
     const op::ElementProofRef& ref = spec.element_proofs[i];
     const std::string where = fmt::format("{}: element_proofs[{}]", spec.path, i);
-    auto text = read_input_file(ref.path, "the element proof spec");
+    auto text = read_input_file(ref.path, "the element proof spec", kMaxSpecBytes);
     if (!text) return Error{fmt::format("{}: {}", where, text.error().message)};
     auto proof = parse_spec(*text, ref.path);
     if (!proof) return proof.error();

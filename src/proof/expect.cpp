@@ -31,6 +31,8 @@ std::string kind_list() {
 
 }  // namespace
 
+bool is_counterexample_kind(std::string_view kind) { return std::find(kKinds.begin(), kKinds.end(), kind) != kKinds.end(); }
+
 ClaimVerdict claim_verdict(const std::optional<Expectation>& expect, const ClaimCounts& counts) {
   const std::uint64_t failing = counts.cases - std::min(counts.holding, counts.cases);
   if (!expect) return failing == 0 ? ClaimVerdict::kHolds : ClaimVerdict::kRefuted;

@@ -44,6 +44,8 @@ struct ClaimCounts {
 };
 
 [[nodiscard]] ClaimVerdict claim_verdict(const std::optional<Expectation>& expect, const ClaimCounts& counts);
+// Whether `kind` is a kind a counterexample can have ("value", "sign", "nan" ...).
+[[nodiscard]] bool is_counterexample_kind(std::string_view kind);
 [[nodiscard]] bool verdict_passes(ClaimVerdict verdict);
 // "holds", "refuted", "refuted_as_expected", "expectation_missed"
 [[nodiscard]] std::string_view verdict_name(ClaimVerdict verdict);

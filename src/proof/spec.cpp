@@ -392,7 +392,7 @@ Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
 }
 
 Expected<Spec> load_spec(const std::string& path) {
-  auto text = read_input_file(path, "the spec file");
+  auto text = read_input_file(path, "the spec file", kMaxSpecBytes);
   if (!text) return text.error();
   return parse_spec(*text, path);
 }

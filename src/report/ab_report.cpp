@@ -1,5 +1,7 @@
 #include "report/ab_report.hpp"
 
+#include "report/markup.hpp"
+
 #include <fmt/format.h>
 
 #include "report/digest.hpp"
@@ -249,9 +251,9 @@ std::string render_ab_markdown(const Json& report) {
   const Json& r = report["result"];
   const Json& spec = r["spec"];
   const bool passes = ab_report_passes(report);
-  std::string md = fmt::format("## bitproof ab: {}\n\n", spec["name"].get<std::string>());
-  if (spec.contains("title")) md += spec["title"].get<std::string>() + "\n\n";
-  if (spec.contains("source")) md += "Source: " + spec["source"].get<std::string>() + "\n\n";
+  std::string md = fmt::format("## bitproof ab: {}\n\n", md_text(spec["name"].get<std::string>()));
+  if (spec.contains("title")) md += md_text(spec["title"].get<std::string>(), true) + "\n\n";
+  if (spec.contains("source")) md += "Source: " + md_text(spec["source"].get<std::string>()) + "\n\n";
   // The verdict from the counts, not from the recorded "verdict" text.
   const bool cases_differ = r["differing_cases"].get<std::uint64_t>() != 0;
   const bool proved = !r["trace_proof"].is_null();
@@ -262,15 +264,16 @@ std::string render_ab_markdown(const Json& report) {
   md += fmt::format("**{}**: {}{}\n\n", passes ? "PASS" : "FAIL", found,
                     spec["expect"] == "differ" ? " (a negative control: the spec expects them to differ)" : "");
   for (const std::string& line : ab_summary_lines(report)) {
-    md += (line.starts_with("  ") ? "  - " + line.substr(2) : "- " + line) + "\n";
+    md += (line.starts_with("  ") ? "  - " + md_text(line.substr(2)) : "- " + md_text(line)) + "\n";
   }
-  md += "\n| output | shape | " + arm(spec, 0) + " digest | " + arm(spec, 1) + " digest | differing elements |\n";
+  md += "\n| output | shape | " + md_cell(arm(spec, 0)) + " digest | " + md_cell(arm(spec, 1)) +
+        " digest | differing elements |\n";
   md += "|---|---|---|---|---|\n";
   for (const Json& o : r["outputs"]) {
-    md += fmt::format("| `{}` | {}×{} | `{}` | `{}` | {} |\n", o["name"].get<std::string>(),
+    md += fmt::format("| {} | {}×{} | {} | {} | {} |\n", md_code(o["name"].get<std::string>(), true),
                       o["shape"][0].get<std::uint64_t>(), o["shape"][1].get<std::uint64_t>(),
-                      o["digest"][arm(spec, 0)].get<std::string>().substr(0, 16),
-                      o["digest"][arm(spec, 1)].get<std::string>().substr(0, 16),
+                      md_code(o["digest"][arm(spec, 0)].get<std::string>().substr(0, 16), true),
+                      md_code(o["digest"][arm(spec, 1)].get<std::string>().substr(0, 16), true),
                       o["differing_elements"].get<std::uint64_t>());
   }
   markdown_reproduce(md, report);

@@ -8,6 +8,7 @@
 
 #include "format/format.hpp"
 #include "report/ab_report.hpp"
+#include "report/markup.hpp"
 #include "report/render.hpp"
 
 namespace bitproof {
@@ -48,19 +49,10 @@ std::uint64_t poisoned(const Json& specials) {
   return n;
 }
 
-std::string md_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|' || c == '`' || c == '*' || c == '_') out += '\\';
-    out += (c == '\n') ? ' ' : c;
-  }
-  return out;
-}
-
 std::string audit_markdown(const Json& report) {
   const Json& r = report["result"];
-  std::string md = fmt::format("## bitproof audit: `{}`\n\n", md_escape(r["checkpoint"]["path"].get<std::string>()));
-  for (const Json& line : r["overall"]["summary"]) md += fmt::format("    {}\n", line.get<std::string>());
+  std::string md = fmt::format("## bitproof audit: {}\n\n", md_code(r["checkpoint"]["path"].get<std::string>()));
+  for (const Json& line : r["overall"]["summary"]) md += fmt::format("    {}\n", control_free(line.get<std::string>()));
   md += "\n";
   std::vector<const Json*> special;
   for (const Json& t : r["tensors"]) {
@@ -70,8 +62,8 @@ std::string audit_markdown(const Json& report) {
     md += fmt::format("**{} tensors hold NaN, Inf or non-codes:**\n\n| tensor | layer | format | specials |\n|---|---|---|---|\n",
                       special.size());
     for (const Json* t : special) {
-      md += fmt::format("| `{}` | {} | {} | {} |\n", md_escape((*t)["name"].get<std::string>()), layer_cell((*t)["layer"]),
-                        (*t)["format"].get<std::string>(), specials_cell((*t)["specials"]));
+      md += fmt::format("| {} | {} | {} | {} |\n", md_code((*t)["name"].get<std::string>(), true), layer_cell((*t)["layer"]),
+                        md_cell((*t)["format"].get<std::string>()), md_cell(specials_cell((*t)["specials"])));
     }
     md += "\n";
   }
@@ -80,12 +72,12 @@ std::string audit_markdown(const Json& report) {
   for (const Json& l : r["layers"]) {
     const int bits = code_bits(l["format"]);
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", layer_cell(l["layer"]),
-                      l["format"].get<std::string>(), l["tensors"].get<std::uint64_t>(), l["codes"].get<std::uint64_t>(),
+                      md_cell(l["format"].get<std::string>()), l["tensors"].get<std::uint64_t>(), l["codes"].get<std::uint64_t>(),
                       code_cell(l["min"], bits), code_cell(l["max"], bits), code_cell(l["finite_min"], bits),
                       code_cell(l["finite_max"], bits),
-                      specials_cell(l["specials"]));
+                      md_cell(specials_cell(l["specials"])));
   }
-  for (const Json& v : r["views"]) md += fmt::format("\n    {}\n", v["summary"].get<std::string>());
+  for (const Json& v : r["views"]) md += fmt::format("\n    {}\n", control_free(v["summary"].get<std::string>()));
   if (r["selection"]["left_out"].get<std::uint64_t>() != 0) {
     md += fmt::format("\n**Partial audit:** {} scale tensors were left out by --select, --dtype or --format.\n",
                       r["selection"]["left_out"].get<std::uint64_t>());
@@ -97,7 +89,7 @@ std::string first_outside_cell(const Json& first, std::uint64_t outside) {
   std::string out;
   std::uint64_t listed = 0;
   for (const Json& c : first) {
-    out += fmt::format("{}`{}` ×{}", out.empty() ? "" : ", ", md_escape(c["described"].get<std::string>()),
+    out += fmt::format("{}{} ×{}", out.empty() ? "" : ", ", md_code(c["described"].get<std::string>(), true),
                        c["count"].get<std::uint64_t>());
     listed += c["count"].get<std::uint64_t>();
   }
@@ -114,12 +106,12 @@ std::string admission_markdown(const Json& report) {
   const Json& r = report["result"];
   const Json& counts = r["counts"];
   const bool admitted = r["verdict"] == "admitted";
-  std::string md = fmt::format("## bitproof admit: `{}`\n\n", md_escape(r["audit"]["checkpoint"].get<std::string>()));
-  md += fmt::format("**Verdict: {}** — {}/{} tensors inside the proven interval {} of `{}` ({} codes); {} codes "
+  std::string md = fmt::format("## bitproof admit: {}\n\n", md_code(r["audit"]["checkpoint"].get<std::string>()));
+  md += fmt::format("**Verdict: {}** — {}/{} tensors inside the proven interval {} of {} ({} codes); {} codes "
                     "outside ({} below, {} above){}; {}/{} layers inside\n\n",
                     admitted ? "admitted" : "refused", counts["inside"].get<std::uint64_t>(),
                     counts["tensors"].get<std::uint64_t>(), proven_text(r["proven"]),
-                    md_escape(r["domain"]["spec"].get<std::string>()), r["format"].get<std::string>(),
+                    md_code(r["domain"]["spec"].get<std::string>()), md_text(r["format"].get<std::string>()),
                     counts["codes_below"].get<std::uint64_t>() + counts["codes_above"].get<std::uint64_t>(),
                     counts["codes_below"].get<std::uint64_t>(), counts["codes_above"].get<std::uint64_t>(),
                     r["max_outside"].get<std::uint64_t>() ? fmt::format(", at most {} tolerated",
@@ -137,7 +129,7 @@ std::string admission_markdown(const Json& report) {
     for (const Json& t : r["tensors"]) {
       if (t["inside"].get<bool>()) continue;
       const std::uint64_t below = t["below"].get<std::uint64_t>(), above = t["above"].get<std::uint64_t>();
-      md += fmt::format("| `{}` | {} | {} | {} | {} |\n", md_escape(t["name"].get<std::string>()), layer_cell(t["layer"]),
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", md_code(t["name"].get<std::string>(), true), layer_cell(t["layer"]),
                         below, above, first_outside_cell(t["first_outside"], below + above));
     }
     md += "\n";
@@ -152,9 +144,9 @@ std::string admission_markdown(const Json& report) {
                       (*l)["below"].get<std::uint64_t>(), (*l)["above"].get<std::uint64_t>(),
                       code_cell((*l)["min"], 8), code_cell((*l)["max"], 8));  // decimal, as proven_text
   }
-  md += fmt::format("\nDomain report `{}` (spec SHA-256 `{}`), audit `{}`.\n", md_escape(r["domain"]["file"].get<std::string>()),
-                    r["domain"]["spec_sha256"].get<std::string>().substr(0, 16),
-                    md_escape(r["audit"]["file"].get<std::string>()));
+  md += fmt::format("\nDomain report {} (spec SHA-256 {}), audit {}.\n", md_code(r["domain"]["file"].get<std::string>()),
+                    md_code(r["domain"]["spec_sha256"].get<std::string>().substr(0, 16)),
+                    md_code(r["audit"]["file"].get<std::string>()));
   return md;
 }
 

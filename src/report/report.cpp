@@ -1,10 +1,13 @@
 #include "report/report.hpp"
 
+#include "report/markup.hpp"
+
 #include "report/ab_report.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -12,6 +15,7 @@
 #include <fstream>
 
 #include "report/digest.hpp"
+#include "strict_json.hpp"
 #include "user/user_recipes.hpp"
 #include "report/render.hpp"
 #include "report/time_report.hpp"
@@ -560,6 +564,156 @@ ClaimVerdict report_claim_verdict(const Json& result, std::size_t c) {
 
 namespace {
 
+Error bad_string(const std::string& path, const std::string& field, const std::string& what) {
+  return Error{fmt::format("{}: {}: {}", path, field, what)};
+}
+
+// A code object ({"bits", "fields", "value"}) must be a code of `format`, its fields and value the code's own.
+Expected<std::uint32_t> check_code(FormatId format, const Json& code, const std::string& path, const std::string& field) {
+  const std::string bits = code["bits"].get<std::string>();  // the schema: "0x" and upper-case hex digits
+  const int width = spec_of(format).bits;
+  std::uint64_t value = 0;
+  for (std::size_t i = 2; i < bits.size() && i < 20; ++i) {
+    value = value * 16 + static_cast<std::uint64_t>(bits[i] <= '9' ? bits[i] - '0' : bits[i] - 'A' + 10);
+  }
+  if (bits.size() > 20 || (width < 64 && value >> width) != 0) {
+    return bad_string(path, field + ".bits", fmt::format("{} is not a {} code", printable(bits), spec_of(format).name));
+  }
+  const Json expected = code_json(format, static_cast<std::uint32_t>(value));
+  for (const char* key : {"bits", "fields", "value"}) {
+    if (code[key] != expected[key]) {
+      return bad_string(path, fmt::format("{}.{}", field, key),
+                        fmt::format("\"{}\" is not what {} code {} has (\"{}\")", printable(code[key].get<std::string>()),
+                                    spec_of(format).name, expected["bits"].get<std::string>(),
+                                    expected[key].get<std::string>()));
+    }
+  }
+  return static_cast<std::uint32_t>(value);
+}
+
+// The oracle's exact value as oracle::to_string writes it: a decimal, "M*2^E", or nan, inf, -inf.
+bool exact_text(const std::string& text) {
+  if (text == "nan" || text == "inf" || text == "-inf") return true;
+  return !text.empty() && text.size() < 4096 &&
+         text.find_first_not_of("0123456789.e+-*^") == std::string::npos;
+}
+
+// A counterexample of claim c: its kind, its inputs (the spec's, in order; for a
+// proof, the codes of its case), its outputs (the claim's recipes) and the oracle's.
+Expected<Ok> check_counterexample(const Spec& spec, const Claim& claim, const Json& cx, const std::string& path,
+                                  const std::string& field, bool proof_case) {
+  if (!is_counterexample_kind(cx["kind"].get<std::string>())) {
+    return bad_string(path, field + ".kind", fmt::format("\"{}\" is no kind of difference", printable(cx["kind"].get<std::string>())));
+  }
+  const Json& inputs = cx["inputs"];
+  if (inputs.size() != spec.inputs.size()) {
+    return bad_string(path, field + ".inputs", fmt::format("{} inputs, but the recorded spec has {}", inputs.size(), spec.inputs.size()));
+  }
+  std::uint64_t rest = cx["case"].get<std::uint64_t>();
+  if (proof_case && rest >= spec.case_count()) {
+    return bad_string(path, field + ".case", fmt::format("{} is not a case of the recorded spec's {}", rest, spec.case_count()));
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string at = fmt::format("{}.inputs[{}]", field, i);
+    const InputDomain& in = spec.inputs[i];
+    if (inputs[i]["input"] != in.name) {
+      return bad_string(path, at + ".input",
+                        fmt::format("\"{}\" is not the recorded spec's input {} (\"{}\")",
+                                    printable(inputs[i]["input"].get<std::string>()), i, in.name));
+    }
+    auto code = check_code(in.format, inputs[i], path, at);
+    if (!code) return code.error();
+    if (proof_case && *code != in.code(rest % in.count())) {
+      return bad_string(path, at + ".bits", fmt::format("{} is not the code of case {}", inputs[i]["bits"].get<std::string>(),
+                                                        cx["case"].get<std::uint64_t>()));
+    }
+    rest /= in.count();
+  }
+  for (std::size_t r = 0; r < cx["outputs"].size(); ++r) {
+    const Json& out = cx["outputs"][r];
+    const std::string at = fmt::format("{}.outputs[{}]", field, r);
+    const bool of_claim = std::any_of(claim.recipes.begin(), claim.recipes.end(),
+                                      [&](const RecipeEntry* e) { return out["recipe"] == e->card->name; });
+    if (!of_claim) {
+      return bad_string(path, at + ".recipe",
+                        fmt::format("\"{}\" is not a recipe of the claim", printable(out["recipe"].get<std::string>())));
+    }
+    if (auto code = check_code(spec.output, out, path, at); !code) return code.error();
+  }
+  const Json& oracle = cx["oracle"];
+  if (!exact_text(oracle["exact"].get<std::string>())) {
+    return bad_string(path, field + ".oracle.exact", fmt::format("\"{}\" is not an exact value", printable(oracle["exact"].get<std::string>())));
+  }
+  if (!oracle["rounded"].is_null()) {
+    if (auto code = check_code(spec.output, oracle["rounded"], path, field + ".oracle.rounded"); !code) return code.error();
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<Ok> check_report_strings(const Spec& spec, const Json& result, const std::string& path, bool proof) {
+  if (result.contains("recipes") && result["recipes"] != recipe_cards_json(spec)) {
+    return bad_string(path, "result.recipes", "are not the recorded spec's recipe cards");
+  }
+  if (proof && result["domain"]["label"] != domain_label(spec)) {
+    return bad_string(path, "result.domain.label", "is not the recorded spec's domain");
+  }
+  if (!proof) {
+    const auto over = spec.input_index(result["over"]["input"].get<std::string>());
+    if (!over) return bad_string(path, "result.over.input", "is not an input of the recorded spec");
+    if (result["over"]["format"] != spec_of(spec.inputs[*over].format).name) {
+      return bad_string(path, "result.over.format", "is not the format of that input in the recorded spec");
+    }
+  }
+  const Json& claims = result["claims"];
+  if (claims.size() != spec.claims.size()) {
+    return bad_string(path, "result.claims", fmt::format("{} claims, but the recorded spec has {}", claims.size(), spec.claims.size()));
+  }
+  for (std::size_t c = 0; c < claims.size(); ++c) {
+    const std::string field = fmt::format("result.claims[{}]", c);
+    const Json head = claim_head(spec.claims[c]);
+    for (const auto& [key, value] : head.items()) {
+      if (!claims[c].contains(key) || claims[c][key] != value) {
+        return bad_string(path, field + "." + key, "is not the recorded spec's claim");
+      }
+    }
+    if (proof) {
+      for (const auto& [kind, n] : claims[c]["by_kind"].items()) {
+        if (!is_counterexample_kind(kind)) {
+          return bad_string(path, field + ".by_kind", fmt::format("\"{}\" is no kind of difference", printable(kind)));
+        }
+      }
+      for (std::size_t k = 0; k < claims[c]["counterexamples"].size(); ++k) {
+        if (auto ok = check_counterexample(spec, spec.claims[c], claims[c]["counterexamples"][k], path,
+                                           fmt::format("{}.counterexamples[{}]", field, k), true);
+            !ok)
+          return ok;
+      }
+      continue;
+    }
+    for (const char* side : {"below", "above"}) {
+      if (!claims[c].contains(side) || claims[c][side].is_null()) continue;
+      if (auto ok = check_counterexample(spec, spec.claims[c], claims[c][side], path, field + "." + side, false); !ok)
+        return ok;
+    }
+  }
+  return Ok{};
+}
+
+std::string recorded_summary(const Json& result, std::size_t c) {
+  auto spec = parse_spec(result["spec"].dump(), "result.spec");
+  if (!spec || c >= spec->claims.size()) return "?";  // validate_report refuses such reports first
+  const Json& claim = result["claims"][c];
+  ClaimResult counts;
+  counts.cases = claim["cases"].get<std::uint64_t>();
+  counts.holding = std::min(claim["holding"].get<std::uint64_t>(), counts.cases);
+  for (const auto& [kind, n] : claim["by_kind"].items()) counts.by_kind[kind] = n.get<std::uint64_t>();
+  return domain_label(*spec) + " " + claim_summary(spec->claims[c], counts);
+}
+
+namespace {
+
 std::string_view verdict_cell(ClaimVerdict v) {
   switch (v) {
     case ClaimVerdict::kHolds: return "holds";
@@ -575,19 +729,22 @@ void markdown_pins(std::string& md, const Json& result) {
   if (!result.contains("recipes") || !result["recipes"].is_array()) return;
   md += "\n<details><summary>Where the recipes come from (pinned upstream lines)</summary>\n\n";
   for (const Json& card : result["recipes"]) {
-    md += fmt::format("- `{}` ({}): {}\n", card.value("name", "?"), card.value("role", "?"), card.value("summary", ""));
-    if (card.contains("control_of")) md += fmt::format("  - negative control of `{}`\n", card.value("control_of", ""));
+    md += fmt::format("- {} ({}): {}\n", md_code(card.value("name", "?")), md_text(card.value("role", "?")),
+                      md_text(card.value("summary", "")));
+    if (card.contains("control_of")) md += fmt::format("  - negative control of {}\n", md_code(card.value("control_of", "")));
     for (const Json& pin : card.value("pins", Json::array())) {
       if (pin.value("kind", "") == "code") {
-        md += fmt::format("  - {} `{}` @ `{}`, `{}`, lines {}: {}\n", pin.value("repo", ""), pin.value("path", ""),
-                          pin.value("revision", "").substr(0, 12), pin.value("symbol", ""), pin.value("lines", ""),
-                          pin.value("models", ""));
+        md += fmt::format("  - {} {} @ {}, {}, lines {}: {}\n", md_text(pin.value("repo", "")),
+                          md_code(pin.value("path", "")), md_code(pin.value("revision", "").substr(0, 12)),
+                          md_code(pin.value("symbol", "")), md_text(pin.value("lines", "")),
+                          md_text(pin.value("models", "")));
       } else {
-        md += fmt::format("  - {} {} ({}; prose, no code read): {}\n", pin.value("repo", ""), pin.value("path", ""),
-                          pin.value("symbol", ""), pin.value("models", ""));
+        md += fmt::format("  - {} {} ({}; prose, no code read): {}\n", md_text(pin.value("repo", "")),
+                          md_text(pin.value("path", "")), md_text(pin.value("symbol", "")),
+                          md_text(pin.value("models", "")));
       }
     }
-    if (card.contains("caveat")) md += fmt::format("  - caveat: {}\n", card.value("caveat", ""));
+    if (card.contains("caveat")) md += fmt::format("  - caveat: {}\n", md_text(card.value("caveat", "")));
   }
   md += "\n</details>\n";
 }
@@ -596,20 +753,22 @@ void markdown_pins(std::string& md, const Json& result) {
 // spaces, its recipes and the oracle nested under it.
 void markdown_counterexample(std::string& md, const Json& cx, int indent = 0) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
-  md += fmt::format("{}- case {} ({}):", pad, cx["case"].get<std::uint64_t>(), cx["kind"].get<std::string>());
+  md += fmt::format("{}- case {} ({}):", pad, cx["case"].get<std::uint64_t>(), md_text(cx["kind"].get<std::string>()));
   for (const Json& in : cx["inputs"]) {
-    md += fmt::format(" {} `{}` = {};", in["input"].get<std::string>(), in["bits"].get<std::string>(),
-                      in["value"].get<std::string>());
+    md += fmt::format(" {} {} = {};", md_text(in["input"].get<std::string>()), md_code(in["bits"].get<std::string>()),
+                      md_text(in["value"].get<std::string>()));
   }
   md += "\n";
   for (const Json& out : cx["outputs"]) {
-    md += fmt::format("{}  - `{}` → `{}` `[{}]` = {} ({})\n", pad, out["recipe"].get<std::string>(),
-                      out["bits"].get<std::string>(), out["fields"].get<std::string>(), out["value"].get<std::string>(),
+    md += fmt::format("{}  - {} → {} {} = {} ({})\n", pad, md_code(out["recipe"].get<std::string>()),
+                      md_code(out["bits"].get<std::string>()), md_code("[" + out["fields"].get<std::string>() + "]"),
+                      md_text(out["value"].get<std::string>()),
                       out["correctly_rounded"].get<bool>() ? "matches oracle" : "differs from oracle");
   }
   const Json& o = cx["oracle"];
-  md += fmt::format("{}  - oracle: exact {} → {}\n", pad, o["exact"].get<std::string>(),
-                    o["rounded"].is_null() ? std::string("not representable") : o["rounded"]["bits"].get<std::string>());
+  md += fmt::format("{}  - oracle: exact {} → {}\n", pad, md_text(o["exact"].get<std::string>()),
+                    o["rounded"].is_null() ? std::string("not representable")
+                                           : md_text(o["rounded"]["bits"].get<std::string>()));
 }
 
 // "**refuted** (16 fail: all nan)": the verdict and, for a refutation not recorded as a finding, what failed.
@@ -622,7 +781,7 @@ std::string result_cell(const Json& result, std::size_t i) {
   }
   std::map<std::string, std::uint64_t> kinds;
   for (const auto& [kind, n] : c["by_kind"].items()) kinds[kind] = n.get<std::uint64_t>();
-  return fmt::format("{} ({})", verdict_cell(v), fail_text(failing, kinds));
+  return fmt::format("{} ({})", verdict_cell(v), md_cell(fail_text(failing, kinds)));
 }
 
 void markdown_claims_table(std::string& md, const Json& result) {
@@ -631,27 +790,28 @@ void markdown_claims_table(std::string& md, const Json& result) {
     const Json& c = result["claims"][i];
     std::string recipes;
     for (const Json& r : c["recipes"])
-      recipes += fmt::format("{}`{}`", recipes.empty() ? "" : ", ", r.get<std::string>());
-    md += fmt::format("| {} | {} | {}/{} | {} |\n", c["claim"].get<std::string>(), recipes,
+      recipes += fmt::format("{}{}", recipes.empty() ? "" : ", ", md_code(r.get<std::string>(), true));
+    md += fmt::format("| {} | {} | {}/{} | {} |\n", md_cell(c["claim"].get<std::string>()), recipes,
                       c["holding"].get<std::uint64_t>(), c["cases"].get<std::uint64_t>(), result_cell(result, i));
   }
   md += "\n";
-  for (const Json& c : result["claims"]) md += "    " + c["summary"].get<std::string>() + "\n";
+  // Summary lines from the recorded spec and the counts, never the report's own "summary" text.
+  for (std::size_t i = 0; i < result["claims"].size(); ++i) md += "    " + control_free(recorded_summary(result, i)) + "\n";
 }
 
 void markdown_user_inputs(std::string& md, const Json& result) {
   if (result.contains("user_sources")) {
     md += "User recipes built from (SHA-256):\n";
     for (const Json& s : result["user_sources"]) {
-      md += fmt::format("- `{}` `{}`\n", s["path"].get<std::string>(), s["sha256"].get<std::string>().substr(0, 16));
+      md += fmt::format("- {} {}\n", md_code(s["path"].get<std::string>()), md_code(s["sha256"].get<std::string>().substr(0, 16)));
     }
   }
   if (result.contains("user_tables")) {
     md += "Output tables read (SHA-256):\n";
     for (const Json& t : result["user_tables"]) {
-      md += fmt::format("- `{}`: `{}` ({}, {} bytes) `{}`\n", t["recipe"].get<std::string>(),
-                        t["path"].get<std::string>(), t["layout"].get<std::string>(), t["bytes"].get<std::uint64_t>(),
-                        t["sha256"].get<std::string>().substr(0, 16));
+      md += fmt::format("- {}: {} ({}, {} bytes) {}\n", md_code(t["recipe"].get<std::string>()),
+                        md_code(t["path"].get<std::string>()), md_text(t["layout"].get<std::string>()),
+                        t["bytes"].get<std::uint64_t>(), md_code(t["sha256"].get<std::string>().substr(0, 16)));
     }
   }
 }
@@ -661,7 +821,7 @@ void markdown_backends(std::string& md, const Json& report) {
   if (!report.contains("agreement")) return;
   const Json& a = report["agreement"];
   std::string names;
-  for (const Json& n : a["backends"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+  for (const Json& n : a["backends"]) names += (names.empty() ? "" : ", ") + md_text(n.get<std::string>());
   bool hardware = false;
   for (const Json& b : report["backends"]) hardware = hardware || b.contains("model");
   md += fmt::format("\nBackends ({}): results {}", names, a["results_identical"].get<bool>() ? "identical" : "**differ**");
@@ -670,7 +830,7 @@ void markdown_backends(std::string& md, const Json& report) {
   for (const Json& b : report["backends"]) {
     if (!b.contains("info") || !b["info"].contains("vendor_conversion_paths")) continue;
     for (const auto& [recipe, path] : b["info"]["vendor_conversion_paths"].items()) {
-      md += fmt::format("- `{}` on {}: {}\n", recipe, b.value("name", "?"), path.get<std::string>());
+      md += fmt::format("- {} on {}: {}\n", md_code(recipe), md_text(b.value("name", "?")), md_text(path.get<std::string>()));
     }
   }
 }
@@ -683,8 +843,8 @@ void markdown_proof(std::string& md, const Json& report) {
                                           : "holds";
   md += fmt::format("**Verdict: {}** — {} claim{} over {} cases ({})\n\n", verdict, result["claims"].size(),
                     result["claims"].size() == 1 ? "" : "s", result["domain"]["cases"].get<std::uint64_t>(),
-                    result["domain"]["label"].get<std::string>());
-  for (const std::string& problem : judged.problems) md += fmt::format("- **{}**\n", problem);
+                    md_text(result["domain"]["label"].get<std::string>()));
+  for (const std::string& problem : judged.problems) md += fmt::format("- **{}**\n", md_text(problem));
   if (!judged.problems.empty()) md += "\n";
   markdown_claims_table(md, result);
   md += fmt::format("\nIndependent witness (soft vs oracle arithmetic{}): {} disagreements.\n",
@@ -695,12 +855,13 @@ void markdown_proof(std::string& md, const Json& report) {
   markdown_user_inputs(md, result);
   if (result["witness"].contains("rule")) {
     md += fmt::format("The witness sampled {} cases: {}.\n", result["witness"]["cases"].get<std::uint64_t>(),
-                      result["witness"]["rule"].get<std::string>());
+                      md_text(result["witness"]["rule"].get<std::string>()));
   }
   markdown_backends(md, report);
-  for (const Json& c : result["claims"]) {
+  for (std::size_t i = 0; i < result["claims"].size(); ++i) {
+    const Json& c = result["claims"][i];
     if (c["counterexamples"].empty()) continue;
-    md += fmt::format("\n<details><summary>Counterexamples: {}</summary>\n\n", c["summary"].get<std::string>());
+    md += fmt::format("\n<details><summary>Counterexamples: {}</summary>\n\n", html_text(recorded_summary(result, i)));
     for (const Json& cx : c["counterexamples"]) markdown_counterexample(md, cx);
     md += "\n</details>\n";
   }
@@ -740,14 +901,14 @@ std::string runs_text(const std::vector<std::string>& runs, const char* none) {
 
 void markdown_domain_claim(std::string& md, const Json& result, std::size_t i) {
   const Json& c = result["claims"][i];
-  const std::string over = result["over"]["input"].get<std::string>();
+  const std::string over = md_text(result["over"]["input"].get<std::string>());
   const std::uint64_t lo = result["over"]["spec_interval"][0].get<std::uint64_t>();
   const std::uint64_t hi = result["over"]["spec_interval"][1].get<std::uint64_t>();
   std::string recipes;
   const std::string joiner = c["claim"] == "equal" ? " ≡ " : ", ";
   for (const Json& r : c["recipes"])
-    recipes += fmt::format("{}`{}`", recipes.empty() ? "" : joiner, r.get<std::string>());
-  md += fmt::format("\n### Claim {}: {} — {}\n\n", i, c["claim"].get<std::string>(), recipes);
+    recipes += fmt::format("{}{}", recipes.empty() ? "" : joiner, md_code(r.get<std::string>()));
+  md += fmt::format("\n### Claim {}: {} — {}\n\n", i, md_text(c["claim"].get<std::string>()), recipes);
   const IntervalView spec_view = interval_view(c, lo, hi);
   md += fmt::format("- on the spec's interval {}..{}: {}/{} cases hold{}\n", lo, hi, spec_view.holding, spec_view.cases,
                     spec_view.failing.empty() ? "" : " — **refuted**");
@@ -768,7 +929,8 @@ void markdown_domain_claim(std::string& md, const Json& result, std::size_t i) {
     }
     std::string at;
     for (const Json& in : c[side]["inputs"]) {
-      if (in["input"] == over) at = fmt::format(", at {} `{}` = {}", over, in["bits"].get<std::string>(), in["value"].get<std::string>());
+      if (in["input"] == result["over"]["input"])
+        at = fmt::format(", at {} {} = {}", over, md_code(in["bits"].get<std::string>()), md_text(in["value"].get<std::string>()));
     }
     md += fmt::format("- first counterexample {}{}:\n", side, at);
     markdown_counterexample(md, c[side], 2);
@@ -779,8 +941,8 @@ void markdown_domain(std::string& md, const Json& report) {
   const Json& result = report["result"];
   const ReportJudgement judged = judge_report(report);
   md += fmt::format("**Verdict on the spec's interval: {}** — domain discovery over `{}` ({}, {}), spec interval {}..{}\n",
-                    judged.passes ? "holds" : "refuted", result["over"]["input"].get<std::string>(),
-                    result["over"]["format"].get<std::string>(),
+                    judged.passes ? "holds" : "refuted", md_code(result["over"]["input"].get<std::string>()),
+                    md_text(result["over"]["format"].get<std::string>()),
                     result["over"].contains("swept") ? "the spec's interval" : "every code",
                     result["over"]["spec_interval"][0].get<std::uint32_t>(),
                     result["over"]["spec_interval"][1].get<std::uint32_t>());
@@ -795,7 +957,7 @@ void markdown_domain(std::string& md, const Json& report) {
 void markdown_reproduce(std::string& md, const Json& report) {
   const Json& env = report["environment"];
   if (env.contains("command")) {
-    md += fmt::format("\nReproduce (from the repository root):\n\n```sh\n{}\n```\n", env["command"].get<std::string>());
+    md += "\nReproduce (from the repository root):\n\n" + md_fenced(env["command"].get<std::string>(), "sh");
   } else {
     md += "\nReproduce: `bitproof report verify REPORT.json` re-runs the recorded spec and compares.\n";
   }
@@ -807,9 +969,9 @@ std::string render_markdown(const Json& report) {
   if (is_audit_kind(report)) return render_audit_markdown(report);
   const Json& result = report["result"];
   const Json& spec = result["spec"];
-  std::string md = fmt::format("## bitproof: {}\n\n", spec["name"].get<std::string>());
-  if (spec.contains("title")) md += spec["title"].get<std::string>() + "\n\n";
-  if (spec.contains("source")) md += "Source: " + spec["source"].get<std::string>() + "\n\n";
+  std::string md = fmt::format("## bitproof: {}\n\n", md_text(spec["name"].get<std::string>()));
+  if (spec.contains("title")) md += md_text(spec["title"].get<std::string>(), true) + "\n\n";
+  if (spec.contains("source")) md += "Source: " + md_text(spec["source"].get<std::string>()) + "\n\n";
   if (report["kind"] == "proof") {
     markdown_proof(md, report);
   } else {
@@ -820,11 +982,11 @@ std::string render_markdown(const Json& report) {
   const Json& env = report["environment"];
   std::string digest;
   if (result.contains("case_digest")) {
-    digest = fmt::format(", case digest `{}`", result["case_digest"]["sha256"].get<std::string>().substr(0, 16));
+    digest = fmt::format(", case digest {}", md_code(result["case_digest"]["sha256"].get<std::string>().substr(0, 16)));
   }
-  md += fmt::format("\n---\nbitproof {} ({}), {}, {}{}\n", env["version"].get<std::string>(),
-                    env["git_commit"].get<std::string>(), env["host"].get<std::string>(),
-                    env["time_utc"].get<std::string>(), digest);
+  md += fmt::format("\n---\nbitproof {} ({}), {}, {}{}\n", md_text(env["version"].get<std::string>()),
+                    md_text(env["git_commit"].get<std::string>()), md_text(env["host"].get<std::string>()),
+                    md_text(env["time_utc"].get<std::string>()), digest);
   return md;
 }
 

@@ -69,6 +69,17 @@ void markdown_reproduce(std::string& md, const Json& report);
 // expectation (the recorded "verdict" string is not trusted). A malformed
 // expectation or count judges as refuted.
 [[nodiscard]] ClaimVerdict report_claim_verdict(const Json& result, std::size_t c);
+// The strings a proof report (`proof`) or a domain report carries, against its
+// recorded spec: the recipe cards, the domain's label, the swept input, each
+// claim's kind and recipes, the kinds of difference counted, and each
+// counterexample's kind, input names, codes (bits, fields and value follow
+// from the bits; a proof's input codes from the case), recipes and oracle
+// value. One line naming the first field that differs (validate_report calls it).
+[[nodiscard]] Expected<Ok> check_report_strings(const Spec& spec, const Json& result, const std::string& path, bool proof);
+// A proof report's claim c summarised again from its recorded spec and counts
+// ("e2m1×ue8m0[114..126]→fp16 folded≡ordinary: 208/208 bit patterns equal"):
+// what renderings print and name tests by, never the report's own "summary".
+[[nodiscard]] std::string recorded_summary(const Json& result, std::size_t c);
 
 // The release version and the git commit this binary was built from
 // (generated at build time: src/report/version.cpp.in).

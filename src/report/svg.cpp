@@ -202,8 +202,8 @@ void draw_axes(std::string& svg, const Json& result, const Map& map, const Panel
                        code_text(static_cast<std::uint32_t>(p.first + col * p.per_column), hex));
   }
   svg += fmt::format("  <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{} ({} code)</text>\n",
-                     kLeft + p.columns * g.cell_w / 2, y0 + grid_h + 32, result["over"]["input"].get<std::string>(),
-                     result["over"]["format"].get<std::string>());
+                     kLeft + p.columns * g.cell_w / 2, y0 + grid_h + 32, xml_escape(result["over"]["input"].get<std::string>()),
+                     xml_escape(result["over"]["format"].get<std::string>()));
   if (map.rows != g.bands) {
     svg += fmt::format("  <text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} cases in {} bands</text>\n", kLeft - 6,
                        y0 + grid_h / 2, map.rows, g.bands);
@@ -233,7 +233,7 @@ int label_x(int x, const Panel& p, const Geometry& g) {
 // What a claim of this kind holds as, in the picture's words: "equal", "exact", "correctly rounded".
 std::string holds_word(const Json& claim) {
   const std::string kind = claim["claim"].get<std::string>();
-  return kind == "correctly_rounded" ? "correctly rounded" : kind;
+  return kind == "correctly_rounded" ? "correctly rounded" : xml_escape(kind);
 }
 
 void draw_intervals(std::string& svg, const Json& claim, const Panel& p, const Geometry& g, int y0, std::uint32_t lo,
@@ -282,7 +282,7 @@ std::string claim_title(const Json& claim) {
   std::string recipes;
   const std::string joiner = claim["claim"] == "equal" ? " ≡ " : ", ";
   for (const Json& r : claim["recipes"]) recipes += (recipes.empty() ? "" : joiner) + r.get<std::string>();
-  return fmt::format("{} claim: {}", holds_word(claim), recipes);
+  return fmt::format("{} claim: {}", holds_word(claim), xml_escape(recipes));
 }
 
 // One panel of claim c's map at height y; returns the height used.
@@ -351,8 +351,8 @@ Expected<std::string> render_svg(const Json& report, const std::string& path) {
       width, height, width, height);
   svg += fmt::format("  <rect width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n", width, height);
   svg += fmt::format("  <text x=\"12\" y=\"24\" font-size=\"16\" font-weight=\"bold\">bitproof case map: {}</text>\n",
-                     result["spec"]["name"].get<std::string>());
-  const std::string over = result["over"]["input"].get<std::string>();
+                     xml_escape(result["spec"]["name"].get<std::string>()));
+  const std::string over = xml_escape(result["over"]["input"].get<std::string>());
   svg += fmt::format("  <text x=\"12\" y=\"42\">{}, claimed interval {}..{}</text>\n",
                      whole ? fmt::format("every {} code", over)
                            : fmt::format("the proof's own domain: {} codes {}..{} (bitproof domain SPEC --svg draws every code)",

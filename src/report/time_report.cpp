@@ -1,5 +1,8 @@
 #include "report/time_report.hpp"
 
+#include "report/markup.hpp"
+#include "report/render.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -257,25 +260,25 @@ std::string render_time_markdown(const Json& report) {
   const Json& spec = r["spec"];
   const Json& st = r["run"]["statistics"];
   const Json& p = r["protocol"];
-  std::string md = fmt::format("## bitproof time: {}\n\n", spec["name"].get<std::string>());
-  if (spec.contains("title")) md += spec["title"].get<std::string>() + "\n\n";
-  md += fmt::format("**{}**\n\n", r["run"]["sentence"].get<std::string>());
+  std::string md = fmt::format("## bitproof time: {}\n\n", md_text(spec["name"].get<std::string>()));
+  if (spec.contains("title")) md += md_text(spec["title"].get<std::string>(), true) + "\n\n";
+  md += fmt::format("**{}**\n\n", md_text(r["run"]["sentence"].get<std::string>()));
   if (!r["claim"].is_null()) {
-    md += fmt::format("Claim \"{}\": **{}**: {}\n\n", r["claim"]["text"].get<std::string>(),
-                      r["claim"]["passes"].get<bool>() ? "PASS" : "FAIL", r["claim"]["why"].get<std::string>());
+    md += fmt::format("Claim \"{}\": **{}**: {}\n\n", md_text(r["claim"]["text"].get<std::string>()),
+                      r["claim"]["passes"].get<bool>() ? "PASS" : "FAIL", md_text(r["claim"]["why"].get<std::string>()));
   }
   if (!r["calibration"].is_null()) {
     const Json& c = r["calibration"]["statistics"]["interval"];
     md += fmt::format("Calibration, A against an independently prepared A in the same session: {} (the gate resolves "
                       "differences beyond about {})\n\n",
-                      r["calibration"]["sentence"].get<std::string>(),
+                      md_text(r["calibration"]["sentence"].get<std::string>()),
                       c[0].is_number() ? percent(std::max(1 - c[0].get<double>(), c[1].get<double>() - 1)) : "?");
   }
   md += fmt::format("| arm | samples | throttled | {} µs | warm-up replays |\n|---|---:|---:|---:|---|\n",
-                    st["centre"].get<std::string>());
+                    md_cell(st["centre"].get<std::string>()));
   for (std::size_t arm = 0; arm < 2; ++arm) {
     const Json& w = r["run"]["warmup"][arm];
-    md += fmt::format("| {} {} | {} | {} | {} | {}{} |\n", arm == 0 ? "A" : "B", r["arms"][arm].get<std::string>(),
+    md += fmt::format("| {} {} | {} | {} | {} | {}{} |\n", arm == 0 ? "A" : "B", md_cell(r["arms"][arm].get<std::string>()),
                       st["samples"][arm].dump(), st["throttled"][arm].dump(),
                       st["centre_us"][arm].is_number() ? fmt::format("{:.3f}", st["centre_us"][arm].get<double>()) : "-",
                       w["replays"].dump(), w["settled"].get<bool>() ? ", settled" : ", not settled");
@@ -283,8 +286,8 @@ std::string render_time_markdown(const Json& report) {
   if (!st["order_tests"].empty()) {
     md += "\n| order test | arm | p | effect | flagged |\n|---|---|---:|---:|---|\n";
     for (const Json& t : st["order_tests"]) {
-      md += fmt::format("| {} | {} | {:.2g} | {:.2f} % | {} |\n", t["kind"].get<std::string>(),
-                        r["arms"][t["arm"].get<std::size_t>()].get<std::string>(), t["p"].get<double>(),
+      md += fmt::format("| {} | {} | {:.2g} | {:.2f} % | {} |\n", md_cell(t["kind"].get<std::string>()),
+                        md_cell(r["arms"][t["arm"].get<std::size_t>()].get<std::string>()), t["p"].get<double>(),
                         100 * t["effect"].get<double>(), t["flagged"].get<bool>() ? "**yes**" : "no");
     }
   }
@@ -299,10 +302,10 @@ std::string render_time_markdown(const Json& report) {
                             "one CUDA Graph replay per sample, timed with events behind a blocking kernel",
                             p["cache"] == "cold" ? "flushed before every sample" : "not flushed (hot)",
                             percent(p["throttle_fraction"].get<double>()), p["reference_clock_mhz"].dump(),
-                            r["run"]["stopped"].get<std::string>(), r["run"]["seconds"].get<double>());
+                            md_text(r["run"]["stopped"].get<std::string>()), r["run"]["seconds"].get<double>());
   const Json& env = report["environment"];
   if (env.contains("device") && env["device"].contains("device")) {
-    md += fmt::format("Device: {}.\n", env["device"]["device"].value("name", "?"));
+    md += fmt::format("Device: {}.\n", md_text(env["device"]["device"].value("name", "?")));
   }
   markdown_reproduce(md, report);
   return md;
@@ -349,8 +352,8 @@ std::string render_time_svg(const Json& report) {
       "  <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "  <text x=\"{}\" y=\"22\" font-size=\"14\" font-weight=\"bold\">{}: A {} (blue) against B {} (orange), µs per "
       "replay</text>\n",
-      kStripLeft + 8 * kStripWidth + 30, kTop + kHeight + 60, kLeft, r["spec"]["name"].get<std::string>(),
-      r["arms"][0].get<std::string>(), r["arms"][1].get<std::string>());
+      kStripLeft + 8 * kStripWidth + 30, kTop + kHeight + 60, kLeft, xml_escape(r["spec"]["name"].get<std::string>()),
+      xml_escape(r["arms"][0].get<std::string>()), xml_escape(r["arms"][1].get<std::string>()));
   for (int tick = 0; tick <= 4; ++tick) {
     const double us = lo + (hi - lo) * tick / 4;
     svg += fmt::format("  <line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n"
@@ -381,7 +384,7 @@ std::string render_time_svg(const Json& report) {
   svg += fmt::format("  <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">by arm and position in the block</text>\n",
                      kStripLeft + 4 * kStripWidth, label_y + 16);
   svg += fmt::format("  <text x=\"{}\" y=\"{}\">{}</text>\n</svg>\n", kLeft, label_y + 36,
-                     r["run"]["sentence"].get<std::string>());
+                     xml_escape(r["run"]["sentence"].get<std::string>()));
   return svg;
 }
 

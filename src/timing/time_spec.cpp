@@ -259,7 +259,7 @@ Expected<TimeSpec> parse_time_spec(const std::string& text, const std::string& p
 }
 
 Expected<TimeSpec> load_time_spec(const std::string& path) {
-  auto text = read_input_file(path, "the timing spec file");
+  auto text = read_input_file(path, "the timing spec file", kMaxSpecBytes);
   if (!text) return text.error();
   return parse_time_spec(*text, path);
 }

@@ -281,8 +281,17 @@ std::string first_error(const std::string& stderr_text, const std::string& prepr
 // The compiler's messages in plain ASCII, whatever the user's locale.
 const std::vector<std::string> kCompilerEnv = {"LC_ALL=C"};
 
-Expected<std::string> compiler_version(const std::string& cxx) {
-  auto v = run_process({cxx, "--version"}, {}, kCompilerEnv);
+// A run of the compiler within the spec's compile limit (UserRecipes::compile_timeout_s):
+// at the limit, one line naming the spec's sources and the limit.
+Expected<ProcessResult> run_compiler(const UserRecipes& user, const std::vector<std::string>& command) {
+  auto r = run_process(command, {}, kCompilerEnv, user.compile_timeout_s);
+  if (r && r->timed_out) return Error{compile_timeout_message(user)};
+  return r;
+}
+
+Expected<std::string> compiler_version(const UserRecipes& user, const std::string& cxx) {
+  auto v = run_process({cxx, "--version"}, {}, kCompilerEnv, user.compile_timeout_s);
+  if (v && v->timed_out) return Error{compile_timeout_message(user)};
   if (!v) return Error{fmt::format("user recipes need a C++ compiler: {} ($CXX picks another)", v.error().message)};
   if (v->status != 0) return Error{fmt::format("{} --version failed (exit {})", cxx, v->status)};
   return v->out.substr(0, v->out.find('\n'));
@@ -429,7 +438,7 @@ Expected<Listed> list_dependencies(const UserRecipes& user, const std::vector<st
                                    const fs::path& worker_cpp) {
   std::vector<std::string> command = base;
   command.insert(command.end(), {"-M", "-MT", std::string(kDepsTarget), "-v", worker_cpp.string()});
-  auto run = run_process(command, {}, kCompilerEnv);
+  auto run = run_compiler(user, command);
   if (!run) return run.error();
   Listed out;
   out.files = classifier(user, run->err);
@@ -450,7 +459,7 @@ Expected<Listed> list_dependencies(const UserRecipes& user, const std::vector<st
 // worker is then stored in the cache under its SHA-256.
 Expected<Manifest> full_build(const UserRecipes& user, const std::string& cxx, const std::vector<std::string>& flags,
                               const Scratch& scratch) {
-  auto version = compiler_version(cxx);
+  auto version = compiler_version(user, cxx);
   if (!version) return Error{fmt::format("{}: user_recipes: {}", user.spec_path, version.error().message)};
   std::vector<std::pair<long, int>> call_lines;
   const std::string source = worker_source(user, &call_lines);
@@ -480,13 +489,13 @@ Expected<Manifest> full_build(const UserRecipes& user, const std::string& cxx, c
   const fs::path built = scratch.dir / "worker";
   std::vector<std::string> compile = base;
   compile.insert(compile.end(), {worker_cpp.string(), "-o", built.string()});
-  auto compiled = run_process(compile, {}, kCompilerEnv);
+  auto compiled = run_compiler(user, compile);
   if (!compiled) return compiled.error();
   if (compiled->status != 0) {
     if (auto abi = abi_error(user, compiled->err, worker_cpp.string(), call_lines)) return *abi;
     std::vector<std::string> preprocess = base;
     preprocess.insert(preprocess.end(), {"-E", worker_cpp.string()});
-    auto pre = run_process(preprocess, {}, kCompilerEnv);
+    auto pre = run_compiler(user, preprocess);
     return Error{fmt::format("{}: user_recipes: {}", user.spec_path,
                              first_error(compiled->err, pre ? pre->out : "", listed->files))};
   }
@@ -614,8 +623,10 @@ Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& bu
   const std::string request = domain_request(domain);
   const std::uint64_t cases = domain.case_count();
   const std::uint64_t bytes = cases * 4 * user.function_count();
-  auto ran = run_process({build.worker}, request);
+  const double limit = user.worker_time_limit(cases);
+  auto ran = run_process({build.worker}, request, {}, limit);
   if (!ran) return ran.error();
+  if (ran->timed_out) return Error{worker_timeout_message(user, cases, limit)};
   if (ran->status != 0 || ran->out.size() != bytes) {
     return Error{fmt::format("{}: user_recipes: the worker {} failed (exit {}, {} of {} bytes){}", user.spec_path,
                              build.worker, ran->status, ran->out.size(), bytes,

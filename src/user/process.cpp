@@ -9,9 +9,14 @@
 
 #include <algorithm>
 #include <array>
-#include <string_view>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
+#include <optional>
+#include <string_view>
+#include <thread>
 
 extern char** environ;
 
@@ -31,19 +36,89 @@ struct Pipe {
   }
 };
 
-// Feeds `input` to the child and drains its stdout and stderr, all at once (no deadlock on full pipes).
-void exchange(Pipe& in, Pipe& out, Pipe& err, const std::string& input, ProcessResult& r) {
+using Clock = std::chrono::steady_clock;
+
+// The process groups of the children running now: an interrupted bitproof
+// kills them before it ends (a child in its own group gets no SIGINT from the
+// terminal, and a worker stuck in a loop would spin on after us).
+constexpr std::size_t kGroupSlots = 64;
+std::array<std::atomic<pid_t>, kGroupSlots> running_groups{};
+
+extern "C" void kill_groups_and_exit(int sig) {
+  for (std::atomic<pid_t>& g : running_groups) {
+    const pid_t pg = g.load();
+    if (pg > 0) kill(-pg, SIGKILL);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+// Installs the handler for the signals that end bitproof, unless they are ignored or handled already.
+void install_interrupt_handler() {
+  static const bool installed = [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction now {};
+      now.sa_handler = kill_groups_and_exit;
+      sigemptyset(&now.sa_mask);
+      sigaction(sig, &now, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+}
+
+// Holds one slot of running_groups while a child runs.
+class GroupSlot {
+ public:
+  explicit GroupSlot(pid_t group) {
+    for (std::atomic<pid_t>& g : running_groups) {
+      pid_t free = 0;
+      if (g.compare_exchange_strong(free, group)) {
+        slot_ = &g;
+        return;
+      }
+    }
+  }
+  ~GroupSlot() {
+    if (slot_ != nullptr) slot_->store(0);
+  }
+  GroupSlot(const GroupSlot&) = delete;
+  GroupSlot& operator=(const GroupSlot&) = delete;
+
+ private:
+  std::atomic<pid_t>* slot_ = nullptr;
+};
+
+// Milliseconds until `deadline` for poll (-1: none), at least 0.
+int poll_wait(const std::optional<Clock::time_point>& deadline) {
+  if (!deadline) return -1;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left + 1, 0, 1000));
+}
+
+bool passed(const std::optional<Clock::time_point>& deadline) { return deadline && Clock::now() >= *deadline; }
+
+// Feeds `input` to the child and drains its stdout and stderr, all at once (no
+// deadlock on full pipes), until both are closed or the deadline passes
+// (false then).
+bool exchange(Pipe& in, Pipe& out, Pipe& err, const std::string& input, ProcessResult& r,
+              const std::optional<Clock::time_point>& deadline) {
   std::size_t written = 0;
   if (input.empty()) in.close_end(1);
   std::array<char, 1 << 16> buffer{};
   while (out.fd[0] >= 0 || err.fd[0] >= 0) {
+    if (passed(deadline)) return false;
     std::array<pollfd, 3> fds{};
     int n = 0;
     for (Pipe* p : {&out, &err}) {
       if (p->fd[0] >= 0) fds[n++] = {p->fd[0], POLLIN, 0};
     }
     if (in.fd[1] >= 0) fds[n++] = {in.fd[1], POLLOUT, 0};
-    if (poll(fds.data(), n, -1) < 0 && errno != EINTR) break;
+    const int ready = poll(fds.data(), n, poll_wait(deadline));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
     for (int k = 0; k < n; ++k) {
       if (fds[k].revents == 0) continue;
       if (fds[k].fd == in.fd[1]) {
@@ -61,12 +136,33 @@ void exchange(Pipe& in, Pipe& out, Pipe& err, const std::string& input, ProcessR
       }
     }
   }
+  return true;
+}
+
+// Waits until the child `pid` has ended, without reaping it (its process
+// group stays ours while it is a zombie), or the deadline passes (false).
+bool wait_for_end(pid_t pid, const std::optional<Clock::time_point>& deadline) {
+  for (;;) {
+    siginfo_t info{};
+    const int flags = WEXITED | WNOWAIT | (deadline ? WNOHANG : 0);
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, flags) != 0) {
+      if (errno == EINTR) continue;
+      return true;  // nothing to wait for
+    }
+    if (info.si_pid == pid) return true;
+    if (passed(deadline)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(poll_wait(deadline), 5)));
+  }
 }
 
 }  // namespace
 
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const std::string& input,
-                                    const std::vector<std::string>& env) {
+                                    const std::vector<std::string>& env, double timeout_s) {
+  const std::optional<Clock::time_point> deadline =
+      timeout_s > 0 ? std::optional(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(timeout_s)))
+                    : std::nullopt;
   Pipe in, out, err;
   if (pipe(in.fd) != 0 || pipe(out.fd) != 0 || pipe(err.fd) != 0) {
     return Error{fmt::format("{}: cannot make pipes: {}", argv.front(), std::strerror(errno))};
@@ -79,11 +175,18 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   for (Pipe* p : {&in, &out, &err}) {
     for (int f : p->fd) posix_spawn_file_actions_addclose(&actions, f);
   }
+  // The child leads a new process group (its id is the child's): killing the
+  // group at the limit kills what it started too.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   // A worker that exits early must not kill us with SIGPIPE while we feed it.
   signal(SIGPIPE, SIG_IGN);
+  install_interrupt_handler();
   std::vector<char*> environment;
   for (const std::string& e : env) environment.push_back(const_cast<char*>(e.c_str()));
   for (char** e = environ; *e != nullptr; ++e) {
@@ -93,17 +196,23 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   }
   environment.push_back(nullptr);
   pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environment.data());
+  const int spawned = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environment.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (spawned != 0) return Error{fmt::format("{}: cannot run it: {}", argv.front(), std::strerror(spawned))};
+  const GroupSlot slot(pid);
   in.close_end(0);
   out.close_end(1);
   err.close_end(1);
   ProcessResult r;
-  exchange(in, out, err, input, r);
+  const bool in_time = exchange(in, out, err, input, r, deadline) && wait_for_end(pid, deadline);
+  // At the limit the whole group; else whatever it left behind (the child, a
+  // zombie now, keeps the group's id from being reused until it is reaped).
+  kill(-pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  r.timed_out = !in_time;
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return r;
 }

@@ -2,6 +2,12 @@
 // collecting what it prints: posix_spawn with pipes, so it works from the
 // static bitproof. The child's stdin gets `input`; stdout and stderr come back
 // whole. Errors starting it are values; its exit status is the caller's to judge.
+//
+// A wall-clock limit bounds it: the child runs in a process group of its own,
+// and when the limit passes (or bitproof is interrupted: SIGINT, SIGTERM,
+// SIGHUP) the whole group is killed (SIGKILL: the compiler driver's cc1plus
+// too) and the child reaped. Whatever the group left behind once the child
+// ends is killed as well; no process outlives the call.
 #pragma once
 
 #include <string>
@@ -12,14 +18,17 @@
 namespace bitproof::user {
 
 struct ProcessResult {
-  int status = -1;  // the exit code, or 128 + the signal that ended it
+  int status = -1;         // the exit code, or 128 + the signal that ended it
+  bool timed_out = false;  // killed at the limit (status 128 + SIGKILL)
   std::string out;
   std::string err;
 };
 
 // `argv[0]` is looked up on PATH when it has no slash. `env` entries
 // ("NAME=value") are added to this process's environment for the child.
+// `timeout_s` > 0: the child and its group are killed after that many seconds
+// (timed_out); 0: no limit.
 [[nodiscard]] Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const std::string& input = {},
-                                                  const std::vector<std::string>& env = {});
+                                                  const std::vector<std::string>& env = {}, double timeout_s = 0);
 
 }  // namespace bitproof::user

@@ -158,7 +158,7 @@ Expected<TableFile> read_table(const std::string& path, TableFormat format, Form
     return Error{fmt::format("{}: {} bytes, more than a table of the spec's {} cases can be ({} at most)", path, size,
                              cases, largest)};
   }
-  auto bytes = read_input_file(path, "the table");
+  auto bytes = read_input_file(path, "the table", largest);
   if (!bytes) return bytes.error();
   auto t = decode_table(*bytes, format, output, cases);
   if (!t) return Error{fmt::format("{}: {}", path, t.error().message)};

@@ -221,6 +221,30 @@ std::size_t UserRecipes::function_count() const {
       std::count_if(recipes.begin(), recipes.end(), [](const UserRecipe& r) { return r.table.empty(); }));
 }
 
+double UserRecipes::worker_time_limit(std::uint64_t cases) const {
+  if (user_timeout_s > 0) return user_timeout_s;
+  return kWorkerBaseSeconds +
+         kWorkerSecondsPerEvaluation * static_cast<double>(cases) * static_cast<double>(function_count());
+}
+
+std::string compile_timeout_message(const UserRecipes& user) {
+  std::string files;
+  for (const std::string& f : user.files) files += (files.empty() ? "" : ", ") + printable(f);
+  return fmt::format("{}: sources: compiling {} took longer than the {:g} s limit (--compile-timeout SECONDS sets it)",
+                     user.spec_path, files, user.compile_timeout_s);
+}
+
+std::string worker_timeout_message(const UserRecipes& user, std::uint64_t cases, double limit) {
+  std::string recipes;
+  for (std::size_t i = 0; i < user.recipes.size(); ++i) {
+    const UserRecipe& r = user.recipes[i];
+    if (r.function.empty()) continue;
+    recipes += fmt::format("{}user_recipes[{}] {} ({})", recipes.empty() ? "" : ", ", i, r.name, r.function);
+  }
+  return fmt::format("{}: {}: did not return within the {:g} s limit over {} cases (--user-timeout SECONDS sets it)",
+                     user.spec_path, recipes, limit, cases);
+}
+
 std::vector<std::string> UserRecipes::input_paths() const {
   const std::filesystem::path dir = base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
   std::vector<std::string> out;

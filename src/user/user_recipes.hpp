@@ -94,6 +94,14 @@ struct BuildInfo {
   std::shared_ptr<void> scratch;     // keeps this run's own worker's directory while the build is used
 };
 
+// Wall-clock limits on user code (docs/user-recipes.md, "Time limits"): every
+// run of the host compiler, and every run of the worker, which gets a base plus
+// an allowance per case and function (a function runs on the soft model, well
+// under a microsecond a case when it returns at all).
+inline constexpr double kDefaultCompileTimeout = 120;
+inline constexpr double kWorkerBaseSeconds = 60;
+inline constexpr double kWorkerSecondsPerEvaluation = 10e-6;
+
 class UserRecipes {
  public:
   std::string spec_path;  // for messages
@@ -102,6 +110,8 @@ class UserRecipes {
   std::vector<std::string> include_dirs;
   std::deque<UserRecipe> recipes;  // stable addresses: claims point at their entries
   bool no_cache = false;           // --no-cache: compile even when the cache has the worker
+  double compile_timeout_s = kDefaultCompileTimeout;  // --compile-timeout: each compiler run
+  double user_timeout_s = 0;  // --user-timeout: each worker run (0: worker_time_limit's default)
   // sources.fmad: whether the GPU compile (NVRTC --fmad) may contract a*b+c into
   // one FMA, as nvcc does by default. The CPU path never contracts
   // (-ffp-contract=off), so a difference between the two is reported as such.
@@ -116,6 +126,9 @@ class UserRecipes {
   [[nodiscard]] const RecipeEntry* find(std::string_view name) const;
   [[nodiscard]] bool has_tables() const;
   [[nodiscard]] std::size_t function_count() const;
+  // Seconds a worker run over `cases` cases may take: user_timeout_s when set,
+  // else kWorkerBaseSeconds + kWorkerSecondsPerEvaluation × cases × functions.
+  [[nodiscard]] double worker_time_limit(std::uint64_t cases) const;
   // The files a run reads: every table and source file, resolved against base_dir
   // (outputs may not be written over them).
   [[nodiscard]] std::vector<std::string> input_paths() const;
@@ -177,6 +190,11 @@ void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec);
                                                                             const Spec& domain);
 
 inline constexpr std::uint64_t kMaxTableWords = std::uint64_t{1} << 26;
+
+// The one-line errors of a compiler run or a worker run stopped at its limit:
+// the spec, its sources or its function recipes, the limit and the flag that sets it.
+[[nodiscard]] std::string compile_timeout_message(const UserRecipes& user);
+[[nodiscard]] std::string worker_timeout_message(const UserRecipes& user, std::uint64_t cases, double limit);
 
 // Shared with the GPU path (src/backend/cuda_user.cpp):
 // bitproof's own header directories ($BITPROOF_INCLUDE_DIRS, the installed
