@@ -275,7 +275,17 @@ std::string first_error(const std::string& stderr_text, const std::string& prepr
     }
     return printable(text);
   }
-  return printable(stderr_text.substr(0, 300));
+  // No "error:" line (the compiler ran out of memory, was killed, ...): its own
+  // words, not the -v banner before them (the last line that is not empty).
+  std::string last;
+  std::stringstream rest(stderr_text);
+  for (std::string text; std::getline(rest, text);) {
+    if (text.find("out of memory") != std::string::npos || text.find("fatal") != std::string::npos) {
+      return printable(text.substr(0, 300));
+    }
+    if (text.find_first_not_of(" \t\r") != std::string::npos) last = text;
+  }
+  return printable(last.substr(0, 300));
 }
 
 // The compiler's messages in plain ASCII, whatever the user's locale.

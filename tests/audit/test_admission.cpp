@@ -276,10 +276,15 @@ TEST_SUITE("audit") {
     j = good;
     j["result"]["claims"][0]["maximal"] = Json::array({130, 120});
     refuse(j, "claims[0].maximal: must be null or [lo, hi]");
-    // Swept over something that is no scale format.
+    // A swept format that is not the recorded spec's: refused when the report's strings are checked.
     j = good;
     j["result"]["over"]["format"] = "e2m1";
-    refuse(j, "result.over.format: the swept input scale is e2m1, which is no scale format the audit reads");
+    refuse(j, "result.over.format: is not the format of that input in the recorded spec");
+    // Swept over something that is no scale format (the spec's e2m1 input).
+    j = good;
+    j["result"]["over"]["input"] = "element";
+    j["result"]["over"]["format"] = "e2m1";
+    refuse(j, "which is no scale format the audit reads");
     // The other input proven only on some codes.
     j = good;
     j["result"]["spec"]["inputs"][0]["codes"] = Json{{"range", {0, 3}}};

@@ -19,7 +19,8 @@ is the output table s.npy, E2M1 codes 0..7 to FP16, '<f2' as np.save writes it),
 spec whose user recipe returns the right bits and runs `id > PWNED.txt`; its proof report p.json and
 shards s1.json s2.json, made with user code allowed; ab.json: an A/B spec whose element proof is
 pwn.json; k.json: a timing spec of user kernels), usr/ (plain.json and plain.cuh from
-tests/cli/data/user: a user recipe compiled from source), uc/ (user code: tests/cli/data/user-code,
+tests/cli/data/user: a user recipe compiled from source), abu/ (ab.json: the MoE A/B spec whose
+element proof p.json is a claim over a user recipe), uc/ (user code: tests/cli/data/user-code,
 a spec in uc/ex/ whose adapters include ../kernels/dequant.h). A row may test for files it expects
 or forbids (`[ ! -e PWNED.txt ] && exit $r`). Every command runs with its own empty
 $XDG_CACHE_HOME (the row's cache/, beside its directory)."""
@@ -76,24 +77,30 @@ __device__ uint32_t bp_pwn(uint32_t code) {
 """
 
 
+def write_element_proof_dir(d, stem, header, spec):
+    """d/: STEM.cuh holding `header`, the spec STEM.json over it, and ab.json: the MoE A/B spec
+    (proofs/ab/dsv4-mxfp4-fold-moe.json) whose element proof is STEM.json."""
+    os.makedirs(d)
+    with open(f"{d}/{stem}.cuh", "w", encoding="utf-8") as f:
+        f.write(header)
+    with open(f"{d}/{stem}.json", "w", encoding="utf-8") as f:
+        json.dump(spec, f)
+    with open(f"{root}/proofs/ab/dsv4-mxfp4-fold-moe.json", encoding="utf-8") as f:
+        ab = json.load(f)
+    ab["element_proofs"] = [dict(ab["element_proofs"][0], spec=f"{stem}.json")]
+    with open(f"{d}/ab.json", "w", encoding="utf-8") as f:
+        json.dump(ab, f)
+
+
 def make_pwn_fixture():
     """pwn/: user code that runs a command; its reports are made here, with user code allowed."""
     d = f"{fixtures}/pwn"
-    os.makedirs(d)
-    with open(f"{d}/pwn.cuh", "w", encoding="utf-8") as f:
-        f.write(PWN_ADAPTER)
     spec = {"bitproof_spec": 1, "name": "pwn", "inputs": [{"name": "element", "format": "e2m1", "codes": "all"}],
             "output": "fp16", "sources": {"files": ["pwn.cuh"]},
             "user_recipes": [{"name": "pwn.e2m1_fp16.id", "function": "bp_pwn", "inputs": ["e2m1"],
                               "output": "fp16", "intent": "value"}],
             "claims": [{"claim": "exact", "recipes": ["pwn.e2m1_fp16.id"]}]}
-    with open(f"{d}/pwn.json", "w", encoding="utf-8") as f:
-        json.dump(spec, f)
-    with open(f"{root}/proofs/ab/dsv4-mxfp4-fold-moe.json", encoding="utf-8") as f:
-        ab = json.load(f)
-    ab["element_proofs"] = [dict(ab["element_proofs"][0], spec="pwn.json")]
-    with open(f"{d}/ab.json", "w", encoding="utf-8") as f:
-        json.dump(ab, f)
+    write_element_proof_dir(d, "pwn", PWN_ADAPTER, spec)
     shutil.copy(f"{root}/proofs/time/k-loop-twice.json", f"{d}/k.json")
     shutil.copy(f"{root}/proofs/time/k_loop.cu", f"{d}/k_loop.cu")
     for step in ["$BP prove pwn/pwn.json --backend cpu --report pwn/p.json --quiet",
@@ -105,6 +112,24 @@ def make_pwn_fixture():
     if not os.path.exists(f"{fixtures}/PWNED.txt"):
         sys.exit("fixture pwn/: proving pwn.json did not run its command (the rows' negative control would fail)")
     os.remove(f"{fixtures}/PWNED.txt")
+
+
+ABU_ADAPTER = """// A user recipe for an element proof: the E2M1 code's bits, whatever the scale (refuted).
+__device__ uint32_t bp_abu(uint32_t code, uint32_t scale) { (void)scale; return code; }
+"""
+
+
+def make_ab_user_fixture():
+    """abu/: an A/B spec whose element proof (p.json) is a claim over a user recipe."""
+    spec = {"bitproof_spec": 1, "name": "abu", "output": "fp16", "sources": {"files": ["p.cuh"]},
+            "inputs": [{"name": "element", "format": "e2m1", "codes": "all"},
+                       {"name": "scale", "format": "ue8m0", "codes": {"range": [114, 126]}}],
+            "user_recipes": [{"name": "abu.mxfp4_fp16.x", "function": "bp_abu", "inputs": ["e2m1", "ue8m0"],
+                              "output": "fp16", "intent": "product"}],
+            "claims": [{"claim": "equal", "recipes": ["abu.mxfp4_fp16.x", "turbomind.mxfp4_fp16.ordinary"]}]}
+    write_element_proof_dir(f"{fixtures}/abu", "p", ABU_ADAPTER, spec)
+
+
 def make_user_fixture():
     """usr/: a user-recipe spec (one E2M1 input, 16 cases) and the header of its function."""
     shutil.copytree(f"{root}/tests/cli/data/user", f"{fixtures}/usr",
@@ -138,6 +163,7 @@ def make_fixtures():
     make_table_fixture()
     make_pwn_fixture()
     make_user_fixture()
+    make_ab_user_fixture()
     shutil.copytree(f"{root}/tests/cli/data/user-code", f"{fixtures}/uc")
     for step in steps:
         done = sh(step, fixtures)

@@ -158,7 +158,9 @@ def check_project(tree, tag):
     user_cache = os.path.join(cache, "bitproof", "user")
     for name in os.listdir(user_cache):
         if name.startswith("manifest-"):
-            deps += [line.rstrip("\n").split(" ", 2)[2] for line in open(os.path.join(user_cache, name)) if line.startswith("dep ")]
+            # Dependency lines: "user|tool|sys CHECK PATH" (src/user/build_text.cpp, manifest_text).
+            deps += [line.rstrip("\n").split(" ", 2)[2] for line in open(os.path.join(user_cache, name))
+                     if line.split(" ", 1)[0] in ("user", "tool", "sys")]
     ours = [d for d in deps if d.startswith(os.path.join(tree, "include", "bitproof") + "/")]
     check(any(d.endswith("/bitproof_cuda_host.h") for d in ours) and any(d.endswith("/arith/soft_float.hpp")
                                                                            for d in ours),
