@@ -244,6 +244,17 @@ Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, con
     if (std::find(claim.recipes.begin(), claim.recipes.end(), *r) != claim.recipes.end()) {
       return w.at(fmt::format("{}.recipes[{}]", field, i), "recipe listed twice");
     }
+    // The summary line names recipes by label: a user recipe may not share one with
+    // another recipe of its claim ("marlin-fp16≡marlin-fp16" would read as a catalogue
+    // recipe proven against itself).
+    const auto is_user = [&](const RecipeEntry* e) { return spec.user && spec.user->find(std::string(e->card->name)) == e; };
+    for (const RecipeEntry* other : claim.recipes) {
+      if (other->card->label == (*r)->card->label && (is_user(other) || is_user(*r))) {
+        return w.at(fmt::format("{}.recipes[{}]", field, i),
+                    fmt::format("{} and {} have the same label \"{}\": give the user recipe a label of its own",
+                                other->card->name, (*r)->card->name, (*r)->card->label));
+      }
+    }
     claim.recipes.push_back(*r);
   }
   if (v.contains("expected_cases")) {

@@ -186,7 +186,9 @@ std::vector<std::string> parse_search_dirs(std::string_view verbose) {
     at = next;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line == end || line.empty() || line.front() != ' ') break;
-    line.remove_prefix(line.find_first_not_of(' '));
+    const std::size_t first = line.find_first_not_of(' ');
+    if (first == std::string_view::npos) continue;  // a line of spaces alone names no directory
+    line.remove_prefix(first);
     if (const auto mark = line.find(" (framework directory)"); mark != std::string_view::npos)
       line = line.substr(0, mark);
     if (!line.empty()) dirs.emplace_back(line);

@@ -106,17 +106,15 @@ Expected<Ok> check_table_format(const Where& w, const std::string& field, UserRe
   return Ok{};
 }
 
-// A user recipe's name and label name it alone: no catalogue recipe has either
-// as its name or label ("marlin-fp16≡marlin-fp16" would read as a catalogue
-// recipe proven against itself).
+// A user recipe's name names it alone: no catalogue recipe has it as its name
+// or label. (Its label may be a catalogue recipe's label, "plain" or "folded",
+// but not that of another recipe in one of its claims: proof/spec.cpp.)
 Expected<Ok> check_distinct(const Where& w, const std::string& field, const UserRecipe& r) {
   for (const RecipeEntry& e : all_recipes()) {
-    for (const std::string_view mine : {std::string_view(r.name), std::string_view(r.label)}) {
-      if (mine == e.card->name || mine == e.card->label) {
-        return w.at(field, fmt::format("\"{}\" is the {} of the catalogue recipe {}: give the user recipe a name and "
-                                       "label of its own",
-                                       mine, mine == e.card->name ? "name" : "label", e.card->name));
-      }
+    if (r.name == e.card->name || r.name == e.card->label) {
+      return w.at(field, fmt::format("\"{}\" is the {} of the catalogue recipe {}: give the user recipe a name of its "
+                                     "own",
+                                     r.name, r.name == e.card->name ? "name" : "label", e.card->name));
     }
   }
   return Ok{};

@@ -41,6 +41,10 @@ TEST_SUITE("build_text") {
     CHECK(parse_search_dirs(" /usr/include\n").empty());
     CHECK(parse_search_dirs("#include <...> search starts here:\n /a (framework directory)\nEnd of search list.\n") ==
           std::vector<std::string>{"/a"});
+    // A line of spaces alone (found by fuzz_build_text: an offset past the line's end before).
+    CHECK(parse_search_dirs("#include <...> search starts here:\n \n /b\nEnd of search list.\n") ==
+          std::vector<std::string>{"/b"});
+    CHECK(parse_search_dirs("#include <...> search starts here: \n ").empty());
   }
 
   TEST_CASE("the manifest: written and read back; anything else refused") {
