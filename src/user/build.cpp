@@ -54,28 +54,13 @@ std::vector<std::string> split_dirs(const std::string& list) {
 // $BITPROOF_INCLUDE_DIRS (':'-separated, taken as given); the installed
 // directory beside this executable (<prefix>/bin/bitproof ->
 // <prefix>/include/bitproof, wherever the tree was installed or unpacked);
-// the source tree, only while this executable lies in the build directory
-// it was linked in (the command, or a test program below it). A copied or installed command never reads the
+// the source tree, only while this executable is the one in the build
+// directory it was linked in. A copied or installed command never reads the
 // source tree it was built from.
 struct IncludeDirs {
   std::vector<std::string> dirs;
   std::string error;  // non-empty when no directory holds the header
 };
-
-// Whether `self` (canonical) lies in the build directory it was linked in or
-// below it (the command, or a test program under tests/).
-bool in_build_dir(const fs::path& self) {
-  const std::string build_dir = BITPROOF_BUILD_DIR;
-  if (build_dir.empty()) return false;
-  std::error_code ec;
-  const fs::path root = fs::canonical(build_dir, ec);
-  if (ec) return false;
-  for (fs::path dir = self.parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    if (fs::equivalent(dir, root, ec)) return true;
-    if (dir == dir.root_path()) break;
-  }
-  return false;
-}
 
 IncludeDirs find_include_dirs() {
   if (const char* env = std::getenv("BITPROOF_INCLUDE_DIRS"); env != nullptr && *env != '\0') return {split_dirs(env), ""};
@@ -84,7 +69,8 @@ IncludeDirs find_include_dirs() {
   if (ec) return {{}, fmt::format("cannot find bitproof's headers: /proc/self/exe: {} (set BITPROOF_INCLUDE_DIRS)", ec.message())};
   const fs::path installed = (self.parent_path() / BITPROOF_INSTALLED_INCLUDE_DIR).lexically_normal();
   if (fs::is_regular_file(installed / "bitproof_cuda_host.h", ec)) return {{installed.string()}, ""};
-  if (in_build_dir(self)) return {split_dirs(BITPROOF_USER_INCLUDE_DIRS), ""};
+  const std::string build_dir = BITPROOF_BUILD_DIR;
+  if (!build_dir.empty() && fs::equivalent(self.parent_path(), build_dir, ec)) return {split_dirs(BITPROOF_USER_INCLUDE_DIRS), ""};
   return {{},
           fmt::format("bitproof's CUDA host header is not installed beside {}: no {} (install bitproof with cmake "
                       "--install or unpack its release tarball whole, or set BITPROOF_INCLUDE_DIRS)",

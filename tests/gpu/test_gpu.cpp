@@ -394,6 +394,11 @@ void print_backtrace(int sig) {
 
 int main(int argc, char** argv) {
   std::signal(SIGSEGV, print_backtrace);
+  // The NVRTC-linked sweeps compile bitproof's device headers: this program is not the
+  // command of its build directory (which alone finds the source tree's), so name them
+  // unless the caller did.
+  const std::string headers = source_dir() + "/src/user/include:" + source_dir() + "/src";
+  setenv("BITPROOF_INCLUDE_DIRS", headers.c_str(), 0);
   if (!cuda_backend_built()) {
     std::printf("skipped: no CUDA device (this build has no CUDA backend)\n");
     return 77;
