@@ -30,9 +30,9 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   return n << shift;
 }
 
-// A "Key:   123 kB" line of /proc/meminfo, in bytes.
-std::optional<std::uint64_t> meminfo(const std::string& key) {
-  std::ifstream in("/proc/meminfo");
+// The "Key:   123 kB" line of a /proc file (meminfo, self/status), in bytes.
+std::optional<std::uint64_t> kb_field(const char* path, const std::string& key) {
+  std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind(key + ":", 0) != 0) continue;
     std::istringstream fields(line.substr(key.size() + 1));
@@ -40,18 +40,6 @@ std::optional<std::uint64_t> meminfo(const std::string& key) {
     if (fields >> kb) return kb * 1024;
   }
   return std::nullopt;
-}
-
-// This process's mapped address space (VmSize), in bytes.
-std::uint64_t mapped_now() {
-  std::ifstream in("/proc/self/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmSize:", 0) != 0) continue;
-    std::istringstream fields(line.substr(7));
-    std::uint64_t kb = 0;
-    if (fields >> kb) return kb * 1024;
-  }
-  return 0;
 }
 
 // A one-number file (cgroup v2's memory.max, memory.current); nullopt for "max" or none.
@@ -86,8 +74,8 @@ Expected<MemoryLimit> memory_limit() {
     return MemoryLimit{*bytes, "BITPROOF_MEMORY_LIMIT"};
   }
   MemoryLimit limit;
-  if (const auto available = meminfo("MemAvailable")) take_least(limit, *available, "MemAvailable in /proc/meminfo");
-  const std::uint64_t mapped = mapped_now();
+  if (const auto available = kb_field("/proc/meminfo", "MemAvailable")) take_least(limit, *available, "MemAvailable in /proc/meminfo");
+  const std::uint64_t mapped = kb_field("/proc/self/status", "VmSize").value_or(0);  // already mapped
   for (const auto& [resource, name] : {std::pair{RLIMIT_AS, "ulimit -v"}, std::pair{RLIMIT_DATA, "ulimit -d"}}) {
     rlimit r{};
     if (getrlimit(resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) continue;

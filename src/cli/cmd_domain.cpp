@@ -103,7 +103,6 @@ int run_domain(const DomainArgs& a) {
   a.limits.apply(*spec);
   std::vector<std::string> inputs = {a.spec};  // and the spec's sources and tables: never written over
   if (spec->user) {
-    for (const std::string& p : spec->user->input_paths()) inputs.push_back(p);
     auto deps = spec->user->read_paths(true);  // and every file its compile reads (the CPU sweeps it)
     if (!deps) return fail(deps.error());
     inputs.insert(inputs.end(), deps->begin(), deps->end());

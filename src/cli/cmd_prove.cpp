@@ -239,16 +239,17 @@ void print_hardware(const Spec& spec, const BackendRun& run, bool quiet) {
 // sources and tables, and every file the compiler reads for the sources (the
 // headers they include: known once the worker is built, or the preprocessor
 // has listed them where `backends` has no cpu backend to build it for).
-Expected<std::vector<std::string>> read_files(const ProveArgs& a, const Spec& spec,
-                                              const std::vector<std::unique_ptr<Backend>>& backends) {
+// The outputs are checked against them and reserved (Outputs::open).
+Expected<OutputFiles> open_outputs(const ProveArgs& a, const Spec& spec,
+                                   const std::vector<std::unique_ptr<Backend>>& backends) {
   std::vector<std::string> files = {a.spec, a.scales_from, a.scales_from_range};
-  if (!spec.user) return files;
-  for (const std::string& p : spec.user->input_paths()) files.push_back(p);
-  const bool cpu = std::any_of(backends.begin(), backends.end(), [](const auto& b) { return b->name() == "cpu"; });
-  auto deps = spec.user->read_paths(cpu);
-  if (!deps) return deps.error();
-  files.insert(files.end(), deps->begin(), deps->end());
-  return files;
+  if (spec.user) {
+    const bool cpu = std::any_of(backends.begin(), backends.end(), [](const auto& b) { return b->name() == "cpu"; });
+    auto deps = spec.user->read_paths(cpu);
+    if (!deps) return deps.error();
+    files.insert(files.end(), deps->begin(), deps->end());
+  }
+  return a.out.open(files);
 }
 
 BackendOptions backend_options(const ProveArgs& a) {
@@ -270,9 +271,7 @@ int run_shard(const ProveArgs& a, const Spec& spec) {
   }
   auto backends = select_backends(a.backend, spec, a.devices);
   if (!backends) return fail(backends.error());
-  auto inputs = read_files(a, spec, *backends);
-  if (!inputs) return fail(inputs.error());
-  auto files = a.out.open(*inputs);
+  auto files = open_outputs(a, spec, *backends);
   if (!files) return fail(files.error());
   const auto [begin, end] = shard_range(spec.case_count(), *shard);
   Progress progress(fmt::format("{} shard {}", spec.name, a.shard), a.gate.quiet);
@@ -349,9 +348,7 @@ int run_prove(const ProveArgs& a) {
   }
   auto backends = select_backends(a.backend, *spec, a.devices);
   if (!backends) return fail(backends.error());
-  auto inputs = read_files(a, *spec, *backends);
-  if (!inputs) return fail(inputs.error());
-  auto files = a.out.open(*inputs);
+  auto files = open_outputs(a, *spec, *backends);
   if (!files) return fail(files.error());
   // The case map sweeps the proof's own domain again, code by code of one input:
   // refused now if it cannot run, not after the proof.

@@ -90,7 +90,6 @@ int run_cases(const CasesArgs& a) {
   }
   std::vector<std::string> inputs = {a.spec};
   if (spec->user && !a.out.empty()) {
-    for (const std::string& p : spec->user->input_paths()) inputs.push_back(p);
     auto deps = spec->user->read_paths(false);  // the headers the sources include: the preprocessor's list
     if (!deps) return fail(deps.error());
     inputs.insert(inputs.end(), deps->begin(), deps->end());

@@ -39,4 +39,8 @@ namespace bitproof {
 // Text inside an HTML element (<summary>...</summary>): & < > " escaped, controls as control_free writes them.
 [[nodiscard]] std::string html_text(std::string_view s);
 
+// Text for XML attributes and elements (JUnit, SVG): & < > " escaped; other C0
+// controls, which XML 1.0 cannot carry even as references, as '?'.
+[[nodiscard]] std::string xml_escape(std::string_view s);
+
 }  // namespace bitproof

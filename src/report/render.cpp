@@ -12,6 +12,7 @@
 #include "operator/ab_spec.hpp"
 #include "proof/spec.hpp"
 #include "report/digest.hpp"
+#include "report/markup.hpp"
 #include "report/schema.hpp"
 #include "strict_json.hpp"
 #include "report/time_report.hpp"
@@ -151,21 +152,6 @@ Expected<Json> load_report(const std::string& path) {
 // ---- JUnit ----
 
 bool is_audit_kind(const Json& report) { return report["kind"] == "audit" || report["kind"] == "admission"; }
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      // XML 1.0 cannot carry other C0 controls, not even as references.
-      default: out += (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') ? '?' : c;
-    }
-  }
-  return out;
-}
 
 namespace {
 

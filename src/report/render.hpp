@@ -55,8 +55,6 @@ struct ReportJudgement {
 // or codes that are no code of its format; an admission's when it holds codes
 // outside the proven interval and the verdict is refused.
 [[nodiscard]] std::string render_audit_junit(const Json& report);
-// Text for XML attributes and elements: &, <, >, " escaped; other C0 controls as '?'.
-[[nodiscard]] std::string xml_escape(const std::string& s);
 
 // The case map: rows are the cases of the other inputs (element codes), columns
 // the swept input's codes (scale bytes); each cell equal / mismatch, inside or

@@ -761,7 +761,7 @@ void markdown_counterexample(std::string& md, const Json& cx, int indent = 0) {
   md += "\n";
   for (const Json& out : cx["outputs"]) {
     md += fmt::format("{}  - {} → {} {} = {} ({})\n", pad, md_code(out["recipe"].get<std::string>()),
-                      md_code(out["bits"].get<std::string>()), md_code("[" + out["fields"].get<std::string>() + "]"),
+                      md_code(out["bits"].get<std::string>()), md_code(fmt::format("[{}]", out["fields"].get<std::string>())),
                       md_text(out["value"].get<std::string>()),
                       out["correctly_rounded"].get<bool>() ? "matches oracle" : "differs from oracle");
   }

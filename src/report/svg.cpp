@@ -7,6 +7,7 @@
 #include "format/format.hpp"
 #include "oracle/exact.hpp"
 #include "report/time_report.hpp"
+#include "report/markup.hpp"
 #include "report/render.hpp"
 
 namespace bitproof {

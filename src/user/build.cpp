@@ -21,6 +21,7 @@
 #include "strict_json.hpp"
 #include "user/build_text.hpp"
 #include "user/process.hpp"
+#include "user/user_code.hpp"
 #include "user/user_recipes.hpp"
 
 // Where bitproof's own headers for the worker are (CMakeLists.txt defines all three):
@@ -545,7 +546,7 @@ std::optional<Error> abi_error(const UserRecipes& user, const std::string& log, 
 }
 
 // The spec's source files exist (one line naming the first that does not).
-static Expected<Ok> files_exist(const UserRecipes& user) {
+Expected<Ok> source_files_exist(const UserRecipes& user) {
   for (const std::string& f : user.files) {
     std::error_code ec;
     if (!fs::is_regular_file(spec_dir(user) / f, ec)) {
@@ -558,7 +559,7 @@ static Expected<Ok> files_exist(const UserRecipes& user) {
 
 Expected<BuildInfo> build_worker(const UserRecipes& user) {
   const auto start = std::chrono::steady_clock::now();
-  if (auto ok = files_exist(user); !ok) return ok.error();
+  if (auto ok = source_files_exist(user); !ok) return ok.error();
   if (const IncludeDirs& headers = bitproof_include_dirs(); !headers.error.empty()) {
     return Error{fmt::format("{}: user_recipes: {}", user.spec_path, headers.error)};
   }
@@ -693,7 +694,8 @@ Expected<std::optional<std::string>> read_cached(const std::string& path) {
 }
 
 Expected<Dependencies> preprocessed_dependencies(const UserRecipes& user) {
-  if (auto ok = files_exist(user); !ok) return ok.error();
+  if (auto refused = refuse_user_code(user)) return *refused;  // the preprocessor runs on the user's sources too
+  if (auto ok = source_files_exist(user); !ok) return ok.error();
   if (const IncludeDirs& headers = bitproof_include_dirs(); !headers.error.empty()) {
     return Error{fmt::format("{}: user_recipes: {}", user.spec_path, headers.error)};
   }

@@ -379,7 +379,8 @@ Expected<std::vector<SourceDigest>> UserRecipes::source_digests() const {
 }
 
 Expected<std::vector<std::string>> UserRecipes::read_paths(bool build_host) {
-  if (function_count() == 0) return std::vector<std::string>{};
+  std::vector<std::string> paths = input_paths();
+  if (function_count() == 0) return paths;
   if (build_host && !build_ && !build_error_) {
     auto built = build_worker(*this);
     if (built) {
@@ -388,9 +389,12 @@ Expected<std::vector<std::string>> UserRecipes::read_paths(bool build_host) {
       build_error_ = built.error();
     }
   }
-  if (build_) return build_->read;
-  if (auto s = source_digests(); !s) return build_error_ ? *build_error_ : s.error();  // the build's words first
-  return listed_->read;
+  if (!build_) {
+    if (auto s = source_digests(); !s) return build_error_ ? *build_error_ : s.error();  // the build's words first
+  }
+  const std::vector<std::string>& compiled = build_ ? build_->read : listed_->read;
+  paths.insert(paths.end(), compiled.begin(), compiled.end());
+  return paths;
 }
 
 Expected<Ok> UserRecipes::check_inputs(bool compile) {
@@ -398,14 +402,7 @@ Expected<Ok> UserRecipes::check_inputs(bool compile) {
     if (auto ok = read_tables(); !ok) return ok.error();
   }
   if (function_count() == 0) return Ok{};
-  const std::filesystem::path dir = base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
-  for (const std::string& f : files) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(dir / f, ec)) {
-      return Error{fmt::format("{}: sources.files: {}: no such file (paths are relative to the spec's directory)",
-                               spec_path, f)};
-    }
-  }
+  if (auto ok = source_files_exist(*this); !ok) return ok.error();
   if (!compile) return Ok{};
   if (auto paths = read_paths(true); !paths) return paths.error();
   if (build_error_) return *build_error_;

@@ -150,11 +150,11 @@ class UserRecipes {
   // preprocessor lists them: the worker build's list when it was made, else a
   // preprocessing run. Keys the GPU path's cache.
   [[nodiscard]] Expected<std::vector<SourceDigest>> source_digests() const;
-  // Every file the sources' compile reads (Dependencies::read), for the
-  // outputs' check: the worker build's list when `build_host` (the worker is
-  // built now, as the CPU path will need it; a build that fails is kept as the
-  // CPU path's error and the preprocessor lists them instead), else the
-  // preprocessor's. Empty without function recipes.
+  // Every file a run reads, for the outputs' check: input_paths(), then every
+  // file the sources' compile reads (Dependencies::read): the worker build's
+  // list when `build_host` (the worker is built now, as the CPU path will need
+  // it; a build that fails is kept as the CPU path's error and the preprocessor
+  // lists them instead), else the preprocessor's; none without function recipes.
   [[nodiscard]] Expected<std::vector<std::string>> read_paths(bool build_host);
   // Every check short of running the user's code (spec check): the source files
   // exist, the tables read whole over the spec's own domain, and, when
@@ -183,6 +183,8 @@ class UserRecipes {
 void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec);
 
 // Building and running the worker (build.cpp).
+// Each of sources.files is a regular file (relative to the spec's directory), or the error naming it.
+[[nodiscard]] Expected<Ok> source_files_exist(const UserRecipes& user);
 [[nodiscard]] Expected<BuildInfo> build_worker(const UserRecipes& user);
 // The function recipes' bits (table recipes are skipped), in recipe order.
 [[nodiscard]] Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& build,
