@@ -11,8 +11,9 @@ shard.sh, merge.sh and the submission, whose first line (spec=... shards=... out
 is replaced by this test's (a CPU spec of 16 chunks, 4 shards); every other line runs as the
 doc has it, so the doc cannot drift from what is run. The test then waits for the array and the
 merge (sbatch --dependency=afterok) to end and checks: every array task completed (exit 0, the
-spec being refuted: a shard's exit 1 must not stop the merge), the merge's exit status is the
-unsharded run's, and the merged report's `result` equals the unsharded run's byte for byte
+spec being refuted: a shard exits 0 whatever its counts), the merge's exit status is the
+unsharded run's, it started once the last shard had ended, and the merged report's `result`
+equals the unsharded run's byte for byte
 (tests/cli/same_result.py, as the shard tests compare). A negative control first shows that the
 comparison fails on a result that differs in one count.
 
@@ -191,16 +192,21 @@ class Cluster:
         return left
 
 
-def job_states(cluster, job):
-    """{job id or array task id: (state, exit code)} from scontrol."""
+def job_fields(cluster, job):
+    """{job id or array task id: scontrol's fields} of a job or an array."""
     text = cluster.query(["scontrol", "-o", "show", "job", str(job)])
-    states = {}
+    jobs = {}
     for line in text.splitlines():
         fields = dict(re.findall(r"(\w+)=(\S*)", line))
         if "JobState" in fields:
             task = fields.get("ArrayTaskId")
-            states[f"{job}_{task}" if task else str(job)] = (fields["JobState"], fields.get("ExitCode", ""))
-    return states
+            jobs[f"{job}_{task}" if task else str(job)] = fields
+    return jobs
+
+
+def job_states(cluster, job):
+    """{job id or array task id: (state, exit code)}."""
+    return {k: (f["JobState"], f.get("ExitCode", "")) for k, f in job_fields(cluster, job).items()}
 
 
 def control_catches_a_difference(whole):
@@ -225,7 +231,8 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     whole = os.path.join(work, "whole.json")
-    rc_whole = subprocess.run([bitproof, "prove", SPEC, "--report", whole, "--quiet"]).returncode
+    rc_whole = subprocess.run([bitproof, "prove", SPEC, "--report", whole, "--quiet"],
+                              stdout=subprocess.DEVNULL).returncode
     if rc_whole not in (0, 1):
         fail(f"the unsharded run exited {rc_whole}")
     if not control_catches_a_difference(whole):
@@ -246,10 +253,10 @@ def main():
         env = dict(cluster.env, PATH=bindir + os.pathsep + os.environ["PATH"])
         r = subprocess.run(["bash", "-eu", "submit.sh"], cwd=run, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
-        ids = r.stdout.split()
-        if r.returncode != 0 or len(ids) != 2 or not all(i.isdigit() for i in ids):
+        ids = re.fullmatch(r"shards: job (\d+), merge: job (\d+)\n", r.stdout)
+        if r.returncode != 0 or not ids:
             fail(f"the doc's submission (exit {r.returncode}) printed {r.stdout!r}, not the array's and the merge's ids")
-        array, merge = ids
+        array, merge = ids.groups()
         print(f"ok   submitted as the doc does: array {array} (1-{SHARDS}), merge {merge} (afterok:{array})")
         done = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY")
         end = time.monotonic() + 120
@@ -269,7 +276,12 @@ def main():
         want = ("COMPLETED", "0:0") if rc_whole == 0 else ("FAILED", f"{rc_whole}:0")
         if states.get(merge) != want:
             fail(f"merge job: {states.get(merge)}, expected {want} (the unsharded run's exit {rc_whole})\n{logs}")
-        print(f"ok   the merge ran after the array and exited {rc_whole}, as the unsharded run")
+        ends = [f["EndTime"] for k, f in job_fields(cluster, array).items() if k.startswith(array + "_")]
+        start = job_fields(cluster, merge)[merge]["StartTime"]
+        if not ends or start < max(ends):  # ISO times, one format: ordered as strings
+            fail(f"the merge started at {start}, before the last shard ended ({max(ends, default='?')})")
+        print(f"ok   the merge started after the last shard ended ({start} >= {max(ends)}) and exited {rc_whole},"
+              " as the unsharded run")
         merged = os.path.join(run, "merged.json")
         if not os.path.isfile(os.path.join(run, "merged.md")):
             fail("the merge wrote no merged.md")
