@@ -476,6 +476,13 @@ def step(a, name):
     return next(s for s in a["runs"]["steps"] if s.get("name") == name)
 
 
+def needs_after_prove(a):
+    """The run-time needs step moved to just before the verdict (after the proofs)."""
+    steps = a["runs"]["steps"]
+    moved = steps.pop(steps.index(step(a, "Run-time needs")))
+    steps.insert(len(steps) - 1, moved)
+
+
 def drop_shell(a):
     next(s for s in a["runs"]["steps"] if "run" in s).pop("shell")
 
@@ -516,9 +523,7 @@ mutations = [
         {"if": "steps.cache.outputs.cache-hit != 'true'"}), "run-time needs step is conditional"),
     ("the run-time needs step dropped", lambda a: a["runs"]["steps"].remove(step(a, "Run-time needs")),
      "no step installs the run-time needs"),
-    ("the run-time needs after the proofs", lambda a: a["runs"]["steps"].insert(
-        len(a["runs"]["steps"]) - 1, a["runs"]["steps"].pop(a["runs"]["steps"].index(step(a, "Run-time needs")))),
-     "not between the cache restore and the proofs"),
+    ("the run-time needs after the proofs", needs_after_prove, "not between the cache restore and the proofs"),
     ("github.action_repository in a composite step", lambda a: step(a, "bitproof cache key")["env"].update(
         {"REPO": "${{ github.action_repository }}"}), "not promised in a composite action"),
     ("a run block bash cannot parse", lambda a: step(a, "bitproof tree").update({"run": "if true; then echo x\n"}),

@@ -18,7 +18,7 @@ tarball TARBALL, served by a local HTTP server (and once by file://).
   6 source route, cache hit (the cache holds the installed tree under the source key): no build,
     g++ installed, proves.
   7 the removed `ref` input, set: the job fails and says how to pick a version.
-  8 file:// asset, right SHA-256: installs and proves.
+  8 file:// asset, right SHA-256: installs, caches, a catalogue spec proves.
 Exit 0 when every check holds, 1 otherwise.
 """
 import copy
@@ -204,8 +204,10 @@ def main():
 
     cache8 = os.path.join(work, "cache-file")
     os.makedirs(cache8)
-    r = job("8-file-url", {"tarball-url": "file://" + asset, "tarball-sha256": sha}, cache8)
-    check(not r.failed and proved_user_recipe(r), "8 file:// asset, right SHA-256: installed, proves", r)
+    r = job("8-file-url", {"tarball-url": "file://" + asset, "tarball-sha256": sha,
+                           "specs": "proofs/dsv4-mxfp4-fp16-fold.json"}, cache8)
+    check(not r.failed and r.outputs.get("status") == "0" and len(os.listdir(cache8)) == 1,
+          "8 file:// asset, right SHA-256: installed, cached, a catalogue proof holds", r)
 
     server.httpd.shutdown()
     print(f"{failures} failure(s)")
