@@ -581,6 +581,8 @@ comment_mutations = [
      "runs a command"),
     ("the comment action's script unpinned", lambda c: c["runs"]["steps"][0].update({"uses": "actions/github-script@v7"}),
      "not pinned to a commit SHA"),
+    ("github.action_ref in the comment action", lambda c: c["runs"]["steps"][0]["env"].update(
+        {"REF": "${{ github.action_ref }}"}), "not promised in a composite action"),
 ]
 for what, change, expected in comment_mutations:
     c = copy.deepcopy(comment_action)
@@ -663,6 +665,13 @@ if "--shellcheck" in sys.argv:
     else:
         print("FAIL negative control not caught by shellcheck")
         failures += 1
+    if release is not None:
+        bad_wf = release_mutation(lambda w: publish_run(w).update({"run": "cd dist\n" + publish_run(w)["run"]}))
+        if shellcheck_problems(bad_wf, "release.yml"):
+            print("ok   negative control caught: a workflow run block shellcheck warns about (cd without || exit)")
+        else:
+            print("FAIL negative control not caught by shellcheck in a workflow")
+            failures += 1
     sc = [x for where, node in all_run_sources() for x in shellcheck_problems(node, where)]
     for x in sc:
         print(f"FAIL {x}")
