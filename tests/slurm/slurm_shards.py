@@ -4,7 +4,8 @@
 docs/shards.md's Slurm array, run for real on a one-node Slurm this test starts and stops:
 munged, slurmctld and slurmd (Debian's munge and slurm-wlm) as root, in the foreground (-F/-D,
 no systemd), each with its configuration, key, socket, state and logs in WORK_DIR and its own
-ports, so nothing of the machine's (a Slurm or munge already running) is used or touched.
+ports (munge's socket in a directory of its own under /tmp, removed at the end), so nothing of
+the machine's (a Slurm or munge already running) is used or touched.
 
 The three shell blocks of the doc's "Slurm array" section are written out as they stand:
 shard.sh, merge.sh and the submission, whose first line (spec=... shards=... out=... name=...)
@@ -27,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import json
 
@@ -77,7 +79,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def slurm_conf(node):
+def slurm_conf(node, socket_path):
     """A one-node cluster: the node declares 32 CPUs (config_overrides: as the doc's --cpus-per-task
     asks; the shards then run one at a time), no accounting, no cgroups."""
     return f"""ClusterName=bitproof-test
@@ -88,7 +90,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket={work}/munge/socket
+AuthInfo=socket={socket_path}
 StateSaveLocation={work}/state
 SlurmdSpoolDir={work}/spool
 SlurmctldPidFile={work}/slurmctld.pid
@@ -126,24 +128,28 @@ class Cluster:
     def __init__(self):
         self.procs = {}
         self.env = dict(os.environ, SLURM_CONF=os.path.join(work, "slurm.conf"))
+        self.socket_dir = None
 
     def start(self):
         for d in ("munge", "key", "state", "spool", "log", "run"):
             os.makedirs(os.path.join(work, d))
-        os.chmod(work, 0o755)  # munged: its socket's directories must be searchable by all
-        os.chmod(os.path.join(work, "munge"), 0o755)
         os.chmod(os.path.join(work, "key"), 0o700)
+        # munged wants every directory above its socket searchable by all, which a build tree
+        # under a private home may not be: the socket lives in a directory of its own in /tmp.
+        self.socket_dir = tempfile.mkdtemp(prefix="bitproof-munge-")
+        os.chmod(self.socket_dir, 0o755)
+        socket_path = os.path.join(self.socket_dir, "socket")
         key = os.path.join(work, "key", "munge.key")
         with open(key, "wb") as f:
             f.write(os.urandom(128))
         os.chmod(key, 0o600)
         node = socket.gethostname().split(".")[0]
         with open(self.env["SLURM_CONF"], "w") as f:
-            f.write(slurm_conf(node))
-        self.spawn("munged", [tool("munged"), "-F", f"--socket={work}/munge/socket", f"--key-file={key}",
+            f.write(slurm_conf(node, socket_path))
+        self.spawn("munged", [tool("munged"), "-F", f"--socket={socket_path}", f"--key-file={key}",
                               f"--pid-file={work}/munge/munged.pid", f"--seed-file={work}/key/seed",
                               f"--log-file={work}/log/munged.log"])
-        if not self.wait_for(lambda: os.path.exists(f"{work}/munge/socket"), 10):
+        if not self.wait_for(lambda: os.path.exists(socket_path), 10):
             skip(f"munged did not start:\n{tail(work + '/log/munged.out')}")
         self.spawn("slurmctld", [tool("slurmctld"), "-D", "-i"])
         self.spawn("slurmd", [tool("slurmd"), "-D", "-N", node])
@@ -189,6 +195,8 @@ class Cluster:
                 except subprocess.TimeoutExpired:
                     continue
         left = [n for n, p in self.procs.items() if p.poll() is None]
+        if self.socket_dir and not left:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
         return left
 
 
