@@ -28,8 +28,8 @@ Every run block of the actions, the workflows and docs/ci.md's YAML passes `bash
 Each check runs first on mutated copies, each of which must be caught (negative controls),
 then on the real files.
 With --shellcheck: every run block of action.yml, comment/action.yml, the workflows and
-docs/ci.md, its ${{ }} expressions replaced by a word, passes shellcheck (exit 77, a skip,
-when shellcheck is not installed).
+docs/ci.md, its ${{ }} expressions replaced by a word, passes shellcheck, and so does every
+script they run (scripts/ci/*.sh) (exit 77, a skip, when shellcheck is not installed).
 Exit 0 when everything holds, 1 otherwise.
 """
 import copy
@@ -436,6 +436,11 @@ def shellcheck_problems(node, where="action.yml"):
     return p
 
 
+def script_shellcheck_problems(paths):
+    r = subprocess.run(["shellcheck", "-s", "bash"] + paths, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return [] if r.returncode == 0 else [f"shellcheck {' '.join(paths)}:\n{r.stdout}"]
+
+
 def all_run_sources():
     """(where, parsed) of everything with run blocks: the actions, the workflows, docs/ci.md's YAML."""
     yield "action.yml", action
@@ -673,6 +678,22 @@ if "--shellcheck" in sys.argv:
             print("FAIL negative control not caught by shellcheck in a workflow")
             failures += 1
     sc = [x for where, node in all_run_sources() for x in shellcheck_problems(node, where)]
+    # The scripts those blocks run (scripts/ci/*.sh), as files; first a copy of one with an unquoted variable.
+    ci_dir = os.path.join(root, "scripts", "ci")
+    ci_scripts = sorted(os.path.join(ci_dir, n) for n in os.listdir(ci_dir) if n.endswith(".sh"))
+    with tempfile.TemporaryDirectory() as tmp:
+        bad_script = os.path.join(tmp, "runtime-needs.sh")
+        with open(os.path.join(ci_dir, "runtime-needs.sh")) as f, open(bad_script, "w") as g:
+            g.write(f.read() + "\necho $CXX > $HOME/x\n")
+        if script_shellcheck_problems([bad_script]):
+            print("ok   negative control caught: scripts/ci/runtime-needs.sh with an unquoted variable")
+        else:
+            print("FAIL negative control not caught: shellcheck on a script with an unquoted variable")
+            failures += 1
+    script_problems = script_shellcheck_problems(ci_scripts)
+    sc += script_problems
+    if not script_problems:
+        print(f"ok   scripts/ci: {len(ci_scripts)} scripts pass shellcheck")
     for x in sc:
         print(f"FAIL {x}")
     failures += len(sc)
