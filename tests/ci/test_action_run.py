@@ -33,6 +33,7 @@ import threading
 
 import yaml
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import composite  # noqa: E402
 
