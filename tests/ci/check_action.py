@@ -387,6 +387,10 @@ def release_problems(wf, raw, where=".github/workflows/release.yml"):
     return p
 
 
+def inputs_default(name):
+    return str(((action.get("inputs") or {}).get(name) or {}).get("default", ""))
+
+
 def docs_problems(action, docs):
     p = []
     blocks = re.findall(r"```ya?ml\n(.*?)```", docs, re.S)
@@ -396,6 +400,7 @@ def docs_problems(action, docs):
     comment_inputs = set((comment_action.get("inputs") or {}).keys())
     users = 0
     events = set()
+    uploaded, downloaded = set(), set()  # artifact names: the proving jobs', the workflow_run jobs'
     for n, text in enumerate(blocks):
         try:
             doc = yaml.safe_load(text)
@@ -414,6 +419,13 @@ def docs_problems(action, docs):
                     for k in (s.get("with") or {}):
                         if k not in own:
                             p.append(f"docs/ci.md YAML block {n}: with: {k} is not an input of {name}")
+                if is_prove_action(uses) and "workflow_run" not in triggers(doc or {}):
+                    uploaded.add(str((s.get("with") or {}).get("artifact-name", inputs_default("artifact-name"))))
+                if uses.startswith("actions/download-artifact@") and "workflow_run" in triggers(doc or {}):
+                    downloaded.add(str((s.get("with") or {}).get("name", "")))
+    if downloaded - uploaded:
+        p.append(f"docs/ci.md: the comment workflow downloads artifact(s) {sorted(downloaded - uploaded)}, "
+                 f"the proving workflow uploads {sorted(uploaded)}")
     if users == 0:
         p.append("docs/ci.md shows no job using the action")
     if "workflow_run" not in events or "pull_request" not in events:
@@ -574,6 +586,10 @@ docs_mutations = [
     ("the comment job proves",
      "on:\n  workflow_run:\n    workflows: [bitproof]\njobs:\n  c:\n    permissions:\n      contents: read\n"
      "    steps:\n      - uses: ./third_party/bitproof\n", "(workflow_run) proves"),
+    ("the comment workflow downloads another artifact than the proofs upload",
+     "on:\n  workflow_run:\n    workflows: [bitproof]\njobs:\n  c:\n    steps:\n      - uses: actions/download-artifact@"
+     "d3f86a106a0bac45b974a628896c90dbdf5c8093 # v4.3.0\n        with:\n          name: bitproof-report\n",
+     "downloads artifact(s) ['bitproof-report']"),
     ("an unpinned action in the docs",
      "on: push\njobs:\n  j:\n    steps:\n      - uses: actions/download-artifact@v4\n", "not pinned to a commit SHA"),
 ]

@@ -4,8 +4,9 @@
 action.yml's install path, run (tests/ci/composite.py) in clean directories on a "bare runner":
 PATH holds this machine's commands except every C/C++ compiler and curl, and an apt-get that
 "installs" g++ and curl by putting the real ones on that PATH (it logs each call); each job has its
-own workspace, HOME and XDG cache (no compiled worker carried over). The specs are a kernel
-repository's: a user recipe (tests/package) and a catalogue proof. The release asset is the cpack
+own workspace, HOME and XDG cache (no compiled worker carried over). The inputs are those
+docs/ci.md's proving workflow gives the action (read from it), plus the asset's. The specs are a
+kernel repository's: a user recipe (tests/package) and a catalogue proof. The release asset is the cpack
 tarball TARBALL, served by a local HTTP server (and once by file://).
 
   1 asset, cache miss: downloads (curl installed first), checks the SHA-256, installs, caches;
@@ -112,6 +113,19 @@ def kernel_repo(path):
     shutil.copy(os.path.join(src, "proofs", "dsv4-mxfp4-fp16-fold.json"), os.path.join(path, "proofs"))
 
 
+def doc_inputs():
+    """The `with:` docs/ci.md's proving workflow gives the action (its first workflow's first job)."""
+    with open(os.path.join(src, "docs", "ci.md"), encoding="utf-8") as f:
+        blocks = re.findall(r"```ya?ml\n(.*?)```", f.read(), re.S)
+    workflow = next(yaml.safe_load(b) for b in blocks if "jobs:" in b)
+    job_ = next(iter(workflow["jobs"].values()))
+    step = next(s for s in job_["steps"] if s.get("uses", "").startswith("./"))
+    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (step.get("with") or {}).items()}
+
+
+DOC_INPUTS = doc_inputs()
+
+
 def job(name, inputs, cache, action=ACTION):
     """A fresh runner: its workspace, bin, HOME and apt log; the action run once there."""
     root = os.path.join(work, name)
@@ -124,7 +138,7 @@ def job(name, inputs, cache, action=ACTION):
     env = {"PATH": sim_bin, "HOME": home, "XDG_CACHE_HOME": os.path.join(home, ".cache"), "LANG": "C.UTF-8",
            "SIM_BIN": sim_bin, "SIM_APT_LOG": apt_log, "SIM_REAL": os.path.join(work, "real"), "NO_COLOR": "1",
            "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
-    base = {"allow-user-code": "true", "comment": "false", "junit": "false", "upload": "false"}
+    base = {**DOC_INPUTS, "upload": "false"}  # docs/ci.md's inputs (its artifact upload: scenario 1)
     run = composite.Run(action, src, ws, cache, env).run({**base, **inputs})
     with open(apt_log) as f:
         run.apt = f.read()
@@ -159,8 +173,11 @@ def main():
     os.makedirs(cache)
     asset_inputs = {"tarball-url": url, "tarball-sha256": sha}
 
-    r = job("1-miss", asset_inputs, cache)
+    print(f"ok   docs/ci.md's proving job gives the action: {DOC_INPUTS}")
+    r = job("1-miss", {**asset_inputs, "upload": DOC_INPUTS.get("upload", "true")}, cache)
     check(not r.failed and proved_user_recipe(r), "1 asset, cache miss: installed and the user recipe proves", r)
+    check(os.path.isfile(os.path.join(r.ws, "..", "artifacts", DOC_INPUTS["artifact-name"], "summary.md")),
+          f"1 ... the reports uploaded as {DOC_INPUTS['artifact-name']} (the name the comment workflow downloads)", r)
     check(r.outcome("Build or download bitproof") == "success" and server.requests == 1,
           f"1 ... downloaded once from the local server ({server.requests} request)", r)
     check(re.search(r"^apt-get install .*\bcurl\b", r.apt, re.M) and re.search(r"^apt-get install .*\bg\+\+", r.apt, re.M),
