@@ -23,9 +23,11 @@ done
 
 packages=(build-essential cmake git libboost-dev libfmt-dev nlohmann-json3-dev doctest-dev libcli11-dev libssl-dev libre2-dev pkg-config
           lld)
-# Only the tests use these (schema validation, the CLI, package and CI tests).
+# Only the tests use these (schema validation, the CLI, package and CI tests; curl: the release
+# asset's download in tests/ci; slurm-wlm and munge: the one-node Slurm of tests/slurm, which
+# starts the daemons itself).
 if [ ${#targets[@]} -eq 0 ] && [ $deps_only -eq 0 ]; then
-  packages+=(python3 python3-jsonschema python3-yaml shellcheck)
+  packages+=(python3 python3-jsonschema python3-yaml shellcheck curl slurm-wlm munge)
 fi
 missing=()
 for p in "${packages[@]}"; do

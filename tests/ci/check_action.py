@@ -14,11 +14,22 @@ nothing out and runs no step of its own: it posts through scripts/ci/post-commen
 Every YAML block of docs/ci.md parses; every `with:` given to either action there names one
 of its inputs; no workflow there runs on pull_request_target; a workflow that proves has
 no write permission; a workflow_run workflow checks nothing out, proves nothing and runs no
-command, only downloads and comments; third-party actions are pinned by SHA. Each check runs
-first on mutated copies, each of which must be caught (negative controls), then on the real
-files.
-With --shellcheck: every run block, its ${{ }} expressions replaced by a word, passes
-shellcheck (exit 77, a skip, when shellcheck is not installed).
+command, only downloads and comments; third-party actions are pinned by SHA.
+Pins: every third-party action is pinned to the commit SHA of VERIFIED_PINS, with that tag in
+its comment (checked against the tags of each action's repository). Composite actions never
+use github.action_repository or github.action_ref (not promised there: github.action_path is).
+action.yml installs its run-time needs (a C++ compiler) on every path, a cache hit included.
+A job in a container whose image has no git (debian, ubuntu) installs git before
+actions/checkout (else checkout falls back to the REST API: no submodules).
+.github/workflows/*.yml parse and hold the same rules; release.yml builds on a tag with
+scripts/ci/release-packages.sh in a job without write permission and attaches the .tar.gz,
+the .deb and SHA256SUMS from a job that has it but checks nothing out and runs no script.
+Every run block of the actions, the workflows and docs/ci.md's YAML passes `bash -n`.
+Each check runs first on mutated copies, each of which must be caught (negative controls),
+then on the real files.
+With --shellcheck: every run block of action.yml, comment/action.yml, the workflows and
+docs/ci.md, its ${{ }} expressions replaced by a word, passes shellcheck, and so does every
+script they run (scripts/ci/*.sh) (exit 77, a skip, when shellcheck is not installed).
 Exit 0 when everything holds, 1 otherwise.
 """
 import copy
@@ -38,15 +49,70 @@ REQUIRED_INPUTS = {"specs": "proofs/*.json", "backend": "cpu", "ref": "", "tarba
 FORK_GUARD = "github.event.pull_request.head.repo.full_name == github.repository"
 NOT_PRT = "github.event_name != 'pull_request_target'"
 PINNED = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}")
+# Each third-party action's pin: the commit its tag names, checked (2026-12-07) with
+# `git rev-parse TAG^{commit}` in a snapshot of the action's repository. A new pin is added here
+# only after the same check.
+VERIFIED_PINS = {
+    "actions/checkout": ("v4.2.2", "11bd71901bbe5b1630ceea73d27597364c9af683"),
+    "actions/cache/restore": ("v4.2.3", "5a3ec84eff668545956fd18022155c47e93e2684"),
+    "actions/cache/save": ("v4.2.3", "5a3ec84eff668545956fd18022155c47e93e2684"),
+    "actions/upload-artifact": ("v4.6.2", "ea165f8d65b6e75b540449e92b4886f43607fa02"),
+    "actions/download-artifact": ("v4.3.0", "d3f86a106a0bac45b974a628896c90dbdf5c8093"),
+    "actions/github-script": ("v7.0.1", "60a0d83039c74a4aee543508d2ffcb1c3799cdea"),
+    "mikepenz/action-junit-report": ("v4.3.1", "db71d41eb79864e25ab0337e395c352e84523afe"),
+}
+GITLESS_IMAGES = re.compile(r"^(docker://)?(debian|ubuntu)(:|$)")
+NOT_IN_COMPOSITE = re.compile(r"github\.action_(repository|ref)\b")
 
 
 def pin_problem(uses, raw):
-    """Why a third-party `uses:` is not pinned: a full commit SHA, its version in a comment on its line."""
+    """Why a third-party `uses:` is not pinned: the verified commit SHA of its tag, the tag in a comment on its line."""
     if not PINNED.fullmatch(uses):
         return f"uses {uses}: not pinned to a commit SHA"
-    if not re.search(re.escape(uses) + r"\s+#\s*v\d", raw):
+    m = re.search(re.escape(uses) + r"\s+#\s*(v\d[\w.-]*)", raw)
+    if not m:
         return f"uses {uses}: no `# vX.Y.Z` comment naming the version the SHA is"
+    name, sha = uses.split("@")
+    if VERIFIED_PINS.get(name) != (m.group(1), sha):
+        return f"uses {uses} # {m.group(1)}: not a verified pin (VERIFIED_PINS: {VERIFIED_PINS.get(name)})"
     return None
+
+
+def checkout_problems(where, job):
+    """A job in a git-less container (debian, ubuntu) must install git before actions/checkout."""
+    image = job.get("container")
+    image = image.get("image", "") if isinstance(image, dict) else str(image or "")
+    if not GITLESS_IMAGES.match(image):
+        return []
+    has_git = False
+    for s in job.get("steps") or []:
+        if re.search(r"apt-get install[^\n]*\sgit(\s|$)", str(s.get("run", ""))):
+            has_git = True
+        if str(s.get("uses", "")).startswith("actions/checkout@") and not has_git:
+            return [f"{where}: actions/checkout in container {image} before git is installed (REST API fallback:"
+                    " no submodules)"]
+    return []
+
+
+def run_blocks(node, where):
+    """(label, script) of every run: in an action (runs.steps) or a workflow (jobs.*.steps)."""
+    if "runs" in node:
+        jobs = {"action": {"steps": (node.get("runs") or {}).get("steps") or []}}
+    else:
+        jobs = node.get("jobs") or {}
+    for name, job in jobs.items():
+        for i, s in enumerate((job or {}).get("steps") or []):
+            if "run" in s:
+                yield f"{where} {name} step {i} ({s.get('name')})", re.sub(r"\$\{\{.*?\}\}", "EXPR", s["run"], flags=re.S)
+
+
+def bash_n_problems(node, where):
+    p = []
+    for label, body in run_blocks(node, where):
+        r = subprocess.run(["bash", "-n"], input=body, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            p.append(f"{label}: bash -n: {r.stdout.strip()}")
+    return p
 
 
 def triggers(workflow):
@@ -170,6 +236,22 @@ def problems_of(action, raw=None):
     if not any("actions/cache/restore@" in s.get("uses", "") for s in steps) or not any(
             "actions/cache/save@" in s.get("uses", "") for s in steps):
         p.append("no cache restore and save")
+    # A restored cache holds the tree, not the runner's packages: the compiler user recipes need is
+    # installed on every path, after the restore and before the proofs.
+    restore = next((i for i, s in enumerate(steps) if "actions/cache/restore@" in s.get("uses", "")), None)
+    needs = [i for i, s in enumerate(steps) if "scripts/ci/runtime-needs.sh" in s.get("run", "")]
+    prove_at = steps.index(prove) if prove is not None else None
+    if not needs:
+        p.append("no step installs the run-time needs (scripts/ci/runtime-needs.sh)")
+    elif any(steps[i].get("if") not in (None, "") for i in needs):
+        p.append("the run-time needs step is conditional: a cache hit may skip it")
+    elif restore is None or prove_at is None or not restore < needs[0] < prove_at:
+        p.append("the run-time needs step is not between the cache restore and the proofs")
+    for expr in expressions(action):
+        if NOT_IN_COMPOSITE.search(expr):
+            p.append(f"expression ${{{{{expr}}}}}: github.action_repository/action_ref are not promised in a "
+                     "composite action (github.action_path is)")
+    p += bash_n_problems(action, "action.yml")
     return p
 
 
@@ -208,6 +290,9 @@ def comment_action_problems(comment, raw):
             p.append(f"{label}: does not post through scripts/ci/post-comment.js")
     if not steps:
         p.append("comment action: no steps")
+    for expr in expressions(comment):
+        if NOT_IN_COMPOSITE.search(expr):
+            p.append(f"comment action: ${{{{{expr}}}}} is not promised in a composite action")
     return p
 
 
@@ -247,7 +332,63 @@ def workflow_problems(n, doc, text):
             if uses and not uses.startswith("./") and not is_prove_action(uses) and not is_comment_action(uses):
                 if (why := pin_problem(uses, text)):
                     p.append(f"{where}: {why}")
+        p += checkout_problems(f"{where}: job {name}", job)
+    p += bash_n_problems(doc, where)
     return p
+
+
+def release_problems(wf, raw, where=".github/workflows/release.yml"):
+    """On a tag: a read-only job builds with scripts/ci/release-packages.sh; the job that may write
+    checks nothing out, runs no script of the repository, verifies SHA256SUMS and attaches the
+    .tar.gz, the .deb and SHA256SUMS."""
+    p = []
+    on = wf.get("on", wf.get(True)) or {}
+    if not (isinstance(on, dict) and set(on) == {"push"} and (on["push"] or {}).get("tags")):
+        p.append(f"{where}: not run on pushed tags alone (on: {on!r})")
+    top = wf.get("permissions")
+    if not isinstance(top, dict) or any(v != "read" for v in top.values()):
+        p.append(f"{where}: top-level permissions {top!r} (contents: read only)")
+    builds, publishes = [], []
+    for name, job in (wf.get("jobs") or {}).items():
+        perms = job.get("permissions", top)
+        writes = isinstance(perms, dict) and any(v == "write" for v in perms.values())
+        steps = job.get("steps") or []
+        runs = "\n".join(str(s.get("run", "")) for s in steps)
+        if "scripts/ci/release-packages.sh" in runs:
+            builds.append(name)
+            if writes:
+                p.append(f"{where}: job {name} builds with write permission {perms!r}")
+        if writes:
+            publishes.append(name)
+            for s in steps:
+                if "checkout" in s.get("uses", "") or s.get("uses", "").startswith("./"):
+                    p.append(f"{where}: job {name} holds a write token and checks out or runs the repository")
+            if re.search(r"scripts/|\bbash\b|\./[A-Za-z]", runs.replace("./*", "")):
+                p.append(f"{where}: job {name} holds a write token and runs a script")
+            if not re.search(r"gh release upload[^\n]*\*\.tar\.gz[^\n]*\*\.deb[^\n]*SHA256SUMS", runs):
+                p.append(f"{where}: job {name} does not attach the .tar.gz, the .deb and SHA256SUMS")
+            if "sha256sum -c SHA256SUMS" not in runs:
+                p.append(f"{where}: job {name} attaches files without checking SHA256SUMS")
+        p += checkout_problems(f"{where}: job {name}", job)
+        for s in steps:
+            uses = s.get("uses", "")
+            if uses and (why := pin_problem(uses, raw)):
+                p.append(f"{where}: job {name}: {why}")
+    if not builds:
+        p.append(f"{where}: no job runs scripts/ci/release-packages.sh")
+    if not publishes:
+        p.append(f"{where}: no job attaches the assets (contents: write)")
+    elif not all(builds and builds[0] in ([wf["jobs"][j].get("needs")] if isinstance(wf["jobs"][j].get("needs"), str)
+                                        else wf["jobs"][j].get("needs") or []) for j in publishes):
+        p.append(f"{where}: the publishing job does not wait for the build (needs:)")
+    p += bash_n_problems(wf, where)
+    if not os.path.isfile(os.path.join(root, "scripts", "ci", "release-packages.sh")):
+        p.append("scripts/ci/release-packages.sh does not exist")
+    return p
+
+
+def inputs_default(name):
+    return str(((action.get("inputs") or {}).get(name) or {}).get("default", ""))
 
 
 def docs_problems(action, docs):
@@ -259,6 +400,7 @@ def docs_problems(action, docs):
     comment_inputs = set((comment_action.get("inputs") or {}).keys())
     users = 0
     events = set()
+    uploaded, downloaded = set(), set()  # artifact names: the proving jobs', the workflow_run jobs'
     for n, text in enumerate(blocks):
         try:
             doc = yaml.safe_load(text)
@@ -277,6 +419,13 @@ def docs_problems(action, docs):
                     for k in (s.get("with") or {}):
                         if k not in own:
                             p.append(f"docs/ci.md YAML block {n}: with: {k} is not an input of {name}")
+                if is_prove_action(uses) and "workflow_run" not in triggers(doc or {}):
+                    uploaded.add(str((s.get("with") or {}).get("artifact-name", inputs_default("artifact-name"))))
+                if uses.startswith("actions/download-artifact@") and "workflow_run" in triggers(doc or {}):
+                    downloaded.add(str((s.get("with") or {}).get("name", "")))
+    if downloaded - uploaded:
+        p.append(f"docs/ci.md: the comment workflow downloads artifact(s) {sorted(downloaded - uploaded)}, "
+                 f"the proving workflow uploads {sorted(uploaded)}")
     if users == 0:
         p.append("docs/ci.md shows no job using the action")
     if "workflow_run" not in events or "pull_request" not in events:
@@ -286,20 +435,34 @@ def docs_problems(action, docs):
     return p
 
 
-def shellcheck_problems(action):
+def shellcheck_problems(node, where="action.yml"):
     p = []
-    for i, s in enumerate(action["runs"]["steps"]):
-        if "run" not in s:
-            continue
-        body = re.sub(r"\$\{\{.*?\}\}", "EXPR", s["run"], flags=re.S)
+    for label, body in run_blocks(node, where):
         with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as f:
             f.write("#!/usr/bin/env bash\n" + body)
         r = subprocess.run(["shellcheck", "-s", "bash", f.name], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
         os.unlink(f.name)
         if r.returncode != 0:
-            p.append(f"step {i} ({s.get('name')}): shellcheck:\n{r.stdout}")
+            p.append(f"{label}: shellcheck:\n{r.stdout}")
     return p
+
+
+def script_shellcheck_problems(paths):
+    r = subprocess.run(["shellcheck", "-s", "bash"] + paths, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return [] if r.returncode == 0 else [f"shellcheck {' '.join(paths)}:\n{r.stdout}"]
+
+
+def all_run_sources():
+    """(where, parsed) of everything with run blocks: the actions, the workflows, docs/ci.md's YAML."""
+    yield "action.yml", action
+    yield "comment/action.yml", comment_action
+    for name, wf, _ in workflows:
+        yield name, wf
+    for n, block in enumerate(re.findall(r"```ya?ml\n(.*?)```", docs, re.S)):
+        doc = yaml.safe_load(block)
+        if isinstance(doc, dict) and "jobs" in doc:
+            yield f"docs/ci.md YAML block {n}", doc
 
 
 with open(action_path) as f:
@@ -310,6 +473,14 @@ with open(os.path.join(root, "comment", "action.yml")) as f:
 comment_action = yaml.safe_load(comment_raw)
 with open(docs_path) as f:
     docs = f.read()
+workflows = []  # (path, parsed, text) of .github/workflows/*.yml
+wf_dir = os.path.join(root, ".github", "workflows")
+for name in sorted(os.listdir(wf_dir)) if os.path.isdir(wf_dir) else []:
+    if name.endswith((".yml", ".yaml")):
+        with open(os.path.join(wf_dir, name)) as f:
+            wf_text = f.read()
+        workflows.append((f".github/workflows/{name}", yaml.safe_load(wf_text), wf_text))
+release = next(((wf, t) for n, wf, t in workflows if n.endswith("/release.yml")), None)
 
 
 def mutated(change):
@@ -320,6 +491,13 @@ def mutated(change):
 
 def step(a, name):
     return next(s for s in a["runs"]["steps"] if s.get("name") == name)
+
+
+def needs_after_prove(a):
+    """The run-time needs step moved to just before the verdict (after the proofs)."""
+    steps = a["runs"]["steps"]
+    moved = steps.pop(steps.index(step(a, "Run-time needs")))
+    steps.insert(len(steps) - 1, moved)
 
 
 def drop_shell(a):
@@ -358,6 +536,15 @@ mutations = [
     ("the comment posted without the marker script", lambda a: step(a, "Sticky PR comment")["env"].update(
         {"POST_COMMENT": "${{ github.action_path }}/scripts/ci/gone.js"}), "not found by its marker"),
     ("no verdict step last", lambda a: a["runs"]["steps"].pop(), "the last step is not the verdict"),
+    ("the run-time needs only on a cache miss (the bug of issue 50)", lambda a: step(a, "Run-time needs").update(
+        {"if": "steps.cache.outputs.cache-hit != 'true'"}), "run-time needs step is conditional"),
+    ("the run-time needs step dropped", lambda a: a["runs"]["steps"].remove(step(a, "Run-time needs")),
+     "no step installs the run-time needs"),
+    ("the run-time needs after the proofs", needs_after_prove, "not between the cache restore and the proofs"),
+    ("github.action_repository in a composite step", lambda a: step(a, "bitproof cache key")["env"].update(
+        {"REPO": "${{ github.action_repository }}"}), "not promised in a composite action"),
+    ("a run block bash cannot parse", lambda a: step(a, "bitproof tree").update({"run": "if true; then echo x\n"}),
+     "bash -n"),
     ("a step used before it is defined", lambda a: a["runs"]["steps"].insert(0, a["runs"]["steps"].pop(
         a["runs"]["steps"].index(step(a, "bitproof tree")))), "not defined before it"),
 ]
@@ -399,6 +586,10 @@ docs_mutations = [
     ("the comment job proves",
      "on:\n  workflow_run:\n    workflows: [bitproof]\njobs:\n  c:\n    permissions:\n      contents: read\n"
      "    steps:\n      - uses: ./third_party/bitproof\n", "(workflow_run) proves"),
+    ("the comment workflow downloads another artifact than the proofs upload",
+     "on:\n  workflow_run:\n    workflows: [bitproof]\njobs:\n  c:\n    steps:\n      - uses: actions/download-artifact@"
+     "d3f86a106a0bac45b974a628896c90dbdf5c8093 # v4.3.0\n        with:\n          name: bitproof-report\n",
+     "downloads artifact(s) ['bitproof-report']"),
     ("an unpinned action in the docs",
      "on: push\njobs:\n  j:\n    steps:\n      - uses: actions/download-artifact@v4\n", "not pinned to a commit SHA"),
 ]
@@ -411,18 +602,79 @@ comment_mutations = [
      "runs a command"),
     ("the comment action's script unpinned", lambda c: c["runs"]["steps"][0].update({"uses": "actions/github-script@v7"}),
      "not pinned to a commit SHA"),
+    ("github.action_ref in the comment action", lambda c: c["runs"]["steps"][0]["env"].update(
+        {"REF": "${{ github.action_ref }}"}), "not promised in a composite action"),
 ]
 for what, change, expected in comment_mutations:
     c = copy.deepcopy(comment_action)
     change(c)
     failures += caught(what, comment_action_problems(c, comment_raw), expected)
+# A pin whose comment names another tag than the one its SHA was verified for.
+failures += caught("a SHA pinned under another tag's comment", problems_of(action, action_raw.replace(
+    "ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2", "ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.1")),
+    "not a verified pin")
+failures += caught("an unverified SHA (tag comment kept)", problems_of(mutated(
+    lambda a: step(a, "Upload the reports").update({"uses": "actions/upload-artifact@" + "1" * 40})),
+    action_raw.replace("ea165f8d65b6e75b540449e92b4886f43607fa02", "1" * 40)), "not a verified pin")
+GIT_STEP = re.search(r"\n *- name: git for actions/checkout\n *run: [^\n]*", docs)
+if GIT_STEP is None:
+    print("FAIL docs/ci.md: no `git for actions/checkout` step before checkout in its container job")
+    failures += 1
+else:
+    failures += caught("docs/ci.md's container job without its git step", docs_problems(
+        action, docs.replace(GIT_STEP.group(0), "")), "before git is installed")
+
+
+def release_mutation(change):
+    wf = copy.deepcopy(release[0])
+    change(wf)
+    return wf
+
+
+def publish_run(wf):
+    return next(s for s in wf["jobs"]["publish"]["steps"] if "run" in s)
+
+
+if release is None:
+    print("FAIL no .github/workflows/release.yml")
+    failures += 1
+else:
+    release_mutations = [
+        ("the publishing job checks out the repository", lambda w: w["jobs"]["publish"]["steps"].insert(
+            0, {"uses": "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"}), "checks out or runs"),
+        ("the publishing job runs a script", lambda w: publish_run(w).update(
+            {"run": "bash scripts/ci/x.sh\n" + publish_run(w)["run"]}), "runs a script"),
+        ("the build job with a write token", lambda w: w["jobs"]["build"].update({"permissions": {"contents": "write"}}),
+         "builds with write permission"),
+        ("the .deb not attached", lambda w: publish_run(w).update({"run": publish_run(w)["run"].replace(" ./*.deb", "")}),
+         "does not attach"),
+        ("assets attached unchecked", lambda w: publish_run(w).update(
+            {"run": publish_run(w)["run"].replace("sha256sum -c SHA256SUMS", "true")}), "without checking SHA256SUMS"),
+        ("the release build without git in debian:12", lambda w: w["jobs"]["build"]["steps"].pop(0),
+         "before git is installed"),
+        ("a release on pull requests", lambda w: w.update({"on": {"pull_request": None, "push": {"tags": ["v*"]}}}),
+         "not run on pushed tags alone"),
+        ("publishing before the build", lambda w: w["jobs"]["publish"].pop("needs"), "does not wait for the build"),
+        ("a write token for every job", lambda w: w.update({"permissions": {"contents": "write"}}),
+         "top-level permissions"),
+    ]
+    for what, change, expected in release_mutations:
+        failures += caught(what, release_problems(release_mutation(change), release[1]), expected)
 
 real = problems_of(action) + docs_problems(action, docs) + comment_action_problems(comment_action, comment_raw)
+for name, wf, text in workflows:
+    if not isinstance(wf, dict) or "jobs" not in wf:
+        real.append(f"{name}: not a workflow")
+    elif name.endswith("/release.yml"):
+        real += release_problems(wf, text, name)
+    else:
+        real += workflow_problems(name, wf, text)
 for x in real:
     print(f"FAIL {x}")
 failures += len(real)
 if not real:
-    print(f"ok   action.yml: {len(action['runs']['steps'])} steps, {len(action['inputs'])} inputs; docs/ci.md consistent")
+    print(f"ok   action.yml: {len(action['runs']['steps'])} steps, {len(action['inputs'])} inputs; docs/ci.md consistent; "
+          f"{len(workflows)} workflow(s): {', '.join(n for n, _, _ in workflows)}")
 
 if "--shellcheck" in sys.argv:
     if shutil.which("shellcheck") is None:
@@ -434,11 +686,35 @@ if "--shellcheck" in sys.argv:
     else:
         print("FAIL negative control not caught by shellcheck")
         failures += 1
-    sc = shellcheck_problems(action)
+    if release is not None:
+        bad_wf = release_mutation(lambda w: publish_run(w).update({"run": "cd dist\n" + publish_run(w)["run"]}))
+        if shellcheck_problems(bad_wf, "release.yml"):
+            print("ok   negative control caught: a workflow run block shellcheck warns about (cd without || exit)")
+        else:
+            print("FAIL negative control not caught by shellcheck in a workflow")
+            failures += 1
+    sc = [x for where, node in all_run_sources() for x in shellcheck_problems(node, where)]
+    # The scripts those blocks run (scripts/ci/*.sh), as files; first a copy of one with an unquoted variable.
+    ci_dir = os.path.join(root, "scripts", "ci")
+    ci_scripts = sorted(os.path.join(ci_dir, n) for n in os.listdir(ci_dir) if n.endswith(".sh"))
+    with tempfile.TemporaryDirectory() as tmp:
+        bad_script = os.path.join(tmp, "runtime-needs.sh")
+        with open(os.path.join(ci_dir, "runtime-needs.sh")) as f, open(bad_script, "w") as g:
+            g.write(f.read() + "\necho $CXX > $HOME/x\n")
+        if script_shellcheck_problems([bad_script]):
+            print("ok   negative control caught: scripts/ci/runtime-needs.sh with an unquoted variable")
+        else:
+            print("FAIL negative control not caught: shellcheck on a script with an unquoted variable")
+            failures += 1
+    script_problems = script_shellcheck_problems(ci_scripts)
+    sc += script_problems
+    if not script_problems:
+        print(f"ok   scripts/ci: {len(ci_scripts)} scripts pass shellcheck")
     for x in sc:
         print(f"FAIL {x}")
     failures += len(sc)
     if not sc:
-        print("ok   every run block passes shellcheck")
+        print(f"ok   every run block passes shellcheck ({sum(1 for w, n in all_run_sources() for _ in run_blocks(n, w))}"
+              " blocks: the actions, the workflows, docs/ci.md)")
 
 sys.exit(1 if failures else 0)

@@ -9,8 +9,12 @@
 #   PART key:     scripts/ci/cache-key.sh: stable, content-based, blind to docs, changed by a
 #                 source file or the backend flavour.
 #   PART install: scripts/ci/install-bitproof.sh from the cpack tarball TARBALL (file://), its
-#                 SHA-256 check and refusals; then prove.sh with the installed command on a user
-#                 recipe (the GPU-less runner's route).
+#                 SHA-256 check (required, 64 hex digits) and refusals; then prove.sh with the
+#                 installed command on a user recipe (the GPU-less runner's route).
+#   PART release: scripts/ci/release-packages.sh (what .github/workflows/release.yml runs) on the
+#                 build directory given as TARBALL's place: the .tar.gz, the .deb and SHA256SUMS;
+#                 the .deb's tree (under /usr) proves a user recipe; a tag that is not the version,
+#                 and a used output directory, are refused.
 # Exit 0 when every check holds; 1 otherwise (each failure printed).
 set -uo pipefail
 part=$1 bitproof=$2 src=$3 work=$4 tarball=${5:-}
@@ -167,11 +171,19 @@ case "$part" in
     sha=$(sha256sum "$tarball" | cut -d' ' -f1)
     expect 2 "a wrong SHA-256 is refused" -- bash "$ci/install-bitproof.sh" "$work/wrong" --tarball "file://$tarball" \
       --sha256 0000000000000000000000000000000000000000000000000000000000000000
+    has "$work/last.log" "SHA-256 mismatch: the download's is $sha, tarball-sha256 \(--sha256\) is 0{64}; refused" \
+      "the refusal names both hashes"
     [ ! -e "$work/wrong/bin/bitproof" ] && ok "... and nothing unpacked" || fail "unpacked despite a wrong SHA-256"
-    expect 2 "a missing tarball" -- bash "$ci/install-bitproof.sh" "$work/missing" --tarball "file://$work/nope.tar.gz"
+    expect 2 "a missing tarball" -- bash "$ci/install-bitproof.sh" "$work/missing" --tarball "file://$work/nope.tar.gz" \
+      --sha256 "$sha"
+    expect 2 "no SHA-256" -- bash "$ci/install-bitproof.sh" "$work/nosha" --tarball "file://$tarball"
+    has "$work/last.log" "--sha256: expected the tarball's SHA-256" "says the SHA-256 is required"
+    [ ! -e "$work/nosha" ] && ok "... and nothing made" || fail "made $work/nosha without a SHA-256"
+    expect 2 "an upper-case or short SHA-256" -- bash "$ci/install-bitproof.sh" "$work/badsha" --tarball "file://$tarball" \
+      --sha256 "${sha:0:63}"
     expect 2 "both routes at once" -- bash "$ci/install-bitproof.sh" "$work/both" --tarball "file://$tarball" --source "$src"
     mkdir -p "$work/full" && touch "$work/full/x"
-    expect 2 "a non-empty prefix" -- bash "$ci/install-bitproof.sh" "$work/full" --tarball "file://$tarball"
+    expect 2 "a non-empty prefix" -- bash "$ci/install-bitproof.sh" "$work/full" --tarball "file://$tarball" --sha256 "$sha"
     expect 0 "the release tarball installs" -- bash "$ci/install-bitproof.sh" "$work/prefix" --tarball "file://$tarball" \
       --sha256 "$sha"
     for f in bin/bitproof include/bitproof/bitproof_cuda_host.h share/bitproof/schema.json \
@@ -183,6 +195,38 @@ case "$part" in
     expect 0 "a user recipe proven with the installed command" -- run_prove "$repo" inst SPECS="good/sub/b.json" \
       BITPROOF="$work/prefix/bin/bitproof" ALLOW_USER_CODE=true
     has "$repo/out-inst/good.sub.b.json" "\"-I$work/prefix/include/bitproof\"" "compiled against the installed header"
+    ;;
+  release)
+    build=$tarball # this part's fifth argument: the build directory to package
+    version=$(sed -n 's/^project(bitproof VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+    expect 2 "a tag that is not the version" -- bash "$ci/release-packages.sh" v9.9.9 "$work/wrongtag" "$build"
+    has "$work/last.log" "tag v9\.9\.9 is not v$version" "names the tag and the version"
+    [ ! -e "$work/wrongtag" ] && ok "... and nothing written" || fail "wrote $work/wrongtag for a wrong tag"
+    expect 0 "the release assets" -- bash "$ci/release-packages.sh" "v$version" "$work/dist" "$build"
+    tgz="$work/dist/bitproof-$version-Linux-$(uname -m).tar.gz"
+    deb=$(find "$work/dist" -name "bitproof_${version}_*.deb")
+    [ -f "$tgz" ] && ok "made $(basename "$tgz")" || fail "no $tgz"
+    [ -n "$deb" ] && [ -f "$deb" ] && ok "made $(basename "$deb")" || fail "no bitproof_${version}_*.deb"
+    [ "$(find "$work/dist" -mindepth 1 | wc -l)" -eq 3 ] && ok "three files, nothing else" || fail "dist holds: $(ls "$work/dist")"
+    expect 0 "SHA256SUMS checks" -- sh -c "cd '$work/dist' && sha256sum -c SHA256SUMS"
+    [ "$(wc -l <"$work/dist/SHA256SUMS")" -eq 2 ] && ok "SHA256SUMS lists both" || fail "SHA256SUMS: $(cat "$work/dist/SHA256SUMS")"
+    expect 0 "the .deb's fields" -- dpkg-deb -f "$deb" Package Version Depends
+    has "$work/last.log" '^Depends: g\+\+$' "the .deb depends on g++ (user recipes)"
+    has "$work/last.log" "^Version: $version\$" "the .deb's version"
+    tar -tzf "$tgz" >"$work/tgz.list"
+    has "$work/tgz.list" "^bitproof-$version-Linux-$(uname -m)/bin/bitproof\$" "the tarball has bin/bitproof under its top directory"
+    mkdir -p "$work/root"
+    dpkg-deb -x "$deb" "$work/root"
+    for f in usr/bin/bitproof usr/include/bitproof/bitproof_cuda_host.h usr/share/bitproof/schema.json \
+      usr/lib/cmake/bitproof/bitproofConfig.cmake; do
+      [ -f "$work/root/$f" ] && ok "the .deb holds /$f" || fail "the .deb has no /$f"
+    done
+    repo="$work/repo"
+    make_repo "$repo"
+    expect 0 "a user recipe proven with the .deb's command" -- run_prove "$repo" deb SPECS="good/sub/b.json" \
+      BITPROOF="$work/root/usr/bin/bitproof" ALLOW_USER_CODE=true
+    has "$repo/out-deb/good.sub.b.json" "\"-I$work/root/usr/include/bitproof\"" "compiled against the .deb's header"
+    expect 2 "an output directory that holds files" -- bash "$ci/release-packages.sh" "v$version" "$work/dist" "$build"
     ;;
   *)
     echo "unknown part $part"
