@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "audit/histogram.hpp"
-#include "audit/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 
 namespace {
 
@@ -59,7 +59,7 @@ double best_seconds(F&& run) {
 // cannot be read; `shift`: the destination that many bytes past the source's
 // place in a page (0: as the audit reads).
 double copy_rate(int files, char** paths, std::uint64_t shift) {
-  bitproof::audit::PageOffsetBuffer buffer(kPiece);
+  bitproof::checkpoint::PageOffsetBuffer buffer(kPiece);
   std::uint64_t bytes = 0;
   bool failed = false;
   const double s = best_seconds([&] {

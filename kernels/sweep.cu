@@ -11,7 +11,7 @@
 
 #include "arith/device_arith.cuh"
 #include "arith/soft_arith.hpp"
-#include "backend/diff_kind.hpp"
+#include "format/diff_kind.hpp"
 #include "backend/sweep_abi.hpp"
 #include "recipes/run_plan.hpp"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes, with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer,
 # for a bounded time each (two at a time where there are two cores): the
-# safetensors header parser (src/audit/safetensors.cpp, strict_json.cpp; seeds
+# safetensors header parser (src/checkpoint/safetensors.cpp, strict_json.cpp; seeds
 # from the checkpoint generator), the report reader and
 # renderers (seeds: the committed reports), report merge (seeds: shard sets
 # of small specs), the spec reader (seeds: every committed and test spec),

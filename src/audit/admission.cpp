@@ -65,7 +65,7 @@ Expected<Ok> parse_tensor_format(const json& j, const SpecWhere& w, const std::s
   auto format = field(j, "format", json::value_t::string, w, at + ".format");
   if (!format) return format.error();
   for (const ScaleFormat& r : kScaleFormats) {
-    if (dtype_name(r.dtype) == (*dtype)->get<std::string>() && r.name() == (*format)->get<std::string>()) {
+    if (checkpoint::dtype_name(r.dtype) == (*dtype)->get<std::string>() && r.name() == (*format)->get<std::string>()) {
       t.dtype = r.dtype;
       t.format = r.format;
       return Ok{};
@@ -194,7 +194,7 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
   const json& sel = result["selection"];
   again.selection.dtypes.clear();
   for (const json& d : sel["dtypes"]) {
-    const auto dtype = dtype_from_name(d.get<std::string>());
+    const auto dtype = checkpoint::dtype_from_name(d.get<std::string>());
     if (!dtype || !is_scale_dtype(*dtype)) return w.at("result.selection.dtypes", "must hold scale dtypes");
     again.selection.dtypes.push_back(*dtype);
   }
@@ -203,7 +203,7 @@ Expected<AuditResult> recorded_audit(const json& result, const AuditReport& a, c
       return w.at("result.selection.formats", "must hold {dtype, format} entries");
     }
     for (const ScaleFormat& r : kScaleFormats) {
-      if (!r.is_default && dtype_name(r.dtype) == f["dtype"] && r.name() == f["format"]) again.selection.formats.push_back(r);
+      if (!r.is_default && checkpoint::dtype_name(r.dtype) == f["dtype"] && r.name() == f["format"]) again.selection.formats.push_back(r);
     }
   }
   again.selection.select = a.select;
@@ -423,6 +423,18 @@ Expected<AuditReport> load_audit_report(const std::string& path) {
   return parse_audit_report_text(*text, path);
 }
 
+Expected<AuditedScales> read_audited_scales(const std::string& path) {
+  auto report = load_audit_report(path);
+  if (!report) return report.error();
+  AuditedScales scales;
+  for (const AuditedTensor& t : report->tensors) {
+    std::optional<CodeRange> range;
+    if (t.stats.min && t.stats.max) range = CodeRange{*t.stats.min, *t.stats.max};
+    scales.range_by_tensor.emplace(t.name, range);  // the first of a name, as the report lists them
+  }
+  return scales;
+}
+
 Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path) {
   if (auto lean = read_lean(text, path)) return std::move(lean->report);
   auto j = parse_ordered_json_strict(text, path, "report");
@@ -455,7 +467,7 @@ std::string lean_difference(const LeanAudit& lean, const AuditResult& now) {
 FastReaudit reaudit_fast(std::string_view text, const std::string& path, unsigned threads) {
   auto lean = read_lean(text, path);
   if (!lean) return {};
-  auto checkpoint = open_checkpoint(lean->report.checkpoint);
+  auto checkpoint = checkpoint::open_checkpoint(lean->report.checkpoint);
   if (!checkpoint) return {};
   auto now = run_audit(*checkpoint, {lean->selection, threads, lean->views});
   if (!now) return {};
@@ -470,7 +482,7 @@ Expected<std::optional<Json>> reaudit_result(const json& report, const std::stri
   const SpecWhere w{path};
   auto again = recorded_audit(report["result"], *a, w);
   if (!again) return again.error();
-  auto checkpoint = open_checkpoint(a->checkpoint);
+  auto checkpoint = checkpoint::open_checkpoint(a->checkpoint);
   if (!checkpoint) return w.at("result.checkpoint.path", checkpoint.error().message);
   auto now = run_audit(*checkpoint, {again->selection, threads, again->views});
   if (!now) return w.at("result.checkpoint.path", now.error().message);
@@ -538,7 +550,7 @@ std::optional<std::string> tensor_difference(const AuditReport& audit, const Aud
 Expected<Ok> check_checkpoint(const AuditReport& audit) {
   const SpecWhere w{audit.path};
   const std::string where = "result.checkpoint";
-  auto checkpoint = open_checkpoint(audit.checkpoint);
+  auto checkpoint = checkpoint::open_checkpoint(audit.checkpoint);
   if (!checkpoint) {
     return w.at(where,
                 fmt::format("the checkpoint the audit read cannot be read again: {}", checkpoint.error().message));
@@ -777,7 +789,7 @@ Expected<ProvenInterval> load_domain_report(const std::string& path, std::option
   }
   // What adds up may still be forged consistently: the discovery is run again
   // here (domain sweeps at most 2^24 cases) and must give the recorded result.
-  auto again = rerun_result(*j, path);
+  auto again = rerun_result(*j, path, {}, read_audited_scales);
   if (!again) return again.error();
   if (*again != result) {
     return w.at("result", fmt::format("does not reproduce here (the recorded spec swept again): {}",

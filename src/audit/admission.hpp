@@ -24,6 +24,7 @@
 
 #include "audit/audit.hpp"
 #include "error.hpp"
+#include "proof/audited_scales.hpp"
 #include "proof/spec.hpp"
 
 namespace bitproof::audit {
@@ -32,7 +33,7 @@ struct AuditedTensor {
   std::string name;
   std::string file;
   std::optional<std::uint32_t> layer;
-  DType dtype = DType::kF8E8M0;
+  checkpoint::DType dtype = checkpoint::DType::kF8E8M0;
   FormatId format = FormatId::ue8m0;
   std::vector<std::uint64_t> shape;
   std::uint64_t bytes = 0;
@@ -66,6 +67,10 @@ struct AuditReport {
 [[nodiscard]] Expected<AuditReport> load_audit_report(const std::string& path);
 // The same for report text already in memory; `path` names it in messages.
 [[nodiscard]] Expected<AuditReport> parse_audit_report_text(const std::string& text, const std::string& path);
+
+// load_audit_report, as the A/B trace proof reads an audit (--audit): each
+// tensor's lowest and highest code (proof/audited_scales.hpp).
+[[nodiscard]] Expected<AuditedScales> read_audited_scales(const std::string& path);
 
 // The checkpoint an audit names (result.checkpoint.path), as it is on disk
 // now, must be the bytes the audit read: the same files (and index), each of

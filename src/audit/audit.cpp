@@ -10,7 +10,7 @@
 
 #include "name_filter.hpp"
 #include "parallel.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "report/report.hpp"
 #include "strict_json.hpp"
 
@@ -44,11 +44,11 @@ struct Classifier {
   const ClassTable& table;
 };
 
-bool is_listed(const Selection& s, DType d) { return std::find(s.dtypes.begin(), s.dtypes.end(), d) != s.dtypes.end(); }
+bool is_listed(const Selection& s, checkpoint::DType d) { return std::find(s.dtypes.begin(), s.dtypes.end(), d) != s.dtypes.end(); }
 
-bool looks_like_scales(const TensorInfo& t) { return is_scale_dtype(t.dtype) && named_like_scales(t.dtype, t.name); }
+bool looks_like_scales(const checkpoint::TensorInfo& t) { return is_scale_dtype(t.dtype) && named_like_scales(t.dtype, t.name); }
 
-bool is_scale_tensor(const TensorInfo& t, const Selection& s, const NameFilter& filter) {
+bool is_scale_tensor(const checkpoint::TensorInfo& t, const Selection& s, const NameFilter& filter) {
   return is_listed(s, t.dtype) && looks_like_scales(t) && filter.selects(t.name);
 }
 
@@ -70,14 +70,14 @@ static_assert(kReadBytes % 4 == 0);
 
 struct TensorRead {
   std::size_t tensor;
-  const CheckpointFile* file;
+  const checkpoint::CheckpointFile* file;
   std::uint64_t offset;  // in the file
   std::uint64_t bytes;
 };
 
 // Counts and hashes one tensor's bytes into `t`; the error names the file and tensor.
 Expected<Ok> read_tensor(const TensorRead& r, TensorAudit& t) {
-  thread_local PageOffsetBuffer buffer(kReadBytes);
+  thread_local checkpoint::PageOffsetBuffer buffer(kReadBytes);
   CodeCounter counter(code_bits(t.dtype));
   Sha256 sha;
   for (std::uint64_t done = 0; done < r.bytes; done += kReadBytes) {
@@ -144,7 +144,7 @@ void move_members(Json& j, Json&& extra) {
 Json tensor_json(const TensorAudit& t, bool with_histogram = true) {
   Json j{{"name", t.name},
          {"file", t.file},
-         {"dtype", dtype_name(t.dtype)},
+         {"dtype", checkpoint::dtype_name(t.dtype)},
          {"format", spec_of(t.format).name},
          {"shape", t.shape},
          {"layer", optional_json(t.layer)},
@@ -159,7 +159,7 @@ struct Group {
   std::size_t nan_tensors = 0;
   std::uint64_t bytes = 0;
   int bits = 8;
-  std::vector<DType> dtypes;
+  std::vector<checkpoint::DType> dtypes;
   CodeCounts histogram;
   // While tensors are added: the counts of codes below 2^16 by code (a
   // tensor's few thousand codes then cost one add each, not a merge of the
@@ -217,9 +217,9 @@ std::map<std::pair<std::optional<std::uint32_t>, FormatId>, Group> by_layer(cons
   return finish(std::move(layers));
 }
 
-std::string dtype_list(const std::vector<DType>& dtypes) {
+std::string dtype_list(const std::vector<checkpoint::DType>& dtypes) {
   std::string out;
-  for (DType d : dtypes) out += (out.empty() ? "" : ", ") + std::string(dtype_name(d));
+  for (checkpoint::DType d : dtypes) out += (out.empty() ? "" : ", ") + std::string(checkpoint::dtype_name(d));
   return out;
 }
 
@@ -319,9 +319,9 @@ Json view_json(const ScaleView& v, const CodeCounts& h) {
 Json selection_json(const Selection& s, std::size_t left_out) {
   Json dtypes = Json::array();
   Json formats = Json::array();
-  for (DType d : s.dtypes) {
-    dtypes.push_back(dtype_name(d));
-    formats.push_back({{"dtype", dtype_name(d)}, {"format", spec_of(s.format_of(d)).name}});
+  for (checkpoint::DType d : s.dtypes) {
+    dtypes.push_back(checkpoint::dtype_name(d));
+    formats.push_back({{"dtype", checkpoint::dtype_name(d)}, {"format", spec_of(s.format_of(d)).name}});
   }
   return Json{{"dtypes", dtypes},
               {"formats", formats},
@@ -347,23 +347,23 @@ std::string partial_line(std::size_t left_out) {
 
 }  // namespace
 
-std::vector<DType> Selection::all_scale_dtypes() {
-  std::vector<DType> out;
+std::vector<checkpoint::DType> Selection::all_scale_dtypes() {
+  std::vector<checkpoint::DType> out;
   for (const ScaleFormat& r : kScaleFormats) {
     if (r.is_default) out.push_back(r.dtype);
   }
   return out;
 }
 
-FormatId Selection::format_of(DType dtype) const {
+FormatId Selection::format_of(checkpoint::DType dtype) const {
   for (const ScaleFormat& r : formats) {
     if (r.dtype == dtype) return r.format;
   }
   return default_scale_format(dtype).value_or(ScaleFormat{FormatId::ue8m0, dtype, true, ""}).format;
 }
 
-bool named_like_scales(DType dtype, std::string_view name) {
-  if (dtype == DType::kF8E8M0) return true;
+bool named_like_scales(checkpoint::DType dtype, std::string_view name) {
+  if (dtype == checkpoint::DType::kF8E8M0) return true;
   const std::size_t dot = name.rfind('.');
   return name.substr(dot == std::string_view::npos ? 0 : dot + 1).find("scale") != std::string_view::npos;
 }
@@ -373,13 +373,13 @@ Expected<Selection> make_selection(const std::string& dtype_list_text, const std
   Selection s;
   s.select = select;
   std::string known;
-  for (DType d : Selection::all_scale_dtypes()) known += (known.empty() ? "" : ", ") + std::string(dtype_name(d));
+  for (checkpoint::DType d : Selection::all_scale_dtypes()) known += (known.empty() ? "" : ", ") + std::string(checkpoint::dtype_name(d));
   if (!dtype_list_text.empty()) {
     s.dtypes.clear();
     std::stringstream in(dtype_list_text);
     std::string name;
     while (std::getline(in, name, ',')) {
-      const auto d = dtype_from_name(name);
+      const auto d = checkpoint::dtype_from_name(name);
       if (!d) return Error{fmt::format("--dtype: {}: unknown dtype", printable(name))};
       if (!is_scale_dtype(*d)) {
         return Error{fmt::format("--dtype: {}: not a scale format dtype (scale dtypes: {})", name, known)};
@@ -398,7 +398,7 @@ Expected<Selection> make_selection(const std::string& dtype_list_text, const std
       for (const ScaleFormat& other : s.formats) {
         if (other.dtype == r.dtype && other.format != r.format) {
           return Error{fmt::format("--format: {} and {} both read {}: give one", other.name(), r.name(),
-                                   dtype_name(r.dtype))};
+                                   checkpoint::dtype_name(r.dtype))};
         }
       }
       s.formats.push_back(r);
@@ -496,7 +496,7 @@ std::vector<FormatId> AuditResult::formats() const {
   return out;
 }
 
-Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions& options) {
+Expected<AuditResult> run_audit(const checkpoint::Checkpoint& checkpoint, const AuditOptions& options) {
   AuditResult audit;
   audit.root = checkpoint.root;
   audit.index = checkpoint.index;
@@ -505,12 +505,12 @@ Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions
   auto filter = NameFilter::make(options.selection.select, "--select");
   if (!filter) return filter.error();
   std::vector<TensorRead> reads;
-  for (const CheckpointFile& f : checkpoint.files) {
+  for (const checkpoint::CheckpointFile& f : checkpoint.files) {
     Sha256 header;  // the length and the JSON text
     header.update(f.map.bytes().data(), static_cast<std::size_t>(f.header.data_start()));
     audit.files.push_back({f.name, f.map.bytes().size(), f.header.tensors.size(), to_hex(header.finish())});
     audit.tensors_seen += f.header.tensors.size();
-    for (const TensorInfo& t : f.header.tensors) {
+    for (const checkpoint::TensorInfo& t : f.header.tensors) {
       if (!is_scale_tensor(t, options.selection, *filter)) {
         audit.left_out += looks_like_scales(t) ? 1 : 0;
         continue;
@@ -571,7 +571,7 @@ Json result_without_tensors(const AuditResult& audit) {
   std::uint64_t codes = 0, bytes = 0;
   for (const auto& [format, g] : groups) {
     Json dtypes = Json::array();
-    for (DType d : g.dtypes) dtypes.push_back(dtype_name(d));
+    for (checkpoint::DType d : g.dtypes) dtypes.push_back(checkpoint::dtype_name(d));
     Json f{{"format", spec_of(format).name},
            {"dtypes", dtypes},
            {"code_bits", g.bits},

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "audit/histogram.hpp"
-#include "audit/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "audit/scale_format.hpp"
 #include "audit/scale_transform.hpp"
 #include "error.hpp"
@@ -33,12 +33,12 @@ using Json = nlohmann::ordered_json;
 inline Json optional_json(const std::optional<std::uint32_t>& v) { return v ? Json(*v) : Json(nullptr); }
 
 struct Selection {
-  std::vector<DType> dtypes = all_scale_dtypes();
+  std::vector<checkpoint::DType> dtypes = all_scale_dtypes();
   std::vector<ScaleFormat> formats;  // --format: rows that replace their dtype's default reading
   std::string select;                // regular expression over names; empty selects all
-  [[nodiscard]] static std::vector<DType> all_scale_dtypes();
+  [[nodiscard]] static std::vector<checkpoint::DType> all_scale_dtypes();
   // The format a tensor of this (scale) dtype is read in.
-  [[nodiscard]] FormatId format_of(DType dtype) const;
+  [[nodiscard]] FormatId format_of(checkpoint::DType dtype) const;
 };
 
 // "F8_E8M0,F16" -> dtypes (each must hold a scale format; empty: all);
@@ -47,12 +47,12 @@ struct Selection {
                                                  const std::string& format_list = "");
 
 // F8_E8M0, or the last component of the name contains "scale".
-[[nodiscard]] bool named_like_scales(DType dtype, std::string_view name);
+[[nodiscard]] bool named_like_scales(checkpoint::DType dtype, std::string_view name);
 
 struct TensorAudit {
   std::string name;
   std::string file;
-  DType dtype = DType::kF8E8M0;
+  checkpoint::DType dtype = checkpoint::DType::kF8E8M0;
   FormatId format = FormatId::ue8m0;
   std::vector<std::uint64_t> shape;
   std::uint64_t bytes = 0;
@@ -98,7 +98,7 @@ struct AuditOptions {
 // Fails (exit 2) when no tensor is selected: an empty audit would admit anything.
 // Each selected tensor's bytes are hashed (SHA-256) as they are counted, by the
 // one thread that reads the whole tensor; each file's header is hashed too.
-[[nodiscard]] Expected<AuditResult> run_audit(const Checkpoint& checkpoint, const AuditOptions& options);
+[[nodiscard]] Expected<AuditResult> run_audit(const checkpoint::Checkpoint& checkpoint, const AuditOptions& options);
 
 // The layer L of a name containing "layers.L." (at the start or after a dot).
 [[nodiscard]] std::optional<std::uint32_t> layer_of(std::string_view name);

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "audit/onehot.hpp"
-#include "backend/cpu_features.hpp"
+#include "cpu_features.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BITPROOF_HISTOGRAM_AVX2 1

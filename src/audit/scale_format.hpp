@@ -21,27 +21,27 @@
 #include <optional>
 #include <string_view>
 
-#include "audit/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "format/format.hpp"
 
 namespace bitproof::audit {
 
 struct ScaleFormat {
   FormatId format;
-  DType dtype;
+  checkpoint::DType dtype;
   bool is_default;            // the reading of `dtype` unless --format names another row
   std::string_view used_by;   // what stores scales this way
   [[nodiscard]] constexpr std::string_view name() const { return spec_of(format).name; }
 };
 
 inline constexpr std::array kScaleFormats = {
-    ScaleFormat{FormatId::ue8m0, DType::kF8E8M0, true, "MXFP4/MXFP8 block scales (OCP MX)"},
-    ScaleFormat{FormatId::ue8m0, DType::kU8, true, "UE8M0 block scales stored as U8"},
-    ScaleFormat{FormatId::e4m3, DType::kF8E4M3, true, "FP8 E4M3 scales"},
-    ScaleFormat{FormatId::ue4m3, DType::kF8E4M3, false, "NVFP4 block scales (UE4M3)"},
-    ScaleFormat{FormatId::fp16, DType::kF16, true, "GPTQ, AWQ, Marlin group scales"},
-    ScaleFormat{FormatId::bf16, DType::kBF16, true, "BF16 group scales"},
-    ScaleFormat{FormatId::fp32, DType::kF32, true, "FP32 global (per-tensor) or block scales"},
+    ScaleFormat{FormatId::ue8m0, checkpoint::DType::kF8E8M0, true, "MXFP4/MXFP8 block scales (OCP MX)"},
+    ScaleFormat{FormatId::ue8m0, checkpoint::DType::kU8, true, "UE8M0 block scales stored as U8"},
+    ScaleFormat{FormatId::e4m3, checkpoint::DType::kF8E4M3, true, "FP8 E4M3 scales"},
+    ScaleFormat{FormatId::ue4m3, checkpoint::DType::kF8E4M3, false, "NVFP4 block scales (UE4M3)"},
+    ScaleFormat{FormatId::fp16, checkpoint::DType::kF16, true, "GPTQ, AWQ, Marlin group scales"},
+    ScaleFormat{FormatId::bf16, checkpoint::DType::kBF16, true, "BF16 group scales"},
+    ScaleFormat{FormatId::fp32, checkpoint::DType::kF32, true, "FP32 global (per-tensor) or block scales"},
 };
 
 // Every dtype has exactly one default row, and a row's format fits in its dtype's width.
@@ -56,23 +56,23 @@ consteval bool scale_formats_are_consistent() {
 static_assert(scale_formats_are_consistent());
 
 // The width of a scale dtype's codes in bits (8, 16, 32); 0 for a dtype that holds no scale format.
-[[nodiscard]] constexpr int code_bits(DType dtype) {
+[[nodiscard]] constexpr int code_bits(checkpoint::DType dtype) {
   for (const ScaleFormat& r : kScaleFormats) {
     if (r.dtype != dtype) continue;
     switch (dtype) {
-      case DType::kF16:
-      case DType::kBF16: return 16;
-      case DType::kF32: return 32;
+      case checkpoint::DType::kF16:
+      case checkpoint::DType::kBF16: return 16;
+      case checkpoint::DType::kF32: return 32;
       default: return 8;
     }
   }
   return 0;
 }
-static_assert(code_bits(DType::kF8E8M0) == 8 && code_bits(DType::kF16) == 16 && code_bits(DType::kI8) == 0);
+static_assert(code_bits(checkpoint::DType::kF8E8M0) == 8 && code_bits(checkpoint::DType::kF16) == 16 && code_bits(checkpoint::DType::kI8) == 0);
 
-[[nodiscard]] constexpr bool is_scale_dtype(DType dtype) { return code_bits(dtype) != 0; }
+[[nodiscard]] constexpr bool is_scale_dtype(checkpoint::DType dtype) { return code_bits(dtype) != 0; }
 
-[[nodiscard]] constexpr std::optional<ScaleFormat> default_scale_format(DType dtype) {
+[[nodiscard]] constexpr std::optional<ScaleFormat> default_scale_format(checkpoint::DType dtype) {
   for (const ScaleFormat& r : kScaleFormats) {
     if (r.dtype == dtype && r.is_default) return r;
   }

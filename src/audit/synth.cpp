@@ -10,7 +10,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "audit/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "splitmix.hpp"
 
 namespace bitproof::audit {
@@ -22,7 +22,7 @@ enum class Fill : std::uint8_t { kRandom, kScale, kGlobal, kOneBf16, kOneF16 };
 
 struct Planned {
   std::string name;
-  DType dtype;
+  checkpoint::DType dtype;
   std::vector<std::uint64_t> shape;
   std::uint64_t bytes;
   Fill fill;
@@ -37,7 +37,7 @@ struct ShardPlan {
 // One tensor of an expert matrix in a layout: its name suffix, dtype, fill and shape.
 struct MatrixTensor {
   std::string_view suffix;
-  DType dtype;
+  checkpoint::DType dtype;
   Fill fill;            // kRandom: a weight (left out with weights = false)
   std::uint64_t rows_div, cols_div;  // shape [rows / rows_div, cols / cols_div] (or transposed)
   bool transposed;      // [cols / cols_div, rows / rows_div] (GPTQ stores input channels first)
@@ -51,25 +51,25 @@ struct LayoutRow {
   std::size_t count;
 };
 
-constexpr MatrixTensor kNone{"", DType::kU8, Fill::kRandom, 1, 1, false, false};
+constexpr MatrixTensor kNone{"", checkpoint::DType::kU8, Fill::kRandom, 1, 1, false, false};
 
 constexpr std::array kLayouts = {
     LayoutRow{{SynthLayout::kDsv4, "dsv4", 114, 126, 32, 1},
               0xFF,
-              {MatrixTensor{"weight", DType::kI8, Fill::kRandom, 1, 2, false, false},
-               MatrixTensor{"scale", DType::kF8E8M0, Fill::kScale, 1, 32, false, false}, kNone},
+              {MatrixTensor{"weight", checkpoint::DType::kI8, Fill::kRandom, 1, 2, false, false},
+               MatrixTensor{"scale", checkpoint::DType::kF8E8M0, Fill::kScale, 1, 32, false, false}, kNone},
               2},
     LayoutRow{{SynthLayout::kNvfp4, "nvfp4", 32, 120, 32, 1},
               0x7F,
-              {MatrixTensor{"weight", DType::kU8, Fill::kRandom, 1, 2, false, false},
-               MatrixTensor{"weight_scale", DType::kF8E4M3, Fill::kScale, 1, 16, false, false},
-               MatrixTensor{"weight_scale_2", DType::kF32, Fill::kGlobal, 1, 1, false, true}},
+              {MatrixTensor{"weight", checkpoint::DType::kU8, Fill::kRandom, 1, 2, false, false},
+               MatrixTensor{"weight_scale", checkpoint::DType::kF8E4M3, Fill::kScale, 1, 16, false, false},
+               MatrixTensor{"weight_scale_2", checkpoint::DType::kF32, Fill::kGlobal, 1, 1, false, true}},
               3},
     LayoutRow{{SynthLayout::kGptq, "gptq", 0x1C00, 0x2400, 128, 8},
               0x7E00,
-              {MatrixTensor{"qweight", DType::kI32, Fill::kRandom, 1, 8, true, false},
-               MatrixTensor{"qzeros", DType::kI32, Fill::kRandom, 8, 128, true, false},
-               MatrixTensor{"scales", DType::kF16, Fill::kScale, 1, 128, true, false}},
+              {MatrixTensor{"qweight", checkpoint::DType::kI32, Fill::kRandom, 1, 8, true, false},
+               MatrixTensor{"qzeros", checkpoint::DType::kI32, Fill::kRandom, 8, 128, true, false},
+               MatrixTensor{"scales", checkpoint::DType::kF16, Fill::kScale, 1, 128, true, false}},
               3},
 };
 
@@ -90,8 +90,8 @@ std::vector<std::uint64_t> shape_of(const MatrixTensor& m, const SynthOptions& o
 }
 
 // Bytes of a tensor of that shape, or nullopt past 2^64.
-std::optional<std::uint64_t> bytes_of(const std::vector<std::uint64_t>& shape, DType dtype) {
-  unsigned __int128 n = static_cast<unsigned>(dtype_bits(dtype));
+std::optional<std::uint64_t> bytes_of(const std::vector<std::uint64_t>& shape, checkpoint::DType dtype) {
+  unsigned __int128 n = static_cast<unsigned>(checkpoint::dtype_bits(dtype));
   for (std::uint64_t d : shape) {
     n *= d;
     if (n > (static_cast<unsigned __int128>(UINT64_MAX) << 3)) return std::nullopt;
@@ -116,7 +116,7 @@ struct SplitMix64 {
 };
 
 // The most tensors one shard may list: its header (about 100 bytes an entry)
-// stays far below the format's kMaxHeaderBytes, and the plan small in memory.
+// stays far below the format's checkpoint::kMaxHeaderBytes, and the plan small in memory.
 constexpr std::uint64_t kMaxTensorsPerShard = 200'000;
 
 // The bytes of every tensor the checkpoint will hold (headers aside), or nullopt past 2^64.
@@ -184,17 +184,17 @@ Expected<Ok> check_options(const SynthOptions& o) {
                              row.info.rows_multiple, row.info.name)};
   }
   const MatrixTensor& scale = scale_tensor(row);
-  const std::uint64_t code_limit = std::uint64_t{1} << dtype_bits(scale.dtype);
+  const std::uint64_t code_limit = std::uint64_t{1} << checkpoint::dtype_bits(scale.dtype);
   if (o.scale_lo > o.scale_hi || o.scale_hi >= code_limit) {
     return Error{fmt::format("synth-checkpoint: --scale-range: {}:{} is not an interval of {} codes (0..{})",
-                             o.scale_lo, o.scale_hi, dtype_name(scale.dtype), code_limit - 1)};
+                             o.scale_lo, o.scale_hi, checkpoint::dtype_name(scale.dtype), code_limit - 1)};
   }
   if (o.shards == 0 || o.shards > o.layers) {
     return Error{fmt::format("synth-checkpoint: --shards: {} must be between 1 and the number of layers", o.shards)};
   }
   if (auto ok = check_size(o); !ok) return ok.error();  // every product below fits in 64 bits
   const std::uint64_t scale_tensors = std::uint64_t{o.layers} * o.experts * 3;
-  const std::uint64_t scale_size = *bytes_of(shape_of(scale, o), scale.dtype) / (dtype_bits(scale.dtype) / 8);
+  const std::uint64_t scale_size = *bytes_of(shape_of(scale, o), scale.dtype) / (checkpoint::dtype_bits(scale.dtype) / 8);
   if (o.nan_bytes > 0 && (scale_size < 3 || o.nan_bytes > scale_tensors * (scale_size - 2))) {
     return Error{fmt::format(
         "synth-checkpoint: --nan-bytes: {} do not fit after the first two codes of {} scale tensors of {} codes",
@@ -216,8 +216,8 @@ std::vector<ShardPlan> plan(const SynthOptions& o) {
   for (std::uint32_t l = 0; l < o.layers; ++l) {
     auto& tensors = shards[std::uint64_t{l} * o.shards / o.layers].tensors;
     const std::string layer = fmt::format("layers.{}.", l);
-    tensors.push_back({layer + "attn_norm.weight", DType::kBF16, {o.cols}, o.cols * 2, Fill::kOneBf16});
-    tensors.push_back({layer + "ffn_norm.weight", DType::kF16, {o.cols}, o.cols * 2, Fill::kOneF16});
+    tensors.push_back({layer + "attn_norm.weight", checkpoint::DType::kBF16, {o.cols}, o.cols * 2, Fill::kOneBf16});
+    tensors.push_back({layer + "ffn_norm.weight", checkpoint::DType::kF16, {o.cols}, o.cols * 2, Fill::kOneF16});
     for (std::uint32_t e = 0; e < o.experts; ++e) {
       for (const char* w : {"w1", "w2", "w3"}) {
         const std::string base = fmt::format("{}ffn.experts.{}.{}.", layer, e, w);
@@ -237,7 +237,7 @@ std::vector<ShardPlan> plan(const SynthOptions& o) {
       }
     }
   }
-  shards.back().tensors.push_back({"norm.weight", DType::kBF16, {o.cols}, o.cols * 2, Fill::kOneBf16});
+  shards.back().tensors.push_back({"norm.weight", checkpoint::DType::kBF16, {o.cols}, o.cols * 2, Fill::kOneBf16});
   return shards;
 }
 
@@ -246,7 +246,7 @@ std::string header_text(const ShardPlan& shard, const SynthOptions& o) {
   h["__metadata__"] = {{"format", "pt"}, {"generator", "bitproof synth-checkpoint"}, {"seed", std::to_string(o.seed)}};
   std::uint64_t offset = 0;
   for (const Planned& t : shard.tensors) {
-    h[t.name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes}}};
+    h[t.name] = {{"dtype", checkpoint::dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes}}};
     offset += t.bytes;
   }
   std::string text = h.dump();
@@ -311,7 +311,7 @@ void fill(const Planned& t, const SynthOptions& o, SplitMix64& rng, std::uint64_
       for (std::size_t i = 0; i + 4 <= n; i += 4) put_code(buf + i, kGlobalScale, 4);
       return;
     case Fill::kScale: {
-      const unsigned width = static_cast<unsigned>(dtype_bits(t.dtype) / 8);
+      const unsigned width = static_cast<unsigned>(checkpoint::dtype_bits(t.dtype) / 8);
       const std::uint64_t span = o.scale_hi - o.scale_lo + 1;
       const std::uint64_t codes = t.bytes / width;
       const std::uint32_t nan = row_of(o.layout).nan_code;
@@ -447,7 +447,7 @@ Expected<SynthResult> write_checkpoint(const SynthOptions& o, const fs::path& di
     result.files.push_back(path.string());
   }
   if (shards.size() > 1) {
-    const fs::path index = dir / std::string(kIndexName);
+    const fs::path index = dir / std::string(checkpoint::kIndexName);
     if (auto ok = write_index(shards, index, tensor_bytes); !ok) return ok.error();
     result.files.push_back(index.string());
   }

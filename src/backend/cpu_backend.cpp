@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "backend/backend.hpp"
-#include "backend/cpu_simd.hpp"
+#include "proof/cpu_simd.hpp"
 
 namespace bitproof {
 namespace {

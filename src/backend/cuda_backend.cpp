@@ -37,11 +37,11 @@
 
 #include "backend/cuda_driver.hpp"
 #include "backend/cuda_user.hpp"
-#include "backend/diff_kind.hpp"
+#include "format/diff_kind.hpp"
 #include "backend/model_blocks.hpp"
 #include "backend/sweep_abi.hpp"
 #include "backend/vendor_paths.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "user/user_recipes.hpp"
 
 namespace bitproof::kernel_images {
@@ -506,7 +506,7 @@ Expected<Ok> CudaBackend::user_module(const Spec& spec, Plan& p) {
   auto image = linked_module(user, p);
   if (!image) return image.error();
   const auto [major, minor] = lto_architecture(major_, minor_);
-  const std::string missing = user.cpu_witness_missing(spec);
+  const std::string missing = user.cpu_witness_missing(spec.inputs);
   p.user_info = Json{{"compiled_with", image->toolkit},
                      {"architecture", fmt::format("compute_{}{} (LTO) linked for sm_{}{}", major, minor, major_, minor_)},
                      {"options", image->options},

@@ -12,7 +12,7 @@
 #include "backend/cuda_operator_arm.hpp"
 #include "backend/operator_abi.hpp"
 #include "recipes/registry.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 
 namespace bitproof {
 namespace kernel_images {

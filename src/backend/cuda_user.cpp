@@ -21,8 +21,9 @@
 #include <sstream>
 
 #include "backend/sweep_abi.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "report/report.hpp"
+#include "version.hpp"
 #include "strict_json.hpp"
 #include "user/user_code.hpp"
 #include "user/build_text.hpp"

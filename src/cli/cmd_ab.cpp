@@ -9,6 +9,7 @@
 #include "cli/cli.hpp"
 #include "cli/cuda_twin.hpp"
 #include "cli/progress.hpp"
+#include "audit/admission.hpp"
 #include "proof/ab_proof.hpp"
 #include "report/ab_report.hpp"
 #include "user/user_code.hpp"
@@ -100,7 +101,8 @@ int run_ab_command(const AbArgs& a) {
   for (auto& r : owned) runners.push_back(r.get());
   Progress progress(fmt::format("ab {}", spec->name), a.quiet);
   const ProgressFn bar = progress.callback();
-  AbOptions options{a.audit, a.prove, a.keep, a.threads, bar ? op::AbProgress(bar) : op::AbProgress()};
+  AbOptions options{a.audit, audit::read_audited_scales, a.prove, a.keep, a.threads,
+                    bar ? op::AbProgress(bar) : op::AbProgress()};
   auto outcome = run_ab_spec(*spec, *weights, options, runners);
   progress.done();
   if (!outcome) return fail(outcome.error());

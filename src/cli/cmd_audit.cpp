@@ -54,7 +54,7 @@ int run_audit_command(const AuditArgs& a) {
   auto files = a.out.open({a.path});
   if (!files) return fail(files.error());
   const auto start = std::chrono::steady_clock::now();
-  auto checkpoint = audit::open_checkpoint(a.path);
+  auto checkpoint = checkpoint::open_checkpoint(a.path);
   if (!checkpoint) return fail(checkpoint.error());
   const unsigned threads = resolve_threads(a.threads);
   auto result = audit::run_audit(*checkpoint, {*selection, threads, *views});

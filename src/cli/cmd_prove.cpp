@@ -159,8 +159,8 @@ Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::strin
     return backends;
   }
   spec.user->gpu_runs = true;
-  if (!spec.user->evaluate(spec)) return backends;  // the error comes again from the sweep
-  if (const std::string missing = spec.user->cpu_witness_missing(spec); !missing.empty()) {
+  if (!spec.user->evaluate(spec.inputs)) return backends;  // the error comes again from the sweep
+  if (const std::string missing = spec.user->cpu_witness_missing(spec.inputs); !missing.empty()) {
     std::printf("user recipes: no CPU witness (%s): the GPU runs them alone\n", missing.c_str());
     backends.erase(backends.begin());
   }

@@ -136,7 +136,7 @@ int run_verify(const VerifyArgs& a) {
   auto report = whole_report(*text, path);
   if (!report) return fail(report.error());
   if (is_audit_kind(*report)) return verify_audit_kind(*report, path);
-  auto now = rerun_result(*report, path, a.spec_dir);
+  auto now = rerun_result(*report, path, a.spec_dir, audit::read_audited_scales);
   if (!now) return fail(now.error());
   const Json& recorded = (*report)["result"];
   const std::string name = recorded["spec"]["name"].get<std::string>();

@@ -15,6 +15,7 @@
 #include "cli/cuda_twin.hpp"
 #include "strict_json.hpp"
 #include "suggest.hpp"
+#include "version.hpp"
 
 namespace {
 

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
+#include "suggest.hpp"
+
 namespace bitproof {
 
 std::optional<FormatId> format_by_name(std::string_view name) {
@@ -9,6 +14,14 @@ std::optional<FormatId> format_by_name(std::string_view name) {
     if (kFormats[i].name == name) return static_cast<FormatId>(i);
   }
   return std::nullopt;
+}
+
+std::string unknown_format_text(std::string_view name) {
+  std::vector<std::string> names;
+  for (const FormatSpec& f : kFormats) names.emplace_back(f.name);
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+  return fmt::format("unknown format \"{}\"{} (formats: {})", name, did_you_mean(name, names), all);
 }
 
 std::string code_text(std::uint32_t code, int code_bits) {

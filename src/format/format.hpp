@@ -136,6 +136,8 @@ struct Decoded {
 
 // Catalogue lookup by the row's name ("e2m1", "fp16", ...).
 [[nodiscard]] std::optional<FormatId> format_by_name(std::string_view name);
+// "unknown format \"e2m2\" (did you mean \"e2m1\"?) (formats: fp32, fp16, ...)": every format listed.
+[[nodiscard]] std::string unknown_format_text(std::string_view name);
 
 // A code as the audit and its reports print it: decimal up to 8 bits (a UE8M0
 // code reads as its biased exponent), 0x%04X for 16-bit codes, 0x%08X above.

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "operator/host_float.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 
 namespace bitproof::op {
 namespace {

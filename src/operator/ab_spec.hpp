@@ -49,7 +49,7 @@
 
 #include "error.hpp"
 #include "operator/operators.hpp"
-#include "proof/spec.hpp"
+#include "format/domain.hpp"
 #include "recipes/registry.hpp"
 
 namespace bitproof::op {

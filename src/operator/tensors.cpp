@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "arith/soft_arith.hpp"
-#include "audit/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "memory.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "splitmix.hpp"
 
 namespace bitproof::op {
@@ -50,10 +50,10 @@ ScaleSet scale_set_of(const std::vector<std::uint8_t>& bytes, std::string origin
   return set;
 }
 
-const audit::TensorInfo* find_tensor(const audit::Checkpoint& ckpt, const std::string& name,
-                                     const audit::CheckpointFile** file) {
-  for (const audit::CheckpointFile& f : ckpt.files) {
-    for (const audit::TensorInfo& t : f.header.tensors) {
+const checkpoint::TensorInfo* find_tensor(const checkpoint::Checkpoint& ckpt, const std::string& name,
+                                     const checkpoint::CheckpointFile** file) {
+  for (const checkpoint::CheckpointFile& f : ckpt.files) {
+    for (const checkpoint::TensorInfo& t : f.header.tensors) {
       if (t.name == name) {
         *file = &f;
         return &t;
@@ -64,19 +64,19 @@ const audit::TensorInfo* find_tensor(const audit::Checkpoint& ckpt, const std::s
 }
 
 // The bytes of checkpoint tensor `name`, checked against the dtype and shape the spec expects.
-Expected<std::vector<std::uint8_t>> read_tensor(const audit::Checkpoint& ckpt, const AbSpec& spec,
+Expected<std::vector<std::uint8_t>> read_tensor(const checkpoint::Checkpoint& ckpt, const AbSpec& spec,
                                                 const std::string& field, const std::string& name,
-                                                audit::DType dtype, std::uint64_t rows, std::uint64_t cols,
+                                                checkpoint::DType dtype, std::uint64_t rows, std::uint64_t cols,
                                                 Weights& w) {
-  const audit::CheckpointFile* file = nullptr;
-  const audit::TensorInfo* t = find_tensor(ckpt, name, &file);
+  const checkpoint::CheckpointFile* file = nullptr;
+  const checkpoint::TensorInfo* t = find_tensor(ckpt, name, &file);
   if (t == nullptr) return Error{fmt::format("{}: {}: the checkpoint {} has no tensor \"{}\"", spec.path, field, ckpt.root, name)};
   const bool shape_ok = t->shape.size() == 2 && t->shape[0] == rows && t->shape[1] == cols;
   if (t->dtype != dtype || !shape_ok) {
     std::string shape;
     for (std::uint64_t d : t->shape) shape += fmt::format("{}{}", shape.empty() ? "" : ", ", d);
     return Error{fmt::format("{}: {}: checkpoint tensor \"{}\" is {} [{}], the spec needs {} [{}, {}]", spec.path, field,
-                             name, audit::dtype_name(t->dtype), shape, audit::dtype_name(dtype), rows, cols)};
+                             name, checkpoint::dtype_name(t->dtype), shape, checkpoint::dtype_name(dtype), rows, cols)};
   }
   const auto bytes = file->tensor_bytes(*t);
   Sha256 digest;
@@ -85,20 +85,20 @@ Expected<std::vector<std::uint8_t>> read_tensor(const audit::Checkpoint& ckpt, c
   return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
 }
 
-Expected<HostTensor> checkpoint_input(const audit::Checkpoint& ckpt, const AbSpec& spec, const InputSpec& in,
+Expected<HostTensor> checkpoint_input(const checkpoint::Checkpoint& ckpt, const AbSpec& spec, const InputSpec& in,
                                       const std::string& field, Weights& w) {
   HostTensor t{in.dtype, in.rows, in.cols, {}, {}, {}};
   if (in.dtype == DType::kF16) {
-    auto bytes = read_tensor(ckpt, spec, field, in.tensor, audit::DType::kF16, in.rows, in.cols, w);
+    auto bytes = read_tensor(ckpt, spec, field, in.tensor, checkpoint::DType::kF16, in.rows, in.cols, w);
     if (!bytes) return bytes.error();
     t.f16.resize(in.rows * in.cols);
     std::memcpy(t.f16.data(), bytes->data(), bytes->size());  // safetensors is little-endian, as is the host
     return t;
   }
-  auto codes = read_tensor(ckpt, spec, field, in.tensor + ".weight", audit::DType::kI8, in.rows, in.cols / 2, w);
+  auto codes = read_tensor(ckpt, spec, field, in.tensor + ".weight", checkpoint::DType::kI8, in.rows, in.cols / 2, w);
   if (!codes) return codes.error();
   auto scales =
-      read_tensor(ckpt, spec, field, in.tensor + ".scale", audit::DType::kF8E8M0, in.rows, in.cols / kMxBlock, w);
+      read_tensor(ckpt, spec, field, in.tensor + ".scale", checkpoint::DType::kF8E8M0, in.rows, in.cols / kMxBlock, w);
   if (!scales) return scales.error();
   t.codes = std::move(*codes);
   t.scales = std::move(*scales);
@@ -150,13 +150,13 @@ Expected<Weights> load_weights(const AbSpec& spec, const std::string& checkpoint
   if (auto fits = check_memory(spec.host_bytes(), fmt::format("{}: inputs: the tensors of both arms", spec.path)); !fits)
     return fits.error();
   Weights w;
-  std::optional<audit::Checkpoint> ckpt;
+  std::optional<checkpoint::Checkpoint> ckpt;
   if (spec.uses_checkpoint()) {
     if (checkpoint.empty())
       return Error{fmt::format("{}: checkpoint: missing: an input names a checkpoint tensor (give \"checkpoint\" in the "
                                "spec or --checkpoint)",
                                spec.path)};
-    auto opened = audit::open_checkpoint(checkpoint);
+    auto opened = checkpoint::open_checkpoint(checkpoint);
     if (!opened) return opened.error();
     ckpt = std::move(*opened);
   }

@@ -4,7 +4,6 @@
 
 #include <chrono>
 
-#include "audit/admission.hpp"
 
 namespace bitproof {
 namespace {
@@ -29,10 +28,11 @@ bool AbOutcome::passes(const op::AbSpec& spec) const {
 }
 
 Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec& spec, const op::Weights& weights,
-                                                             const std::string& audit) {
-  std::optional<audit::AuditReport> report;
+                                                             const std::string& audit, const AuditReader& read_audit) {
+  std::optional<AuditedScales> report;
   if (!audit.empty()) {
-    auto loaded = audit::load_audit_report(audit);
+    if (!read_audit) return Error{fmt::format("{}: no audit reader was given for it (a caller's error)", audit)};
+    auto loaded = read_audit(audit);
     if (!loaded) return loaded.error();
     report = std::move(*loaded);
   }
@@ -49,12 +49,11 @@ Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec&
       continue;
     }
     const std::string name = in.tensor + ".scale";
-    const auto t = std::find_if(report->tensors.begin(), report->tensors.end(),
-                                [&](const audit::AuditedTensor& a) { return a.name == name; });
-    if (t == report->tensors.end() || !t->stats.min || !t->stats.max)
+    const auto t = report->range_by_tensor.find(name);
+    if (t == report->range_by_tensor.end() || !t->second)
       return Error{fmt::format("{}: result.tensors: the audit has no tensor \"{}\" (inputs \"{}\" of {})", audit, name,
                                in.name, spec.path)};
-    const std::uint32_t lo = *t->stats.min, hi = *t->stats.max;
+    const std::uint32_t lo = t->second->lo, hi = t->second->hi;
     op::ScaleSet stated = range_set(lo, hi, fmt::format("audit {}: {} holds {}..{}", audit, name, lo, hi));
     if (!bytes.within({lo, hi}))
       return Error{
@@ -73,7 +72,7 @@ Expected<AbOutcome> run_ab_spec(const op::AbSpec& spec, const op::Weights& weigh
   for (const op::ArmRunner* r : runners) out.backends.push_back(r->name());
   if (options.prove) {
     // Inputs first: a bad element proof or audit is exit 2 before any case runs.
-    auto scales = trace_scale_sets(spec, weights, options.audit);
+    auto scales = trace_scale_sets(spec, weights, options.audit, options.read_audit);
     if (!scales) return scales.error();
     out.scales = std::move(*scales);
     out.audit = options.audit;

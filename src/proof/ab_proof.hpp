@@ -12,12 +12,14 @@
 #include "operator/ab.hpp"
 #include "operator/tensors.hpp"
 #include "operator/trace.hpp"
+#include "proof/audited_scales.hpp"
 #include "proof/element_proofs.hpp"
 
 namespace bitproof {
 
 struct AbOptions {
   std::string audit;  // --audit: scale intervals of the checkpoint tensors (the trace proof's domain)
+  AuditReader read_audit = {};  // reads `audit` (needed whenever it is set)
   bool prove = false;
   std::size_t keep = 8;
   unsigned threads = 0;
@@ -43,10 +45,12 @@ struct AbOutcome {
 
 // The scale set of every mxfp4 input for the trace proof: a synthetic input's
 // declared interval; a checkpoint input's bytes, or with `audit` the audit's
-// interval for "<tensor>.scale" (which must contain the checkpoint's bytes).
+// interval for "<tensor>.scale" (which must contain the checkpoint's bytes),
+// read by `read_audit`.
 [[nodiscard]] Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec& spec,
                                                                            const op::Weights& weights,
-                                                                           const std::string& audit);
+                                                                           const std::string& audit,
+                                                                           const AuditReader& read_audit);
 
 // Runs the cases on `runners` (the CPU model first, then any other backend) and,
 // with options.prove, the trace proof.

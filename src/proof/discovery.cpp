@@ -7,7 +7,7 @@
 #include <atomic>
 
 #include "parallel.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "user/user_recipes.hpp"
 
 namespace bitproof {
@@ -146,7 +146,7 @@ Expected<Discovery> discover(const Spec& spec, const std::string& over, const En
   swept.span.reset();
   swept.excluded.clear();
   if (widened.user) {
-    if (auto ok = widened.user->evaluate(widened); !ok) return ok.error();
+    if (auto ok = widened.user->evaluate(widened.inputs); !ok) return ok.error();
   }
   const CaseEvaluator eval(widened);
   CaseWalk walk{1, swept.count()};

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "proof/engine.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "strict_json.hpp"
 
 namespace bitproof {

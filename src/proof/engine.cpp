@@ -7,11 +7,11 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "backend/cpu_simd.hpp"
-#include "backend/diff_kind.hpp"
+#include "proof/cpu_simd.hpp"
+#include "format/diff_kind.hpp"
 #include "oracle/fma_exact.hpp"
 #include "parallel.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "user/user_recipes.hpp"
 
 namespace bitproof {
@@ -159,10 +159,10 @@ CaseEvaluator::CaseEvaluator(const Spec& spec) : spec_(spec), recipes_(spec.reci
   bool any_table = false;
   for (std::size_t r = 0; r < recipes_.size(); ++r) {
     if (!recipes_[r]->is_user()) continue;
-    tables_[r] = spec.user ? spec.user->table(spec, recipes_[r]->user_slot) : nullptr;
+    tables_[r] = spec.user ? spec.user->table(spec.inputs, recipes_[r]->user_slot) : nullptr;
     // No table: a GPU runs the recipe alone (UserRecipes::gpu_runs), its hardware
     // bits unwitnessed; otherwise a sweep whose tables were never made, a caller's bug.
-    if (tables_[r] == nullptr && (!spec.user || spec.user->cpu_witness_missing(spec).empty())) std::abort();
+    if (tables_[r] == nullptr && (!spec.user || spec.user->cpu_witness_missing(spec.inputs).empty())) std::abort();
     any_table = true;
   }
   if (!any_table) return;
@@ -317,9 +317,9 @@ std::string witness_rule(WitnessMode mode) {
 
 Expected<Ok> check_sweepable(const Spec& spec, bool hardware) {
   if (spec.user) {
-    if (auto ok = spec.user->evaluate(spec); !ok) return ok.error();
+    if (auto ok = spec.user->evaluate(spec.inputs); !ok) return ok.error();
     // Without hardware bits a recipe with no CPU table has no bits at all.
-    if (const std::string why = spec.user->cpu_witness_missing(spec); !why.empty() && !hardware) return Error{why};
+    if (const std::string why = spec.user->cpu_witness_missing(spec.inputs); !why.empty() && !hardware) return Error{why};
   }
   return check_claims_sweepable(spec, hardware);
 }

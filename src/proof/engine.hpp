@@ -5,7 +5,7 @@
 // differ from the soft model's.
 //
 // Sweeps are split into contiguous case ranges that start on a chunk boundary
-// (kChunkCases, report/digest.hpp). Each range is checked on its own
+// (kChunkCases, hash/digest.hpp). Each range is checked on its own
 // (sweep_range, or a backend's own RangeSweeper) and the parts are merged in
 // case order, so the result is the same whatever the split, the thread count or
 // the backend (`--shard I/N` builds on this).
@@ -20,7 +20,7 @@
 //            domain (stratum k = [k·s, (k+1)·s), s = ⌊cases / kWitnessStrata⌋,
 //            offset splitmix64(k) mod s); and every kept counterexample's case.
 //   digest   cases <= kFullDigestLimit (2^24): "full", bitproof-cases-v1, the
-//            SHA-256 of the whole case table (report/digest.hpp).
+//            SHA-256 of the whole case table (hash/digest.hpp).
 //            above: "chunk-sums", bitproof-chunksums-v1: for every chunk, each
 //            recipe's output sums A = Σ out_k and B = Σ (G - ⌊k/16⌋)·out_k
 //            (mod 2^32; k the case's offset in the chunk, G = ⌈chunk length / 16⌉)
@@ -57,7 +57,7 @@
 #include "oracle/exact.hpp"
 #include "parallel.hpp"  // resolve_threads, for the engine's callers
 #include "proof/spec.hpp"
-#include "report/digest.hpp"  // kChunkCases
+#include "hash/digest.hpp"  // kChunkCases
 #include "splitmix.hpp"  // splitmix64: witness strata, merge's chunk picks
 
 namespace bitproof {
@@ -116,7 +116,7 @@ struct ProofResult {
   std::vector<ClaimResult> claims;  // per spec claim
   std::uint64_t witness_disagreement_count = 0;
   std::vector<WitnessDisagreement> witness_disagreements;  // the first `keep`
-  std::string case_digest;                                 // see report/digest.hpp and above
+  std::string case_digest;                                 // see hash/digest.hpp and above
   WitnessMode witness_mode = WitnessMode::kFull;
   std::uint64_t witnessed_cases = 0;  // cases the oracle witness evaluated
   DigestMode digest_mode = DigestMode::kFull;

@@ -343,19 +343,7 @@ Expected<Ok> parse_inputs(const Where& w, const json& root, Spec& spec) {
 
 }  // namespace
 
-std::string unknown_format_text(std::string_view name) {
-  std::vector<std::string> names;
-  for (const FormatSpec& f : kFormats) names.emplace_back(f.name);
-  std::string all;
-  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
-  return fmt::format("unknown format \"{}\"{} (formats: {})", name, did_you_mean(name, names), all);
-}
-
-std::uint64_t Spec::case_count() const {
-  std::uint64_t n = 1;
-  for (const InputDomain& in : inputs) n *= in.count();  // at most kMaxCases: parse_spec checks
-  return n;
-}
+std::uint64_t Spec::case_count() const { return bitproof::case_count(inputs); }
 
 std::vector<const RecipeEntry*> Spec::recipes() const {
   std::vector<const RecipeEntry*> all;

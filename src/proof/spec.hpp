@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "format/domain.hpp"
 #include "format/format.hpp"
 #include "oracle/exact.hpp"
 #include "proof/expect.hpp"
@@ -40,35 +41,7 @@ namespace user {
 class UserRecipes;
 }
 
-
 inline constexpr int kSpecVersion = 1;
-
-struct CodeRange {
-  std::uint32_t lo;
-  std::uint32_t hi;  // inclusive
-};
-
-// The codes of one input: a contiguous range ("all" included), kept as its two
-// ends (an FP32 input's 2^32 codes are never listed), or a list in spec order.
-struct InputDomain {
-  std::string name;
-  FormatId format;
-  std::optional<CodeRange> range;  // set when the codes are one contiguous range ("all" included)
-  bool all = false;
-  std::vector<std::uint32_t> codes;  // the list; empty when `range` is set
-  // A range with "exclude": the range as written (`codes` lists what is left) and
-  // the exclusions as written ("nan", "inf", "zero", "subnormal" or a code's digits).
-  std::optional<CodeRange> span;
-  std::vector<std::string> excluded;
-
-  // How many codes are swept, and the k-th of them (k < count()).
-  [[nodiscard]] std::uint64_t count() const {
-    return range ? std::uint64_t{range->hi} - range->lo + 1 : codes.size();
-  }
-  [[nodiscard]] std::uint32_t code(std::uint64_t k) const {
-    return range ? static_cast<std::uint32_t>(range->lo + k) : codes[k];
-  }
-};
 
 // The most cases a domain may have: counts, indices and chunk numbers stay
 // exact in 64 bits far beyond it.
@@ -130,8 +103,6 @@ struct Spec {
 [[nodiscard]] Expected<std::string> spec_template(const std::string& kind, const std::vector<std::string>& recipes,
                                                   const std::string& origin);
 
-// "unknown format \"e2m2\" (did you mean \"e2m1\"?) (formats: fp32, fp16, ...)": every format listed.
-[[nodiscard]] std::string unknown_format_text(std::string_view name);
 
 [[nodiscard]] std::string_view claim_name(ClaimKind kind);
 [[nodiscard]] std::string_view rounding_name(oracle::Rounding mode);

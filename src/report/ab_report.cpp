@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 
 namespace bitproof {
 namespace {

@@ -204,7 +204,8 @@ namespace {
 // element proofs and checkpoint resolved against `spec_dir`, default the
 // report's directory), its cases, and the trace proof when one was recorded
 // (with the audit it named).
-Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::string& spec_dir) {
+Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::string& spec_dir,
+                        const AuditReader& read_audit) {
   const std::string dir = spec_dir.empty() ? std::filesystem::path(path).parent_path().string() : spec_dir;
   auto spec = op::parse_ab_spec(result["spec"].dump(), (std::filesystem::path(dir) / "result.spec").string());
   if (!spec) return spec.error();
@@ -214,6 +215,7 @@ Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::
   AbOptions options;
   options.prove = !trace.is_null();
   if (options.prove && trace["audit"].is_string()) options.audit = trace["audit"].get<std::string>();
+  options.read_audit = read_audit;
   options.keep = result["keep"].get<std::size_t>();
   auto cpu = op::make_cpu_runner(*spec, *weights, resolve_threads(0), op::CpuArith::kHostFloat);
   if (!cpu) return cpu.error();
@@ -228,9 +230,10 @@ Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::
 // sweep on two cores for a three-input FMA claim (bench/RESULTS.md).
 constexpr std::uint64_t kMostCasesVerified = std::uint64_t{1} << 36;
 
-Expected<Json> rerun_result(const Json& report, const std::string& path, const std::string& spec_dir) {
+Expected<Json> rerun_result(const Json& report, const std::string& path, const std::string& spec_dir,
+                            const AuditReader& read_audit) {
   const Json& result = report["result"];
-  if (report["kind"] == "ab") return rerun_ab(result, path, spec_dir);
+  if (report["kind"] == "ab") return rerun_ab(result, path, spec_dir, read_audit);
   if (report["kind"] == "time") return rederive_time_result(result, path);
   auto spec = parse_spec(result["spec"].dump(), path + ": result.spec");
   if (!spec) return spec.error();

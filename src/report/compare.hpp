@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "proof/audited_scales.hpp"
 #include "report/report.hpp"
 
 namespace bitproof {
@@ -17,8 +18,10 @@ namespace bitproof {
 // Re-runs the spec a report records, on this machine, and returns the result
 // part it gives (for comparison with the report's own).
 // User recipes' sources resolve against `spec_dir` (default: the report's directory).
-[[nodiscard]] Expected<Json> rerun_result(const Json& report, const std::string& path,
-                                          const std::string& spec_dir = {});
+// An A/B report's trace proof over an audit reads it with `read_audit` (the audit
+// room's reader, handed down by the command).
+[[nodiscard]] Expected<Json> rerun_result(const Json& report, const std::string& path, const std::string& spec_dir,
+                                          const AuditReader& read_audit);
 
 // The first line where two JSON values differ when printed (dump(2)), or "" if they print alike.
 [[nodiscard]] std::string first_difference(const Json& a, const Json& b);

@@ -11,7 +11,7 @@
 
 #include "operator/ab_spec.hpp"
 #include "proof/spec.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "report/markup.hpp"
 #include "report/schema.hpp"
 #include "strict_json.hpp"

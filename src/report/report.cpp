@@ -14,9 +14,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "strict_json.hpp"
 #include "user/user_recipes.hpp"
+#include "version.hpp"
 #include "report/render.hpp"
 #include "report/time_report.hpp"
 

@@ -81,9 +81,4 @@ void markdown_reproduce(std::string& md, const Json& report);
 // what renderings print and name tests by, never the report's own "summary".
 [[nodiscard]] std::string recorded_summary(const Json& result, std::size_t c);
 
-// The release version and the git commit this binary was built from
-// (generated at build time: src/report/version.cpp.in).
-[[nodiscard]] std::string tool_version();
-[[nodiscard]] std::string tool_git_commit();
-
 }  // namespace bitproof

@@ -8,10 +8,11 @@
 #include <tuple>
 
 #include "parallel.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "report/render.hpp"
 #include "strict_json.hpp"
 #include "user/user_recipes.hpp"
+#include "version.hpp"
 
 namespace bitproof {
 namespace {

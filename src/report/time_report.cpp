@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 
 namespace bitproof {
 namespace {

@@ -15,9 +15,8 @@
 #include <optional>
 #include <sstream>
 
-#include "proof/spec.hpp"
-#include "report/digest.hpp"
-#include "report/report.hpp"
+#include "hash/digest.hpp"
+#include "version.hpp"
 #include "strict_json.hpp"
 #include "user/build_text.hpp"
 #include "user/process.hpp"
@@ -610,9 +609,9 @@ Expected<BuildInfo> build_worker(const UserRecipes& user) {
 
 namespace {
 
-std::string domain_request(const Spec& domain) {
-  std::string request = fmt::format("{}\n", domain.inputs.size());
-  for (const InputDomain& in : domain.inputs) {
+std::string domain_request(std::span<const InputDomain> domain) {
+  std::string request = fmt::format("{}\n", domain.size());
+  for (const InputDomain& in : domain) {
     if (in.range) {
       request += fmt::format("r {} {}\n", in.range->lo, in.count());
     } else {
@@ -630,9 +629,9 @@ std::string domain_request(const Spec& domain) {
 // run here: no output is kept in the cache (a stored output was a verdict taken
 // on the cache's word; running the worker costs milliseconds, bench/RESULTS.md).
 Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& build, const UserRecipes& user,
-                                                            const Spec& domain) {
+                                                            std::span<const InputDomain> domain) {
   const std::string request = domain_request(domain);
-  const std::uint64_t cases = domain.case_count();
+  const std::uint64_t cases = case_count(domain);
   const std::uint64_t bytes = cases * 4 * user.function_count();
   const double limit = user.worker_time_limit(cases);
   auto ran = run_process({build.worker}, request, {}, limit);

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "strict_json.hpp"
 #include "user/npy.hpp"
 

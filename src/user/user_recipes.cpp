@@ -9,7 +9,6 @@
 
 #include "format/format.hpp"
 #include "json_fields.hpp"
-#include "proof/spec.hpp"
 #include "strict_json.hpp"
 #include "user/user_code.hpp"
 
@@ -187,7 +186,7 @@ Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& fiel
 }
 
 // What identifies a domain: each input's format and codes.
-std::string fingerprint(const std::vector<InputDomain>& inputs) {
+std::string fingerprint(std::span<const InputDomain> inputs) {
   std::string out;
   for (const InputDomain& in : inputs) {
     out += fmt::format("{}:", static_cast<int>(in.format));
@@ -282,18 +281,18 @@ Expected<Ok> UserRecipes::read_tables() {
 
 // The table of `r` over `domain`: each case's word found at that case's codes in the
 // spec's own domain, which must hold every code of `domain`.
-Expected<std::vector<std::uint32_t>> UserRecipes::table_over(const UserRecipe& r, const Spec& domain) const {
+Expected<std::vector<std::uint32_t>> UserRecipes::table_over(const UserRecipe& r, std::span<const InputDomain> domain) const {
   const int slot = r.entry.user_slot;
   const std::vector<std::uint32_t>& own = read_.at(slot).words;
-  if (fingerprint(domain.inputs) == fingerprint(own_domain)) return own;
+  if (fingerprint(domain) == fingerprint(own_domain)) return own;
   // Per input: each code of the swept domain's position in the spec's own domain.
-  std::vector<std::vector<std::uint64_t>> position(domain.inputs.size());
-  for (std::size_t i = 0; i < domain.inputs.size(); ++i) {
+  std::vector<std::vector<std::uint64_t>> position(domain.size());
+  for (std::size_t i = 0; i < domain.size(); ++i) {
     const InputDomain& mine = own_domain[i];
     std::unordered_map<std::uint32_t, std::uint64_t> where;
     for (std::uint64_t k = 0; k < mine.count(); ++k) where.emplace(mine.code(k), k);
-    for (std::uint64_t k = 0; k < domain.inputs[i].count(); ++k) {
-      const std::uint32_t code = domain.inputs[i].code(k);
+    for (std::uint64_t k = 0; k < domain[i].count(); ++k) {
+      const std::uint32_t code = domain[i].code(k);
       const auto it = where.find(code);
       if (it == where.end()) {
         return Error{fmt::format("{}: user_recipes[{}].table: {} holds the spec's own domain only; this sweep needs "
@@ -304,11 +303,11 @@ Expected<std::vector<std::uint32_t>> UserRecipes::table_over(const UserRecipe& r
       position[i].push_back(it->second);
     }
   }
-  std::vector<std::uint32_t> out(domain.case_count());
+  std::vector<std::uint32_t> out(case_count(domain));
   for (std::uint64_t n = 0; n < out.size(); ++n) {
     std::uint64_t rest = n, index = 0, stride = 1;
     for (std::size_t i = 0; i < position.size(); ++i) {
-      const std::uint64_t count = domain.inputs[i].count();
+      const std::uint64_t count = domain[i].count();
       index += stride * position[i][rest % count];
       rest /= count;
       stride *= own_domain[i].count();
@@ -318,9 +317,9 @@ Expected<std::vector<std::uint32_t>> UserRecipes::table_over(const UserRecipe& r
   return out;
 }
 
-Expected<Ok> UserRecipes::evaluate(const Spec& domain) {
+Expected<Ok> UserRecipes::evaluate(std::span<const InputDomain> domain) {
   if (auto refused = refuse_user_code(*this)) return *refused;  // before the GPU fallback below: never swallowed
-  const std::string key = fingerprint(domain.inputs);
+  const std::string key = fingerprint(domain);
   if (tables_.contains(key) || cpu_missing_.contains(key)) return Ok{};
   auto made = make_tables(domain, key);
   if (made || !gpu_runs) return made;
@@ -328,12 +327,12 @@ Expected<Ok> UserRecipes::evaluate(const Spec& domain) {
   return Ok{};
 }
 
-Expected<Ok> UserRecipes::make_tables(const Spec& domain, const std::string& key) {
-  const std::uint64_t words = domain.case_count() * recipes.size();
-  if (domain.case_count() > kMaxTableWords || words > kMaxTableWords) {
+Expected<Ok> UserRecipes::make_tables(std::span<const InputDomain> domain, const std::string& key) {
+  const std::uint64_t words = case_count(domain) * recipes.size();
+  if (case_count(domain) > kMaxTableWords || words > kMaxTableWords) {
     return Error{fmt::format("{}: user_recipes: {} cases x {} user recipes: the CPU path evaluates at most 2^26 "
                              "(a table of each function's bits); narrow the domain",
-                             spec_path, domain.case_count(), recipes.size())};
+                             spec_path, case_count(domain), recipes.size())};
   }
   std::vector<std::vector<std::uint32_t>> by_slot(recipes.size());
   if (function_count() > 0) {
@@ -363,8 +362,8 @@ Expected<Ok> UserRecipes::make_tables(const Spec& domain, const std::string& key
   return Ok{};
 }
 
-std::string UserRecipes::cpu_witness_missing(const Spec& domain) const {
-  const auto it = cpu_missing_.find(fingerprint(domain.inputs));
+std::string UserRecipes::cpu_witness_missing(std::span<const InputDomain> domain) const {
+  const auto it = cpu_missing_.find(fingerprint(domain));
   return it == cpu_missing_.end() ? std::string() : it->second;
 }
 
@@ -409,8 +408,8 @@ Expected<Ok> UserRecipes::check_inputs(bool compile) {
   return Ok{};
 }
 
-const std::vector<std::uint32_t>* UserRecipes::table(const Spec& domain, int slot) const {
-  const auto it = tables_.find(fingerprint(domain.inputs));
+const std::vector<std::uint32_t>* UserRecipes::table(std::span<const InputDomain> domain, int slot) const {
+  const auto it = tables_.find(fingerprint(domain));
   if (it == tables_.end() || slot < 0 || static_cast<std::size_t>(slot) >= it->second.size()) return nullptr;
   return &it->second[static_cast<std::size_t>(slot)];
 }

@@ -28,17 +28,14 @@
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "error.hpp"
-#include "proof/spec.hpp"
+#include "format/domain.hpp"
 #include "recipes/registry.hpp"
 #include "user/table.hpp"
-
-namespace bitproof {
-struct Spec;
-}
 
 namespace bitproof::user {
 
@@ -140,12 +137,12 @@ class UserRecipes {
   // line naming the spec, the field and the file), a domain with a code the
   // spec's own domain lacks (for tables), or a domain too large for tables
   // (more than 2^26 cases times recipes).
-  [[nodiscard]] Expected<Ok> evaluate(const Spec& domain);
+  [[nodiscard]] Expected<Ok> evaluate(std::span<const InputDomain> domain);
   // The bits of user recipe `slot` on every case of `domain` (evaluate ran for it).
-  [[nodiscard]] const std::vector<std::uint32_t>* table(const Spec& domain, int slot) const;
+  [[nodiscard]] const std::vector<std::uint32_t>* table(std::span<const InputDomain> domain, int slot) const;
   [[nodiscard]] const BuildInfo* build() const { return build_ ? &*build_ : nullptr; }
   // Why `domain` has no CPU tables (gpu_runs only); empty when it has them.
-  [[nodiscard]] std::string cpu_witness_missing(const Spec& domain) const;
+  [[nodiscard]] std::string cpu_witness_missing(std::span<const InputDomain> domain) const;
   // The user's files the sources read, by content (SHA-256), as the host
   // preprocessor lists them: the worker build's list when it was made, else a
   // preprocessing run. Keys the GPU path's cache.
@@ -164,9 +161,9 @@ class UserRecipes {
   [[nodiscard]] std::vector<TableDigest> table_digests() const;
 
  private:
-  Expected<Ok> make_tables(const Spec& domain, const std::string& key);
+  Expected<Ok> make_tables(std::span<const InputDomain> domain, const std::string& key);
   Expected<Ok> read_tables();
-  Expected<std::vector<std::uint32_t>> table_over(const UserRecipe& r, const Spec& domain) const;
+  Expected<std::vector<std::uint32_t>> table_over(const UserRecipe& r, std::span<const InputDomain> domain) const;
   std::optional<BuildInfo> build_;
   std::optional<Error> build_error_;             // the worker build that failed (read_paths)
   mutable std::optional<Dependencies> listed_;   // the preprocessor's list, once made
@@ -189,7 +186,7 @@ void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec);
 // The function recipes' bits (table recipes are skipped), in recipe order.
 [[nodiscard]] Expected<std::vector<std::vector<std::uint32_t>>> run_worker(const BuildInfo& build,
                                                                             const UserRecipes& user,
-                                                                            const Spec& domain);
+                                                                            std::span<const InputDomain> domain);
 
 inline constexpr std::uint64_t kMaxTableWords = std::uint64_t{1} << 26;
 

@@ -14,7 +14,7 @@
 #include "audit/synth.hpp"
 #include "proof/discovery.hpp"
 #include "report/compare.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "report/report.hpp"
 #include "st_builder.hpp"
 #include "support.hpp"
@@ -59,7 +59,7 @@ std::string audited(const TempDir& dir, const std::string& name, std::uint32_t l
   o.scale_hi = hi;
   o.nan_bytes = nan_bytes;
   REQUIRE(synthesize_checkpoint(o).ok());
-  auto ck = open_checkpoint(o.out_dir);
+  auto ck = checkpoint::open_checkpoint(o.out_dir);
   REQUIRE(ck.ok());
   auto selection = make_selection("", select, formats);
   REQUIRE(selection.ok());
@@ -442,11 +442,11 @@ TEST_SUITE("audit") {
     REQUIRE(a->files.size() == 1);
     CHECK(a->files[0].header_sha256.size() == 64);
     // The digest is of the tensor's bytes, as any SHA-256 of them gives it.
-    auto ck = open_checkpoint(dir / "ck");
+    auto ck = checkpoint::open_checkpoint(dir / "ck");
     REQUIRE(ck.ok());
-    const CheckpointFile& file = ck->files[0];
+    const checkpoint::CheckpointFile& file = ck->files[0];
     const auto t = std::find_if(file.header.tensors.begin(), file.header.tensors.end(),
-                                [&](const TensorInfo& i) { return i.name == a->tensors[0].name; });
+                                [&](const checkpoint::TensorInfo& i) { return i.name == a->tensors[0].name; });
     REQUIRE(t != file.header.tensors.end());
     Sha256 sha;
     sha.update(file.tensor_bytes(*t).data(), file.tensor_bytes(*t).size());
@@ -599,7 +599,7 @@ TEST_SUITE("audit") {
     const std::string odd = "w\"histogram\":[[1,2]],\"x.scale";
     const Json header{{odd, {{"dtype", "F8_E8M0"}, {"shape", {2}}, {"data_offsets", {0, 2}}}}};
     testing::write_bytes(dir / "odd.safetensors", testing::st_bytes(header.dump(), {114, 115}));
-    auto ck = open_checkpoint(dir / "odd.safetensors");
+    auto ck = checkpoint::open_checkpoint(dir / "odd.safetensors");
     REQUIRE(ck.ok());
     auto r = run_audit(*ck, {Selection{}, 2});
     REQUIRE(r.ok());

@@ -87,7 +87,7 @@ SynthOptions in_layout(const TempDir& dir, SynthLayout layout, std::uint64_t nan
 
 AuditResult audit_of(const std::string& path, unsigned threads = 2, Selection selection = {},
                      std::vector<const ScaleView*> views = {}) {
-  auto ck = open_checkpoint(path);
+  auto ck = checkpoint::open_checkpoint(path);
   REQUIRE_MESSAGE(ck.ok(), (ck.ok() ? "" : ck.error().message));
   auto r = run_audit(*ck, {selection, threads, views});
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
@@ -325,7 +325,7 @@ TEST_SUITE("audit") {
     CHECK(nan == 4);
     for (const TensorAudit& t : r.tensors) {
       CHECK(t.bytes == 5 * 96 / 32);
-      CHECK(t.dtype == DType::kF8E8M0);
+      CHECK(t.dtype == checkpoint::DType::kF8E8M0);
       CHECK(t.format == FormatId::ue8m0);
       REQUIRE(t.layer.has_value());
     }
@@ -537,7 +537,7 @@ TEST_SUITE("audit") {
     TempDir dir;
     SynthOptions o = small(dir / "ck");
     REQUIRE(synthesize_checkpoint(o).ok());
-    auto ck = open_checkpoint(o.out_dir);
+    auto ck = checkpoint::open_checkpoint(o.out_dir);
     REQUIRE(ck.ok());
     auto only_layer1 = make_selection("", "^layers\\.1\\.");
     REQUIRE(only_layer1.ok());
@@ -552,15 +552,15 @@ TEST_SUITE("audit") {
           "--dtype: I8: not a scale format dtype (scale dtypes: F8_E8M0, U8, F8_E4M3, F16, BF16, F32)");
     CHECK(make_selection("Q8", "").error().message == "--dtype: Q8: unknown dtype");
     CHECK(make_selection("", "(").error().message.find("--select") == 0);
-    CHECK(make_selection("", "", "ue4m3")->format_of(DType::kF8E4M3) == FormatId::ue4m3);
-    CHECK(make_selection("", "")->format_of(DType::kF8E4M3) == FormatId::e4m3);
+    CHECK(make_selection("", "", "ue4m3")->format_of(checkpoint::DType::kF8E4M3) == FormatId::ue4m3);
+    CHECK(make_selection("", "")->format_of(checkpoint::DType::kF8E4M3) == FormatId::e4m3);
     CHECK(make_selection("", "", "e2m1").error().message ==
           "--format: e2m1: not a scale format (scale formats: ue8m0, e4m3, ue4m3, fp16, bf16, fp32)");
     CHECK(make_selection("", "", "e4m3,ue4m3").error().message == "--format: e4m3 and ue4m3 both read F8_E4M3: give one");
-    CHECK(named_like_scales(DType::kF16, "model.layers.0.mlp.down_proj.scales"));
-    CHECK(named_like_scales(DType::kF32, "x.weight_scale_2"));
-    CHECK_FALSE(named_like_scales(DType::kF16, "scale.x.weight"));
-    CHECK(named_like_scales(DType::kF8E8M0, "anything"));
+    CHECK(named_like_scales(checkpoint::DType::kF16, "model.layers.0.mlp.down_proj.scales"));
+    CHECK(named_like_scales(checkpoint::DType::kF32, "x.weight_scale_2"));
+    CHECK_FALSE(named_like_scales(checkpoint::DType::kF16, "scale.x.weight"));
+    CHECK(named_like_scales(checkpoint::DType::kF8E8M0, "anything"));
   }
 
   TEST_CASE("the generator refuses impossible options") {

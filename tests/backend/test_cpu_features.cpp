@@ -1,11 +1,11 @@
-// The CPU feature reading (src/backend/cpu_features) against the compiler's
+// The CPU feature reading (src/cpu_features) against the compiler's
 // own __builtin_cpu_supports, feature by feature, on whatever CPU runs the
 // tests. The builtin is a separate implementation (libgcc's probe), so a
 // wrong leaf, bit index or XCR0 mask on our side shows up as a mismatch here
 // on any machine that has the feature.
 #include <doctest/doctest.h>
 
-#include "backend/cpu_features.hpp"
+#include "cpu_features.hpp"
 
 using namespace bitproof;
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "arith/soft_arith.hpp"
-#include "backend/cpu_simd.hpp"
+#include "proof/cpu_simd.hpp"
 #include "oracle/fma_exact.hpp"
 #include "oracle/oracle_arith.hpp"
 #include "report/report.hpp"

@@ -12,11 +12,11 @@
 #include <random>
 
 #include "backend/backend.hpp"
-#include "backend/cpu_simd.hpp"
-#include "backend/diff_kind.hpp"
+#include "proof/cpu_simd.hpp"
+#include "format/diff_kind.hpp"
 #include "proof/engine.hpp"
 #include "proof/spec.hpp"
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 #include "report/report.hpp"
 #include "sweep_stride.hpp"
 

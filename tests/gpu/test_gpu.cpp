@@ -332,7 +332,7 @@ int prove_mode(const std::string& path, int repeat, const std::string& kernels) 
     return cuda.error().exit_code;
   }
   options.repeat = 1;
-  if (spec->user && !spec->user->cpu_witness_missing(*spec).empty()) {  // user recipes only the GPU runs
+  if (spec->user && !spec->user->cpu_witness_missing(spec->inputs).empty()) {  // user recipes only the GPU runs
     const ProofResult& r = cuda->result;
     for (std::size_t c = 0; c < spec->claims.size(); ++c) {
       std::printf("%s %s (%s only; no CPU witness)\n", domain_label(*spec).c_str(),

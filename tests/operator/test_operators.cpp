@@ -77,7 +77,7 @@ json gemm_spec(const char* dequant_b, std::uint64_t split_b, std::uint32_t scale
 
 std::map<std::string, op::ScaleSet> synthetic_scales(const op::AbSpec& spec) {
   op::Weights none;
-  auto sets = trace_scale_sets(spec, none, "");
+  auto sets = trace_scale_sets(spec, none, "", {});
   REQUIRE(sets.ok());
   return *sets;
 }

@@ -35,17 +35,17 @@ Json audit_json(const TempDir& dir, const std::string& name, bool nan) {
   o.cols = 64;
   REQUIRE(audit::synthesize_checkpoint(o).ok());
   if (nan) {
-    auto before = audit::open_checkpoint(o.out_dir);
+    auto before = checkpoint::open_checkpoint(o.out_dir);
     REQUIRE(before.ok());
-    const audit::CheckpointFile& f = before->files[0];
-    for (const audit::TensorInfo& t : f.header.tensors) {
+    const checkpoint::CheckpointFile& f = before->files[0];
+    for (const checkpoint::TensorInfo& t : f.header.tensors) {
       if (t.name != "layers.1.ffn.experts.0.w1.scale") continue;
       std::fstream file(f.path, std::ios::in | std::ios::out | std::ios::binary);
       file.seekp(static_cast<std::streamoff>(f.tensor_offset(t) + 2));
       file.put(static_cast<char>(0xFF));
     }
   }
-  auto ck = audit::open_checkpoint(o.out_dir);
+  auto ck = checkpoint::open_checkpoint(o.out_dir);
   REQUIRE(ck.ok());
   auto r = audit::run_audit(*ck, {audit::Selection{}, 1});
   REQUIRE(r.ok());

@@ -1,14 +1,13 @@
 // Reports: the committed DeepSeek V4 report regenerates byte for byte, the
-// result part is deterministic and free of environment, digests are SHA-256,
-// and outputs are written whole or not at all.
+// result part is deterministic and free of environment, and outputs are written whole or not at all.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "hash/digest.hpp"
 #include "proof/engine.hpp"
-#include "report/digest.hpp"
 #include "report/report.hpp"
 #include "report/schema.hpp"
 #include "support.hpp"
@@ -63,22 +62,6 @@ TEST_SUITE("report") {
     CHECK(describe_code(FormatId::fp16, 0x3800) == "0x3800 [0|01110|0000000000] 0.5");
     CHECK(describe_code(FormatId::e2m1, 0b1'11'1) == "0xF [1|11|1] -6");
     CHECK(describe_code(FormatId::ue8m0, 0xFF) == "0xFF [11111111] nan");
-  }
-
-  TEST_CASE("SHA-256 known answers") {
-    CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  }
-
-  TEST_CASE("case digest: order and content matter, chunking is invisible to equal tables") {
-    auto digest = [](std::vector<std::uint32_t> outputs) {
-      CaseTableDigest d(outputs.size(), 1, 1);
-      for (std::uint32_t i = 0; i < outputs.size(); ++i) d.add(&i, &outputs[i]);
-      return d.finish_hex();
-    };
-    CHECK(digest({1, 2, 3}) == digest({1, 2, 3}));
-    CHECK(digest({1, 2, 3}) != digest({1, 3, 2}));
-    CHECK(digest({1, 2, 3}) != digest({1, 2}));
   }
 
   TEST_CASE("Markdown carries the summary lines and the verdict") {

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "audit/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "strict_json.hpp"
 
 namespace {
@@ -22,14 +22,14 @@ void require_one_line(const bitproof::Error& e) {
   if (e.message.find('\n') != std::string::npos || e.message.rfind("fuzz.safetensors: ", 0) != 0) std::abort();
 }
 
-bool same_tensor(const bitproof::audit::TensorInfo& a, const bitproof::audit::TensorInfo& b) {
+bool same_tensor(const bitproof::checkpoint::TensorInfo& a, const bitproof::checkpoint::TensorInfo& b) {
   return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape && a.begin == b.begin && a.end == b.end;
 }
 
 // Aborts when a plain reader (header, index) takes `text` and its full
 // parser refuses it or reads it otherwise.
 void compare_readers(std::string_view text) {
-  namespace detail = bitproof::audit::detail;
+  namespace detail = bitproof::checkpoint::detail;
   if (const auto plain = detail::read_plain_header(text)) {
     const auto full = detail::read_header_json(text, "fuzz.safetensors");
     if (!full || plain->metadata != full->metadata ||
@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::span<const unsigned char> rest(data + 1, size - 1);
   if ((data[0] & 1) == 0) {
-    auto header = bitproof::audit::parse_safetensors(rest, "fuzz.safetensors");
+    auto header = bitproof::checkpoint::parse_safetensors(rest, "fuzz.safetensors");
     if (!header) {
       require_one_line(header.error());
       return 0;

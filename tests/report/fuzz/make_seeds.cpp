@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   synth.out_dir = checkpoint.string();
   synth.nan_bytes = 1;
   auto written = audit::synthesize_checkpoint(synth);
-  auto opened = written ? audit::open_checkpoint(synth.out_dir) : Expected<audit::Checkpoint>(written.error());
+  auto opened = written ? checkpoint::open_checkpoint(synth.out_dir) : Expected<checkpoint::Checkpoint>(written.error());
   auto audited = opened ? audit::run_audit(*opened, {}) : Expected<audit::AuditResult>(opened.error());
   if (!audited) {
     std::cerr << audited.error().message << "\n";

@@ -2,7 +2,7 @@
 // cpu_simd_sweep.hpp, 8 lanes of one 256-bit register. Built with those
 // flags (CMakeLists.txt) and reached only through avx2_impl(), after
 // cpu_simd.cpp checked the CPU (and found no AVX-512).
-#include "backend/cpu_simd_job.hpp"
+#include "proof/cpu_simd_job.hpp"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define BITPROOF_SIMD_AVX2 1
@@ -13,7 +13,7 @@
 #include <immintrin.h>
 
 #define BITPROOF_SIMD_BYTES 32
-#include "backend/cpu_simd_lanes.hpp"
+#include "proof/cpu_simd_lanes.hpp"
 
 namespace bitproof::simd {
 namespace {
@@ -52,7 +52,7 @@ inline DH fma_pd(DH a, DH b, DH c) {
 }  // namespace
 }  // namespace bitproof::simd
 
-#include "backend/cpu_simd_sweep.hpp"
+#include "proof/cpu_simd_sweep.hpp"
 
 namespace bitproof::simd {
 const SimdImpl* avx2_impl() { return &kImpl; }

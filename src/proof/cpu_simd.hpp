@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu_simd_job.hpp"
+#include "proof/cpu_simd_job.hpp"
 #include "proof/engine.hpp"
 
 namespace bitproof::simd {

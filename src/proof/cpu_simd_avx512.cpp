@@ -1,7 +1,7 @@
 // The CPU vector sweep for AVX-512 (F, CD, BW, DQ, VL) with F16C: the ISA's
 // primitives under cpu_simd_sweep.hpp. Built with those flags (CMakeLists.txt)
 // and reached only through avx512_impl(), after cpu_simd.cpp checked the CPU.
-#include "backend/cpu_simd_job.hpp"
+#include "proof/cpu_simd_job.hpp"
 
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512CD__) && defined(__AVX512BW__) && \
     defined(__AVX512DQ__) && defined(__AVX512VL__) && defined(__F16C__)
@@ -20,7 +20,7 @@
 #endif
 
 #define BITPROOF_SIMD_BYTES 64
-#include "backend/cpu_simd_lanes.hpp"
+#include "proof/cpu_simd_lanes.hpp"
 
 namespace bitproof::simd {
 namespace {
@@ -55,7 +55,7 @@ inline DH fma_pd(DH a, DH b, DH c) {
 }  // namespace
 }  // namespace bitproof::simd
 
-#include "backend/cpu_simd_sweep.hpp"
+#include "proof/cpu_simd_sweep.hpp"
 
 namespace bitproof::simd {
 const SimdImpl* avx512_impl() { return &kImpl; }

@@ -1,4 +1,4 @@
-#include "audit/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -20,7 +20,7 @@
 #include "strict_json.hpp"
 #include "parallel.hpp"
 
-namespace bitproof::audit {
+namespace bitproof::checkpoint {
 
 using json = nlohmann::json;
 
@@ -781,4 +781,4 @@ Expected<Checkpoint> open_checkpoint(const std::string& path) {
   return ck;
 }
 
-}  // namespace bitproof::audit
+}  // namespace bitproof::checkpoint

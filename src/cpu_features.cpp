@@ -1,4 +1,4 @@
-#include "backend/cpu_features.hpp"
+#include "cpu_features.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>

@@ -6,16 +6,16 @@
 
 #include <string>
 
-#include "audit/safetensors.hpp"
-#include "st_builder.hpp"
+#include "checkpoint/safetensors.hpp"
+#include "../audit/st_builder.hpp"
 #include "strict_json.hpp"
 #include "support.hpp"
 
-namespace bitproof::audit {
+namespace bitproof::checkpoint {
 namespace {
 
-using testing::st_bytes;
-using testing::zeros;
+using audit::testing::st_bytes;
+using audit::testing::zeros;
 
 std::string t(const std::string& name, const std::string& dtype, const std::string& shape, std::uint64_t b,
               std::uint64_t e) {
@@ -40,7 +40,7 @@ using test::contains;
 
 }  // namespace
 
-TEST_SUITE("audit") {
+TEST_SUITE("checkpoint") {
   TEST_CASE("a good file parses to its tensors, sorted by offsets, and its metadata") {
     const std::string header = "{\"__metadata__\":{\"format\":\"pt\"}," + t("b", "F8_E8M0", "[2,2]", 6, 10) + "," +
                                t("a", "BF16", "[3]", 0, 6) + "," + t("empty", "F32", "[0,4]", 10, 10) + "}";
@@ -360,4 +360,4 @@ TEST_SUITE("audit") {
   }
 }
 
-}  // namespace bitproof::audit
+}  // namespace bitproof::checkpoint

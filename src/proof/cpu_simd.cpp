@@ -1,4 +1,4 @@
-#include "backend/cpu_simd.hpp"
+#include "proof/cpu_simd.hpp"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "arith/soft_arith.hpp"
-#include "backend/cpu_features.hpp"
-#include "backend/diff_kind.hpp"
+#include "cpu_features.hpp"
+#include "format/diff_kind.hpp"
 
 namespace bitproof::simd {
 

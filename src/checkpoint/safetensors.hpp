@@ -21,7 +21,7 @@
 
 #include "error.hpp"
 
-namespace bitproof::audit {
+namespace bitproof::checkpoint {
 
 // The reference implementation's limit on N.
 inline constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
@@ -83,7 +83,7 @@ struct Header {
 
 namespace detail {
 // The two readers of a header's JSON text (without the tiling check), which
-// parse_safetensors tries in turn (src/audit/safetensors.cpp, "plain readers"): the plain one takes a header in its
+// parse_safetensors tries in turn (src/checkpoint/safetensors.cpp, "plain readers"): the plain one takes a header in its
 // common shape straight from the text, or gives up (nullopt) on anything else and never refuses; the full one parses
 // any JSON strictly and names what is wrong. Where the plain one gives a header, the full one gives the same.
 [[nodiscard]] std::optional<Header> read_plain_header(std::string_view text);
@@ -167,4 +167,4 @@ inline constexpr std::string_view kIndexName = "model.safetensors.index.json";
 // in the weight map. A tensor name may appear only once across all files.
 [[nodiscard]] Expected<Checkpoint> open_checkpoint(const std::string& path);
 
-}  // namespace bitproof::audit
+}  // namespace bitproof::checkpoint

@@ -1,4 +1,4 @@
-#include "report/digest.hpp"
+#include "hash/digest.hpp"
 
 #include <algorithm>
 
