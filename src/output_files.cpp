@@ -41,13 +41,16 @@ Expected<Ok> write_all(int fd, const std::string& content) {
 }  // namespace
 
 OutputFiles::OutputFiles(OutputFiles&& other) noexcept
-    : inputs_(std::move(other.inputs_)), outputs_(std::move(other.outputs_)) {
+    : pending_inputs_(std::move(other.pending_inputs_)),
+      inputs_(std::move(other.inputs_)),
+      outputs_(std::move(other.outputs_)) {
   other.outputs_.clear();
 }
 
 OutputFiles& OutputFiles::operator=(OutputFiles&& other) noexcept {
   if (this != &other) {
     discard();
+    pending_inputs_ = std::move(other.pending_inputs_);
     inputs_ = std::move(other.inputs_);
     outputs_ = std::move(other.outputs_);
     other.outputs_.clear();
@@ -87,14 +90,20 @@ bool OutputFiles::same(const Identity& a, const Identity& b) {
 }
 
 void OutputFiles::add_input(const std::string& path) {
-  if (path.empty()) return;
-  inputs_.emplace_back(path, identify(path));
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) return;
-  // A checkpoint directory: its files are inputs too (not its subdirectories).
-  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec)) inputs_.emplace_back(it->path().string(), identify(it->path().string()));
+  if (!path.empty()) pending_inputs_.push_back(path);
+}
+
+void OutputFiles::identify_inputs() {
+  for (const std::string& path : pending_inputs_) {
+    inputs_.emplace_back(path, identify(path));
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) continue;
+    // A checkpoint directory: its files are inputs too (not its subdirectories).
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec)) inputs_.emplace_back(it->path().string(), identify(it->path().string()));
+    }
   }
+  pending_inputs_.clear();
 }
 
 Expected<Ok> OutputFiles::add(const std::string& flag, const std::string& path) {
@@ -113,6 +122,7 @@ Expected<Ok> OutputFiles::add(const std::string& flag, const std::string& path) 
     return bad(fmt::format("file name is {} bytes, longer than the {} this file system allows", name.size(), name_max));
   }
   const Identity id = identify(path);
+  identify_inputs();
   for (const auto& [input, input_id] : inputs_) {
     if (same(id, input_id)) return bad(fmt::format("is an input of this command ({}): it would be overwritten", input));
   }

@@ -60,6 +60,11 @@ class OutputFiles {
   static bool same(const Identity& a, const Identity& b);
   void discard();
 
+  // Inputs are identified (resolved, stat'ed) on the first add(): a command
+  // asked for no output (a cached user-recipe run lists ~100 headers the
+  // compiler read) resolves none of them.
+  void identify_inputs();
+  std::vector<std::string> pending_inputs_;
   std::vector<std::pair<std::string, Identity>> inputs_;
   std::vector<Output> outputs_;
 };
