@@ -69,4 +69,10 @@ class OutputFiles {
   std::vector<Output> outputs_;
 };
 
+// For an exit that unwinds nothing (a GPU kernel past its limit ends the
+// process from a watchdog thread: user::Deadline, cli::abandon): removes every
+// temporary an OutputFiles of this process reserved and has neither committed
+// nor discarded, so that such an exit leaves no `.bitproof-out-*` behind.
+void remove_reserved_outputs();
+
 }  // namespace bitproof

@@ -69,6 +69,7 @@ void abandon(const Error& e) {
   // wait for the kernel that did not return.
   const std::string line = fmt::format("bitproof: error: {}\n", e.message);
   [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, line.data(), line.size());
+  remove_reserved_outputs();  // no output written, not even its temporary
   _exit(e.exit_code);
 }
 
