@@ -143,8 +143,9 @@ check("... one line naming the recipe, the GPU and the limit", done is not None
 check("... and no report written, nor its temporary", not os.path.exists(os.path.join(limits, "spin-r.json"))
       and not [n for n in os.listdir(limits) if n.startswith(".bitproof-out-")], str(os.listdir(limits)))
 cpu, _ = bounded("prove", spin, "--backend", "cpu", "--user-timeout", "30")
-check("... the same spec on the CPU runs (the control: exit 1, every code its own bits, refuted)",
-      cpu is not None and cpu.returncode == 1, (cpu.stdout + cpu.stderr) if cpu else "killed")
+check("... the same spec on the CPU runs to a verdict (the control: exit 0 or 1, no limit said)",
+      cpu is not None and cpu.returncode in (0, 1) and "did not return" not in cpu.stderr,
+      (cpu.stdout + cpu.stderr) if cpu else "killed")
 
 # NVRTC alone opens block.h (the host preprocessor that lists the sources does not): a FIFO, it blocks for ever.
 with open(os.path.join(limits, "fifo.cuh"), "w", encoding="utf-8") as f:
@@ -162,8 +163,8 @@ os.remove(os.path.join(limits, "block.h"))
 with open(os.path.join(limits, "block.h"), "w", encoding="utf-8") as f:
     f.write("// a regular file: the control\n")
 done, _ = bounded("prove", fifo, "--backend", "cuda", "--compile-timeout", "120", "--no-cache")
-check("... with a regular file there it compiles and runs (exit 1: every code its own bits, refuted)",
-      done is not None and done.returncode == 1, (done.stdout + done.stderr) if done else "killed")
+check("... with a regular file there it compiles and runs to a verdict (exit 0 or 1)",
+      done is not None and done.returncode in (0, 1), (done.stdout + done.stderr) if done else "killed")
 
 if failures:
     print(f"{len(failures)} check(s) failed")
