@@ -482,7 +482,7 @@ Expected<KernelCubin> compile_kernel_file(const std::string& file, const std::ve
   const std::string limit = fmt::format(
       "{}: NVRTC compiling {} took longer than the {:g} s limit (--compile-timeout "
       "SECONDS sets it)",
-      what, printable(path), timeout_s);
+      what, printable(file), timeout_s);
   auto cubin = compile_and_link(what, source, out.options, jit, {}, timeout_s, limit);
   if (!cubin) return cubin.error();
   out.options.insert(out.options.end(), jit.begin(), jit.end());
