@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 
 namespace bitproof {
 namespace fs = std::filesystem;
@@ -18,6 +20,22 @@ namespace {
 std::string parent_of(const std::string& path) {
   const fs::path p(path);
   return p.has_parent_path() ? p.parent_path().string() : std::string(".");
+}
+
+// Every temporary reserved and not yet renamed or removed, in this process
+// (remove_reserved_outputs). Never destroyed: it may be read at _exit.
+std::mutex reserved_mutex;
+std::set<std::string>& reserved() {
+  static auto* const set = new std::set<std::string>;  // NOLINT: leaked on purpose (above)
+  return *set;
+}
+void reserve(const std::string& temporary) {
+  const std::lock_guard lock(reserved_mutex);
+  reserved().insert(temporary);
+}
+void release(const std::string& temporary) {
+  const std::lock_guard lock(reserved_mutex);
+  reserved().erase(temporary);
 }
 
 // The mode a new file gets under the process's umask (mkstemp makes 0600).
@@ -41,13 +59,16 @@ Expected<Ok> write_all(int fd, const std::string& content) {
 }  // namespace
 
 OutputFiles::OutputFiles(OutputFiles&& other) noexcept
-    : inputs_(std::move(other.inputs_)), outputs_(std::move(other.outputs_)) {
+    : pending_inputs_(std::move(other.pending_inputs_)),
+      inputs_(std::move(other.inputs_)),
+      outputs_(std::move(other.outputs_)) {
   other.outputs_.clear();
 }
 
 OutputFiles& OutputFiles::operator=(OutputFiles&& other) noexcept {
   if (this != &other) {
     discard();
+    pending_inputs_ = std::move(other.pending_inputs_);
     inputs_ = std::move(other.inputs_);
     outputs_ = std::move(other.outputs_);
     other.outputs_.clear();
@@ -60,7 +81,10 @@ OutputFiles::~OutputFiles() { discard(); }
 void OutputFiles::discard() {
   for (Output& o : outputs_) {
     if (o.fd >= 0) ::close(o.fd);
-    if (!o.temporary.empty()) ::unlink(o.temporary.c_str());
+    if (!o.temporary.empty()) {
+      ::unlink(o.temporary.c_str());
+      release(o.temporary);
+    }
     o.fd = -1;
     o.temporary.clear();
   }
@@ -87,14 +111,20 @@ bool OutputFiles::same(const Identity& a, const Identity& b) {
 }
 
 void OutputFiles::add_input(const std::string& path) {
-  if (path.empty()) return;
-  inputs_.emplace_back(path, identify(path));
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) return;
-  // A checkpoint directory: its files are inputs too (not its subdirectories).
-  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec)) inputs_.emplace_back(it->path().string(), identify(it->path().string()));
+  if (!path.empty()) pending_inputs_.push_back(path);
+}
+
+void OutputFiles::identify_inputs() {
+  for (const std::string& path : pending_inputs_) {
+    inputs_.emplace_back(path, identify(path));
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) continue;
+    // A checkpoint directory: its files are inputs too (not its subdirectories).
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec)) inputs_.emplace_back(it->path().string(), identify(it->path().string()));
+    }
   }
+  pending_inputs_.clear();
 }
 
 Expected<Ok> OutputFiles::add(const std::string& flag, const std::string& path) {
@@ -113,6 +143,7 @@ Expected<Ok> OutputFiles::add(const std::string& flag, const std::string& path) 
     return bad(fmt::format("file name is {} bytes, longer than the {} this file system allows", name.size(), name_max));
   }
   const Identity id = identify(path);
+  identify_inputs();
   for (const auto& [input, input_id] : inputs_) {
     if (same(id, input_id)) return bad(fmt::format("is an input of this command ({}): it would be overwritten", input));
   }
@@ -123,6 +154,7 @@ Expected<Ok> OutputFiles::add(const std::string& flag, const std::string& path) 
   const int fd = ::mkstemp(temporary.data());
   if (fd < 0) return bad(fmt::format("cannot create a file in {}: {}", dir, std::strerror(errno)));
   ::fchmod(fd, new_file_mode());
+  reserve(temporary);
   outputs_.push_back({flag, path, id, temporary, fd, false, {}});
   return Ok{};
 }
@@ -160,10 +192,19 @@ Expected<Ok> OutputFiles::commit() {
       discard();
       return e;
     }
+    release(o.temporary);
     o.temporary.clear();
   }
   outputs_.clear();
   return Ok{};
+}
+
+void remove_reserved_outputs() {
+  // try_lock: the thread that ends the process must not wait for one that may never run again.
+  if (!reserved_mutex.try_lock()) return;
+  for (const std::string& temporary : reserved()) ::unlink(temporary.c_str());
+  reserved().clear();
+  reserved_mutex.unlock();
 }
 
 }  // namespace bitproof

@@ -60,8 +60,19 @@ class OutputFiles {
   static bool same(const Identity& a, const Identity& b);
   void discard();
 
+  // Inputs are identified (resolved, stat'ed) on the first add(): a command
+  // asked for no output (a cached user-recipe run lists ~100 headers the
+  // compiler read) resolves none of them.
+  void identify_inputs();
+  std::vector<std::string> pending_inputs_;
   std::vector<std::pair<std::string, Identity>> inputs_;
   std::vector<Output> outputs_;
 };
+
+// For an exit that unwinds nothing (a GPU kernel past its limit ends the
+// process from a watchdog thread: user::Deadline, cli::abandon): removes every
+// temporary an OutputFiles of this process reserved and has neither committed
+// nor discarded, so that such an exit leaves no `.bitproof-out-*` behind.
+void remove_reserved_outputs();
 
 }  // namespace bitproof

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "error.hpp"
@@ -62,6 +64,15 @@ class Backend {
 [[nodiscard]] Expected<int> cuda_device_count();
 // Whether this build has the CUDA backend compiled in.
 [[nodiscard]] bool cuda_backend_built();
+
+// The argument that makes a program the compile child of the CUDA backend
+// (NVRTC and nvJitLink in a process of their own, so that a compile is bounded
+// by wall clock: src/backend/cuda_user.cpp). Every program that may compile
+// user code for the GPU calls run_backend_child first thing in main: when its
+// arguments are {program, kCompileChildFlag}, it serves the request on stdin
+// and returns the exit status; otherwise nullopt.
+inline constexpr std::string_view kCompileChildFlag = "--bitproof-nvrtc-child";
+[[nodiscard]] std::optional<int> run_backend_child(int argc, char** argv);
 
 // Do the runs agree? Every run's `result` JSON equal to the first's, and no
 // hardware run with model disagreements.

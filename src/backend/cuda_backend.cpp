@@ -33,6 +33,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "backend/cuda_driver.hpp"
@@ -42,6 +43,7 @@
 #include "backend/sweep_abi.hpp"
 #include "backend/vendor_paths.hpp"
 #include "hash/digest.hpp"
+#include "user/process.hpp"
 #include "user/user_recipes.hpp"
 
 namespace bitproof::kernel_images {
@@ -981,6 +983,18 @@ Expected<Ok> CudaBackend::prove_large(const Spec& spec, const BackendOptions& op
   return Ok{};
 }
 
+// A spec with user functions: its device work (launches, waits, the checks
+// between them) bounded by the worker's limit over `cases` (--user-timeout;
+// UserRecipes::worker_time_limit). A kernel of the user's that never returns
+// cannot be stopped nor waited out (every later driver call, teardown included,
+// would wait for it): at the limit the process ends with one line (exit 2).
+void bound_user_kernels(const Spec& spec, std::uint64_t cases, std::optional<user::Deadline>& deadline) {
+  if (!spec.user || spec.user->function_count() == 0) return;
+  const double limit = spec.user->worker_time_limit(cases);
+  deadline.emplace(limit,
+                   Error{user::worker_timeout_message(*spec.user, cases, limit, " on the GPU (--backend cuda)")});
+}
+
 Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& options) {
   const Driver* drv = drv_;
   BP_CU(drv->cuCtxSetCurrent(context_));
@@ -1003,6 +1017,8 @@ Expected<BackendRun> CudaBackend::prove(const Spec& spec, const BackendOptions& 
   if (spec.user) run.info["user_recipes"] = p.user_info;
   const auto start = std::chrono::steady_clock::now();
   if (auto ok = specialize(spec, options, p, run.info["kernels"]); !ok) return ok.error();
+  std::optional<user::Deadline> deadline;
+  bound_user_kernels(spec, spec.case_count(), deadline);
   auto ok =
       spec.case_count() <= kFullDigestLimit ? prove_small(spec, options, p, run) : prove_large(spec, options, p, run);
   if (!ok) return ok.error();
@@ -1021,6 +1037,8 @@ Expected<SweepPart> CudaBackend::sweep_part(const Spec& spec, const BackendOptio
   if (auto ok = plan(spec, p); !ok) return ok.error();
   EngineOptions engine = options.engine;
   engine.threads = resolve_threads(engine.threads);
+  std::optional<user::Deadline> deadline;
+  bound_user_kernels(spec, end - begin, deadline);
   if (spec.case_count() > kFullDigestLimit) {
     Json kernels;
     if (auto ok = specialize(spec, options, p, kernels); !ok) return ok.error();

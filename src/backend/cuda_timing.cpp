@@ -12,6 +12,7 @@
 #include "backend/cuda_user.hpp"
 #include "operator/run.hpp"
 #include "splitmix.hpp"
+#include "user/process.hpp"
 
 namespace bitproof {
 namespace kernel_images {
@@ -49,7 +50,9 @@ struct Shared {
 // The sampling protocol of one arm on the device; subclasses load, launch and capture it.
 class DeviceTimedArm : public timing::TimedArm {
  public:
-  explicit DeviceTimedArm(Shared& shared, std::string name) : sh_(shared), name_(std::move(name)) {}
+  // `what` names the arm in the line said when its work does not end within `wait_limit_s`.
+  DeviceTimedArm(Shared& shared, std::string name, std::string what, double wait_limit_s)
+      : sh_(shared), name_(std::move(name)), what_(std::move(what)), wait_limit_s_(wait_limit_s) {}
   ~DeviceTimedArm() override {
     if (start_ != nullptr) sh_.drv->cuEventDestroy(start_);
     if (stop_ != nullptr) sh_.drv->cuEventDestroy(stop_);
@@ -92,7 +95,10 @@ class DeviceTimedArm : public timing::TimedArm {
     BP_CU(drv->cuLaunchKernel(sh_.clock, 1, 1, 1, 1, 1, 1, 0, s, clock_args, nullptr));
     std::atomic_thread_fence(std::memory_order_seq_cst);
     sh_.flag()[0] = 1;
-    BP_CU(drv->cuStreamSynchronize(s));
+    {
+      const user::Deadline deadline = wait_deadline();
+      BP_CU(drv->cuStreamSynchronize(s));
+    }
     if (sh_.flag()[1] != 0) {
       return Error{fmt::format("time: {}: the blocking kernel waited 2 s for the host (the device is shared or stalled)",
                                name_),
@@ -126,14 +132,28 @@ class DeviceTimedArm : public timing::TimedArm {
     BP_CU(drv->cuEventRecord(start_, stream()));
     if (auto ok = work(); !ok) return ok.error();
     BP_CU(drv->cuEventRecord(stop_, stream()));
-    BP_CU(drv->cuEventSynchronize(stop_));
+    {
+      const user::Deadline deadline = wait_deadline();
+      BP_CU(drv->cuEventSynchronize(stop_));
+    }
     float ms = 0;
     BP_CU(drv->cuEventElapsedTime(&ms, start_, stop_));
     return 1000.0 * ms;
   }
 
+  // A wait for the arm's work: a kernel that never returns cannot be stopped nor
+  // waited out (every later driver call would wait too), so at the limit the
+  // process ends with one line (user::Deadline).
+  [[nodiscard]] user::Deadline wait_deadline() const {
+    return user::Deadline(wait_limit_s_, Error{fmt::format("{}: did not return on the GPU within the {:g} s limit "
+                                                           "(--user-timeout SECONDS sets it)",
+                                                           what_, wait_limit_s_)});
+  }
+
   Shared& sh_;
   std::string name_;
+  std::string what_;
+  double wait_limit_s_;
   CUevent start_ = nullptr;
   CUevent stop_ = nullptr;
 };
@@ -141,8 +161,14 @@ class DeviceTimedArm : public timing::TimedArm {
 // An A/B spec's operator arm: the operator image (its own, or the shared one), weights, graph.
 class OperatorTimedArm final : public DeviceTimedArm {
  public:
-  OperatorTimedArm(Shared& sh, const op::AbSpec& spec, const op::Weights& weights, std::size_t arm, bool shared)
-      : DeviceTimedArm(sh, spec.arms[arm].name), spec_(spec), weights_(weights), arm_(arm), shared_(shared) {}
+  OperatorTimedArm(Shared& sh, const op::AbSpec& spec, const op::Weights& weights, std::size_t arm, bool shared,
+                   double wait_limit_s)
+      : DeviceTimedArm(sh, spec.arms[arm].name, fmt::format("{}: arms[{}] ({})", spec.path, arm, spec.arms[arm].name),
+                       wait_limit_s),
+        spec_(spec),
+        weights_(weights),
+        arm_(arm),
+        shared_(shared) {}
   ~OperatorTimedArm() override {
     device_.reset();
     if (own_.module != nullptr) sh_.drv->cuModuleUnload(own_.module);
@@ -182,7 +208,14 @@ class OperatorTimedArm final : public DeviceTimedArm {
 class KernelTimedArm final : public DeviceTimedArm {
  public:
   KernelTimedArm(Shared& sh, const timing::TimeSpec& spec, std::size_t arm, bool shared)
-      : DeviceTimedArm(sh, spec.arms[arm].name), spec_(spec), arm_(spec.arms[arm]), index_(arm), shared_(shared) {}
+      : DeviceTimedArm(sh, spec.arms[arm].name,
+                       fmt::format("{}: arms[{}] ({}): kernel {} of {}", spec.path, arm, spec.arms[arm].name,
+                                   spec.arms[arm].kernel, spec.arms[arm].file),
+                       spec.wait_timeout_s),
+        spec_(spec),
+        arm_(spec.arms[arm]),
+        index_(arm),
+        shared_(shared) {}
   ~KernelTimedArm() override {
     const Driver* drv = sh_.drv;
     if (graph_ != nullptr) drv->cuGraphExecDestroy(graph_);
@@ -199,7 +232,7 @@ class KernelTimedArm final : public DeviceTimedArm {
       module_ = found->second;
     } else {
       auto cubin = cuda::compile_kernel_file(arm_.file_path, spec_.include_dirs, spec_.fmad, sh_.dev.major,
-                                             sh_.dev.minor, field + ".file");
+                                             sh_.dev.minor, field + ".file", spec_.compile_timeout_s);
       if (!cubin) return cubin.error();
       BP_CU(drv->cuModuleLoadData(&module_, cubin->cubin.data()));
       if (shared_) sh_.shared_kernels[arm_.file_path] = module_;
@@ -313,7 +346,7 @@ class CudaTiming final : public TimingBackend {
                                                   std::size_t arm, bool shared_module) override {
     if (spec.ab) {
       return std::unique_ptr<timing::TimedArm>(
-          std::make_unique<OperatorTimedArm>(sh_, *spec.ab, *weights, arm, shared_module));
+          std::make_unique<OperatorTimedArm>(sh_, *spec.ab, *weights, arm, shared_module, spec.wait_timeout_s));
     }
     return std::unique_ptr<timing::TimedArm>(std::make_unique<KernelTimedArm>(sh_, spec, arm, shared_module));
   }

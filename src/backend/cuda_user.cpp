@@ -12,21 +12,25 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
+#include "backend/backend.hpp"
 #include "backend/sweep_abi.hpp"
 #include "hash/digest.hpp"
 #include "report/report.hpp"
 #include "version.hpp"
 #include "strict_json.hpp"
-#include "user/user_code.hpp"
 #include "user/build_text.hpp"
+#include "user/process.hpp"
+#include "user/user_code.hpp"
 
 namespace bitproof::cuda {
 namespace {
@@ -188,6 +192,16 @@ std::vector<std::string> link_options(const user::UserRecipes& user, int major, 
   return {fmt::format("-arch=sm_{}{}", major, minor), "-lto", user.fmad ? "-fma=1" : "-fma=0"};
 }
 
+// The line at the NVRTC compile's limit: the spec, its sources and the limit.
+std::string nvrtc_timeout_message(const user::UserRecipes& user) {
+  std::string files;
+  for (const std::string& f : user.files) files += (files.empty() ? "" : ", ") + printable(f);
+  return fmt::format(
+      "{}: sources: NVRTC compiling {} took longer than the {:g} s limit (--compile-timeout SECONDS "
+      "sets it)",
+      user.spec_path, files.empty() ? std::string("the sweep kernels") : files, user.compile_timeout_s);
+}
+
 // The first lines of a compiler log that say "error", with the line after each.
 std::string first_errors(const std::string& log) {
   std::stringstream lines(log);
@@ -207,40 +221,38 @@ std::vector<const char*> c_strings(const std::vector<std::string>& v) {
   return out;
 }
 
-// `what` names the source in errors ("<spec>: user_recipes").
-// `refusal` turns the log of a failed compile into the ABI's error where it is one.
-Expected<std::string> compile(const Toolkit& t, const std::string& what, const std::string& source,
-                              const std::vector<std::string>& options,
-                              const std::function<std::optional<Error>(const std::string&)>& refusal = {}) {
+// What NVRTC made of a source: its LTO IR, or (failed) its log.
+struct Compiled {
+  bool ok = false;
+  std::string ir;
+  std::string log;
+};
+
+Expected<Compiled> compile(const Toolkit& t, const std::string& source, const std::vector<std::string>& options) {
   nvrtcProgram program = nullptr;
   if (t.nvrtcCreateProgram(&program, source.c_str(), kUnitName, 0, nullptr, nullptr) != NVRTC_SUCCESS) {
     return Error{"--backend cuda: nvrtcCreateProgram failed", kExitNoBackend};
   }
   const auto args = c_strings(options);
   const nvrtcResult rc = t.nvrtcCompileProgram(program, static_cast<int>(args.size()), args.data());
+  Compiled out;
   std::size_t log_size = 0;
   t.nvrtcGetProgramLogSize(program, &log_size);
-  std::string log(log_size, '\0');
-  if (log_size > 0) t.nvrtcGetProgramLog(program, log.data());
-  std::string ir;
+  out.log.assign(log_size, '\0');
+  if (log_size > 0) t.nvrtcGetProgramLog(program, out.log.data());
   std::size_t ir_size = 0;
   if (rc == NVRTC_SUCCESS && t.nvrtcGetLTOIRSize(program, &ir_size) == NVRTC_SUCCESS) {
-    ir.resize(ir_size);
-    t.nvrtcGetLTOIR(program, ir.data());
+    out.ir.resize(ir_size);
+    t.nvrtcGetLTOIR(program, out.ir.data());
   }
   t.nvrtcDestroyProgram(&program);
-  if (rc != NVRTC_SUCCESS) {
-    if (refusal) {
-      if (auto abi = refusal(log)) return *abi;
-    }
-    return Error{fmt::format("{}: NVRTC: {}", what, first_errors(log))};
-  }
-  return ir;
+  out.ok = rc == NVRTC_SUCCESS;
+  return out;
 }
 
 // Links `ir` (with `lto_image` first when it is not empty) into a cubin.
-Expected<std::string> link(const Toolkit& t, const std::string& what, std::string_view lto_image,
-                           const std::string& ir, const std::vector<std::string>& options) {
+Expected<std::string> link(const Toolkit& t, const std::string& what, std::string_view lto_image, std::string_view ir,
+                           const std::vector<std::string>& options) {
   nvJitLinkHandle handle = nullptr;
   auto args = c_strings(options);
   if (t.nvJitLinkCreate(&handle, static_cast<std::uint32_t>(args.size()), const_cast<const char**>(args.data())) !=
@@ -268,6 +280,116 @@ Expected<std::string> link(const Toolkit& t, const std::string& what, std::strin
   }
   t.nvJitLinkDestroy(&handle);
   return cubin;
+}
+
+// ---- the compile child ----
+//
+// NVRTC and nvJitLink run in a child process, so that a compile that never
+// ends (`#include "/dev/zero"`, a template that recurses for ever, an LTO link
+// that does not finish) is bounded by wall clock: at the limit the child's
+// process group is killed (run_process) and the parent says so. The child is
+// this program again (/proc/self/exe with kCompileChildFlag, see
+// run_backend_child), started by posix_spawn: in the child nothing of the
+// parent runs between the fork and the exec (glibc's posix_spawn uses
+// CLONE_VM|CLONE_VFORK and only async-signal-safe calls), so starting it
+// after cuInit is safe, where a fork() that went on running the parent's code
+// would inherit the CUDA driver's state (its threads gone, its locks perhaps
+// held) and could use no part of it. The child makes no driver call: NVRTC and
+// nvJitLink need none. A thread in this process could not be stopped at the
+// limit; a child can.
+//
+// The request (stdin) and the answer (stdout) are fields (user/build_text.hpp:
+// each a 64-bit little-endian length and its bytes). Request: "bitproof-nvrtc-v1",
+// the source, the NVRTC option count and options, the nvJitLink option count
+// and options, the LTO image to link first (may be empty). Answer: "cubin" and
+// the cubin; "nvrtc" and NVRTC's log (the compile failed); or "error", the exit
+// code and a message (a link or toolkit error).
+
+constexpr std::string_view kRequestTag = "bitproof-nvrtc-v1";
+
+// Reads a count field and that many fields after it from `fields` at `at`.
+std::optional<std::vector<std::string>> field_list(const std::vector<std::string_view>& fields, std::size_t& at) {
+  if (at >= fields.size() || fields[at].empty() || fields[at].size() > 4) return std::nullopt;
+  std::size_t n = 0;
+  for (const char c : fields[at]) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::size_t>(c - '0');
+  }
+  ++at;
+  if (n > fields.size() - at) return std::nullopt;
+  std::vector<std::string> out(fields.begin() + static_cast<long>(at), fields.begin() + static_cast<long>(at + n));
+  at += n;
+  return out;
+}
+
+std::string request_text(const std::string& source, const std::vector<std::string>& rtc,
+                         const std::vector<std::string>& jit, std::string_view lto_image) {
+  const std::string rtc_count = std::to_string(rtc.size()), jit_count = std::to_string(jit.size());
+  std::vector<std::string_view> fields = {kRequestTag, source, rtc_count};
+  fields.insert(fields.end(), rtc.begin(), rtc.end());
+  fields.push_back(jit_count);
+  fields.insert(fields.end(), jit.begin(), jit.end());
+  fields.push_back(lto_image);
+  return user::fields_text(fields);
+}
+
+// The child's work: the answer to one request.
+std::string answer(std::string_view request) {
+  const auto error = [](int code, const std::string& message) {
+    return user::fields_text({"error", std::to_string(code), message});
+  };
+  const auto fields = user::parse_fields(request);
+  std::size_t at = 2;
+  const auto rtc = fields && fields->size() > 2 ? field_list(*fields, at) : std::nullopt;
+  const auto jit = rtc ? field_list(*fields, at) : std::nullopt;
+  if (!jit || (*fields)[0] != kRequestTag || at + 1 != fields->size()) {
+    return error(kExitBadInput, "the NVRTC child: a request it cannot read");
+  }
+  const std::string_view lto_image = (*fields)[at];
+  auto loaded = toolkit();
+  if (!loaded) return error(loaded.error().exit_code, loaded.error().message);
+  auto compiled = compile(**loaded, std::string((*fields)[1]), *rtc);
+  if (!compiled) return error(compiled.error().exit_code, compiled.error().message);
+  if (!compiled->ok) return user::fields_text({"nvrtc", compiled->log});
+  auto cubin = link(**loaded, "", lto_image, compiled->ir, *jit);
+  if (!cubin) return error(cubin.error().exit_code, cubin.error().message);
+  return user::fields_text({"cubin", *cubin});
+}
+
+// Compiles `source` with NVRTC (`rtc`) and links it (`jit`, `lto_image` first)
+// in the compile child, within `timeout_s`. `what` names the source in errors;
+// `timeout_message` is the error at the limit; `refusal` turns the log of a
+// failed compile into the ABI's error where it is one.
+Expected<std::string> compile_and_link(const std::string& what, const std::string& source,
+                                       const std::vector<std::string>& rtc, const std::vector<std::string>& jit,
+                                       std::string_view lto_image, double timeout_s, const std::string& timeout_message,
+                                       const std::function<std::optional<Error>(const std::string&)>& refusal = {}) {
+  auto ran = user::run_process({"/proc/self/exe", std::string(kCompileChildFlag)},
+                               request_text(source, rtc, jit, lto_image), {}, timeout_s);
+  if (!ran) return Error{fmt::format("{}: NVRTC: {}", what, ran.error().message), kExitNoBackend};
+  if (ran->timed_out) return Error{timeout_message};
+  const auto fields = user::parse_fields(ran->out);
+  if (ran->status != 0 || !fields || fields->empty()) {
+    return Error{fmt::format("{}: the NVRTC child ended with status {} and no answer: {}", what, ran->status,
+                             first_errors(ran->err)),
+                 kExitNoBackend};
+  }
+  const std::string_view tag = fields->front();
+  if (tag == "cubin" && fields->size() == 2) return std::string((*fields)[1]);
+  if (tag == "nvrtc" && fields->size() == 2) {
+    const std::string log((*fields)[1]);
+    if (refusal) {
+      if (auto abi = refusal(log)) return *abi;
+    }
+    return Error{fmt::format("{}: NVRTC: {}", what, first_errors(log))};
+  }
+  if (tag == "error" && fields->size() == 3) {
+    // A link error comes as ": nvJitLink (...)" (the child knows no `what`); a toolkit error whole.
+    const std::string message((*fields)[2]);
+    return Error{message.starts_with(':') ? what + message : message,
+                 (*fields)[1] == "3" ? kExitNoBackend : kExitBadInput};
+  }
+  return Error{fmt::format("{}: the NVRTC child's answer cannot be read", what), kExitNoBackend};
 }
 
 }  // namespace
@@ -323,10 +445,9 @@ Expected<UserImage> build_user_image(const user::UserRecipes& user, const std::v
     }
   }
   const std::string what = user.spec_path + ": user_recipes";
-  auto ir = compile(t, what, image.source, rtc,
-                    [&](const std::string& log) { return user::abi_error(user, log, kUnitName, call_lines); });
-  if (!ir) return ir.error();
-  auto cubin = link(t, what, lto_image, *ir, jit);
+  auto cubin =
+      compile_and_link(what, image.source, rtc, jit, lto_image, user.compile_timeout_s, nvrtc_timeout_message(user),
+                       [&](const std::string& log) { return user::abi_error(user, log, kUnitName, call_lines); });
   if (!cubin) return cubin.error();
   image.cubin = std::move(*cubin);
   if (cacheable) {
@@ -339,7 +460,7 @@ Expected<UserImage> build_user_image(const user::UserRecipes& user, const std::v
 }
 
 Expected<KernelCubin> compile_kernel_file(const std::string& file, const std::vector<std::string>& include_dirs,
-                                          bool fmad, int major, int minor, const std::string& what) {
+                                          bool fmad, int major, int minor, const std::string& what, double timeout_s) {
   if (auto refused = user::refuse_user_code(what, fmt::format("the kernel file {}", file))) return *refused;
   auto loaded = toolkit();
   if (!loaded) return loaded.error();
@@ -358,10 +479,12 @@ Expected<KernelCubin> compile_kernel_file(const std::string& file, const std::ve
   out.options.push_back("-I" + (fs::path(t.include_dir) / "cccl").string());
   for (const std::string& d : include_dirs) out.options.push_back("-I" + d);
   out.options.push_back("-I" + fs::path(path).parent_path().string());
-  auto ir = compile(t, what, source, out.options);
-  if (!ir) return ir.error();
   const std::vector<std::string> jit = {fmt::format("-arch=sm_{}{}", major, minor), "-lto", fmad ? "-fma=1" : "-fma=0"};
-  auto cubin = link(t, what, {}, *ir, jit);
+  const std::string limit = fmt::format(
+      "{}: NVRTC compiling {} took longer than the {:g} s limit (--compile-timeout "
+      "SECONDS sets it)",
+      what, printable(file), timeout_s);
+  auto cubin = compile_and_link(what, source, out.options, jit, {}, timeout_s, limit);
   if (!cubin) return cubin.error();
   out.options.insert(out.options.end(), jit.begin(), jit.end());
   out.cubin = std::move(*cubin);
@@ -369,5 +492,28 @@ Expected<KernelCubin> compile_kernel_file(const std::string& file, const std::ve
 }
 
 }  // namespace bitproof::cuda
+
+namespace bitproof {
+
+std::optional<int> run_backend_child(int argc, char** argv) {
+  if (argc != 2 || std::string_view(argv[1]) != kCompileChildFlag) return std::nullopt;
+  std::string request;
+  char buffer[1 << 16];
+  for (std::size_t got = 0; (got = std::fread(buffer, 1, sizeof buffer, stdin)) > 0;) request.append(buffer, got);
+  const std::string out = cuda::answer(request);
+  return std::fwrite(out.data(), 1, out.size(), stdout) == out.size() && std::fflush(stdout) == 0 ? 0 : 4;
+}
+
+}  // namespace bitproof
+
+#else
+
+#include "backend/backend.hpp"
+
+namespace bitproof {
+
+std::optional<int> run_backend_child(int, char**) { return std::nullopt; }
+
+}  // namespace bitproof
 
 #endif

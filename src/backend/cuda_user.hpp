@@ -38,20 +38,25 @@ struct UserImage {
 // `slot_recipes`: per kernel slot (abi::kMaxSlots), the recipe index the slot
 // runs (catalogue index, or catalogue size + user slot; -1 for none).
 // Errors: exit 3 when NVRTC or nvJitLink is missing; exit 2, with the spec's
-// path and NVRTC's first error lines, when the sources do not compile.
+// path and NVRTC's first error lines, when the sources do not compile; exit 2
+// naming the sources and the limit when the compile and link take longer than
+// user.compile_timeout_s (they run in a child process: run_backend_child).
 [[nodiscard]] Expected<UserImage> build_user_image(const user::UserRecipes& user, const std::vector<int>& slot_recipes,
                                                    int major, int minor, std::string_view lto_image);
 
 // A timing arm's kernel source compiled for the device (NVRTC to LTO IR, nvJitLink to
 // a cubin: user recipes' toolchain and contraction flags). Not cached: timing
-// specs are small. Errors as build_user_image's, `what` naming the spec's field.
+// specs are small. Errors as build_user_image's, `what` naming the spec's field;
+// a compile and link longer than `timeout_s` is exit 2 naming the file and the limit.
 struct KernelCubin {
   std::string cubin;
   std::vector<std::string> options;
   std::string toolkit;
 };
-[[nodiscard]] Expected<KernelCubin> compile_kernel_file(const std::string& file, const std::vector<std::string>& include_dirs,
-                                                        bool fmad, int major, int minor, const std::string& what);
+[[nodiscard]] Expected<KernelCubin> compile_kernel_file(const std::string& file,
+                                                        const std::vector<std::string>& include_dirs, bool fmad,
+                                                        int major, int minor, const std::string& what,
+                                                        double timeout_s);
 
 }  // namespace bitproof::cuda
 

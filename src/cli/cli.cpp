@@ -63,6 +63,16 @@ int fail(const Error& e) {
   return e.exit_code;
 }
 
+void abandon(const Error& e) {
+  // fail's line, written without stdio (another thread may hold its lock), then
+  // an exit that runs no destructor and no atexit handler: the driver's would
+  // wait for the kernel that did not return.
+  const std::string line = fmt::format("bitproof: error: {}\n", e.message);
+  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, line.data(), line.size());
+  remove_reserved_outputs();  // no output written, not even its temporary
+  _exit(e.exit_code);
+}
+
 CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& value) {
@@ -104,6 +114,18 @@ void UserLimits::add_flags(CLI::App& sub) {
   sub.add_option("--compile-timeout", compile_timeout,
                  fmt::format("user recipes: seconds each run of the compiler may take (default {:g})",
                              user::kDefaultCompileTimeout))
+      ->check(seconds());
+}
+
+void add_kernel_limit_flags(CLI::App& sub, double& wait_timeout, double& compile_timeout) {
+  sub.add_option("--user-timeout", wait_timeout,
+                 fmt::format("seconds each wait for an arm's work on the GPU may take: a kernel that does not return "
+                             "by then ends the run (default {:g})",
+                             wait_timeout))
+      ->check(seconds());
+  sub.add_option(
+         "--compile-timeout", compile_timeout,
+         fmt::format("seconds each NVRTC compile and link of a kernel file may take (default {:g})", compile_timeout))
       ->check(seconds());
 }
 

@@ -34,6 +34,9 @@ void add_time_command(CLI::App& app, Commands& commands);    // time: the timing
 
 // Prints "bitproof: error: <message>" on stderr and returns its exit code.
 int fail(const Error& e);
+// The same line, then _exit(exit code): the abandon handler of a Deadline that
+// passed (a GPU kernel that did not return; user/process.hpp). Never returns.
+[[noreturn]] void abandon(const Error& e);
 
 // ---- the one vocabulary (docs/cli.md): a flag means the same in every subcommand ----
 // -o, --report FILE   the JSON report (prove, domain, audit, admit, report merge)
@@ -119,6 +122,11 @@ struct UserLimits {
   void add_flags(CLI::App& sub);
   void apply(Spec& spec) const;
 };
+
+// The same limits on `bitproof time`'s kernel files: --compile-timeout SECONDS for
+// each NVRTC compile and link (default 120), --user-timeout SECONDS for each
+// wait for an arm's work on the GPU (default 60). At the limit: one line, exit 2.
+void add_kernel_limit_flags(CLI::App& sub, double& wait_timeout, double& compile_timeout);
 
 // Colour for terminals: off when stdout is not a terminal or NO_COLOR is set.
 [[nodiscard]] std::string painted(const std::string& line, bool good);

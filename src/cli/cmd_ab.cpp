@@ -31,10 +31,22 @@ struct AbArgs {
   Outputs out;
 };
 
-std::vector<std::string> read_files(const AbArgs& a, const op::AbSpec& spec) {
+// What the command reads, never written over: the spec, the audit, the element
+// proofs' specs and, for those with user code (swept here under --prove), their
+// sources, tables and every file the compiler reads for the sources (the
+// preprocessor's list).
+Expected<std::vector<std::string>> read_files(const AbArgs& a, const op::AbSpec& spec) {
   std::vector<std::string> files{a.spec};
   if (!a.audit.empty()) files.push_back(a.audit);
-  for (const op::ElementProofRef& ref : spec.element_proofs) files.push_back(ref.path);
+  for (const op::ElementProofRef& ref : spec.element_proofs) {
+    files.push_back(ref.path);
+    if (!a.out.any()) continue;  // no output to check them against: no preprocessor run
+    auto proof = load_spec(ref.path);
+    if (!proof || !proof->user) continue;  // its own errors are said where it is swept
+    auto deps = proof->user->read_paths(false);
+    if (!deps) return deps.error();
+    files.insert(files.end(), deps->begin(), deps->end());
+  }
   return files;
 }
 
@@ -66,7 +78,9 @@ int run_ab_command(const AbArgs& a) {
   if (auto e = hand_off_for_cuda(a.backend)) return fail(*e);
   auto spec = load(a);
   if (!spec) return fail(spec.error());
-  auto files = a.out.open(read_files(a, *spec));
+  auto reads = read_files(a, *spec);
+  if (!reads) return fail(reads.error());
+  auto files = a.out.open(*reads);
   if (!files) return fail(files.error());
   auto weights = op::load_weights(*spec, spec->checkpoint_path);
   if (!weights) return fail(weights.error());

@@ -12,6 +12,7 @@
 #include "report/time_report.hpp"
 #include "timing/isolate.hpp"
 #include "user/user_code.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof::cli {
 namespace {
@@ -34,6 +35,8 @@ struct TimeArgs {
   double same_within_percent = 1;
   std::uint64_t seed = 1;
   bool quiet = false;
+  double wait_timeout_s = timing::kDefaultWaitTimeout;        // --user-timeout
+  double compile_timeout_s = timing::kDefaultCompileTimeout;  // --compile-timeout
   int serve_arm = -1;  // internal: this process serves one arm for --isolate
   Outputs out;
 };
@@ -75,6 +78,8 @@ Expected<Loaded> load(const TimeArgs& a) {
       }
     }
   }
+  spec->wait_timeout_s = a.wait_timeout_s;
+  spec->compile_timeout_s = a.compile_timeout_s;
   Loaded l{std::move(*spec), std::nullopt};
   if (!a.checkpoint.empty() && !l.spec.ab) return Error{"--checkpoint: only an A/B spec's arms read a checkpoint"};
   if (l.spec.ab) {
@@ -86,11 +91,33 @@ Expected<Loaded> load(const TimeArgs& a) {
   return l;
 }
 
+// What the command reads, never written over: the spec, and each kernel arm's
+// file with every header it includes (the preprocessor's list).
+Expected<std::vector<std::string>> read_files(const TimeArgs& a, const timing::TimeSpec& spec) {
+  std::vector<std::string> files{a.spec};
+  if (spec.ab || !a.out.any()) return files;  // no kernel file, or no output to check it against
+  for (std::size_t i = 0; i < spec.arms.size(); ++i) {
+    auto reads = user::kernel_file_reads(spec.arms[i].file_path, spec.include_dirs, spec.compile_timeout_s,
+                                         fmt::format("{}: arms[{}].file", a.spec, i));
+    if (!reads) return reads.error();
+    files.insert(files.end(), reads->begin(), reads->end());
+  }
+  return files;
+}
+
 // This program again, serving arm `arm` of the same spec (--isolate).
 std::vector<std::string> child_argv(const TimeArgs& a, std::size_t arm) {
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  std::vector<std::string> argv{self, "time", a.spec, "--serve-arm", std::to_string(arm)};
+  std::vector<std::string> argv{self,
+                                "time",
+                                a.spec,
+                                "--serve-arm",
+                                std::to_string(arm),
+                                "--user-timeout",
+                                fmt::format("{}", a.wait_timeout_s),
+                                "--compile-timeout",
+                                fmt::format("{}", a.compile_timeout_s)};
   if (!a.checkpoint.empty()) argv.insert(argv.end(), {"--checkpoint", a.checkpoint});
   return argv;
 }
@@ -152,7 +179,9 @@ int run_time_command(const TimeArgs& a) {
     return fail({"--protocol naive: a demonstration of the mistake in one process; it takes no --claim, --isolate or "
                  "--calibrate"});
   }
-  auto files = a.out.open({a.spec});
+  auto reads = read_files(a, l->spec);
+  if (!reads) return fail(reads.error());
+  auto files = a.out.open(*reads);
   if (!files) return fail(files.error());
   auto backend = open_cuda_timing();
   if (!backend) return fail(no_gpu(backend.error()));
@@ -230,6 +259,7 @@ void add_time_command(CLI::App& app, Commands& commands) {
   add_path_option(*p, "--checkpoint", args->checkpoint, "an A/B spec's checkpoint (default: the spec's)");
   p->add_flag("--quiet", args->quiet, "print only a claim that does not pass");
   add_no_user_code_flag(*p);
+  add_kernel_limit_flags(*p, args->wait_timeout_s, args->compile_timeout_s);
   p->add_option("--serve-arm", args->serve_arm)->group("");  // internal: the child side of --isolate
   args->out.add_flags(*p);
   commands.push_back({p, [args] { return run_time_command(*args); }});

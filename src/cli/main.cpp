@@ -15,6 +15,7 @@
 #include "cli/cuda_twin.hpp"
 #include "strict_json.hpp"
 #include "suggest.hpp"
+#include "user/process.hpp"
 #include "version.hpp"
 
 namespace {
@@ -71,6 +72,10 @@ std::string unexpected(const CLI::App* sub, const std::vector<std::string>& extr
 
 int main(int argc, char** argv) {
   namespace cli = bitproof::cli;
+  // The CUDA backend's compile child (NVRTC under a time limit) is this program again.
+  if (const auto child = bitproof::run_backend_child(argc, argv)) return *child;
+  // A GPU kernel past its limit: the line, then an exit that unwinds nothing (user/process.hpp, Deadline).
+  bitproof::user::set_abandon_handler(cli::abandon);
   cli::remember_arguments(argc, argv);
   CLI::App app{"bitproof: exhaustive, bit-for-bit proofs about low-precision GPU arithmetic", "bitproof"};
   app.set_version_flag("--version",

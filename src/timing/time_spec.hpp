@@ -62,6 +62,9 @@ struct KernelArm {
   std::vector<KernelArg> args;
 };
 
+inline constexpr double kDefaultCompileTimeout = 120;  // seconds, as user::kDefaultCompileTimeout
+inline constexpr double kDefaultWaitTimeout = 60;      // seconds
+
 struct TimeSpec {
   std::string path;
   std::string name;
@@ -73,6 +76,12 @@ struct TimeSpec {
   std::array<KernelArm, 2> arms;
   std::optional<op::AbSpec> ab;           // set: the arms are this A/B spec's operator arms
   nlohmann::ordered_json json;            // the spec as recorded in reports (canonical)
+  // Set by the command line, not the spec (bitproof time): each NVRTC compile
+  // and link of a kernel file (--compile-timeout; user recipes' default), and
+  // each wait for an arm's work on the device (--user-timeout): a kernel that
+  // does not return by then ends the process with one line (exit 2).
+  double compile_timeout_s = kDefaultCompileTimeout;
+  double wait_timeout_s = kDefaultWaitTimeout;
 
   [[nodiscard]] std::array<std::string, 2> arm_names() const;
   [[nodiscard]] const BufferSpec* buffer(const std::string& name) const;

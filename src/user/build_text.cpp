@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 namespace bitproof::user {
@@ -272,6 +273,30 @@ Expected<Manifest> parse_manifest(std::string_view text) {
   }
   if (number < 4) return Error{"compiler, key or worker missing"};
   return m;
+}
+
+std::string fields_text(const std::vector<std::string_view>& fields) {
+  std::string out;
+  for (const std::string_view field : fields) {
+    const std::uint64_t n = field.size();
+    for (int k = 0; k < 8; ++k) out.push_back(static_cast<char>((n >> (8 * k)) & 0xFF));
+    out.append(field);
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string_view>> parse_fields(std::string_view text) {
+  std::vector<std::string_view> fields;
+  while (!text.empty()) {
+    if (text.size() < 8) return std::nullopt;
+    std::uint64_t n = 0;
+    for (int k = 0; k < 8; ++k) n |= std::uint64_t{static_cast<unsigned char>(text[k])} << (8 * k);
+    text.remove_prefix(8);
+    if (n > text.size()) return std::nullopt;
+    fields.push_back(text.substr(0, n));
+    text.remove_prefix(n);
+  }
+  return fields;
 }
 
 }  // namespace bitproof::user

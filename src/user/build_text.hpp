@@ -1,9 +1,9 @@
 // The texts a user-recipe build writes and reads back, as pure functions (each
 // fuzzed: tests/user/fuzz/fuzz_build_text.cpp): the ABI binding generated into
 // the host worker and the NVRTC unit and the compiler's refusal of it, the
-// compiler's dependency rule (-M) and include search list (-v), and the cache
-// manifest. None of them trusts its input: a text that is not what the writer
-// writes is an error or nothing, never a guess.
+// compiler's dependency rule (-M) and include search list (-v), the cache
+// manifest, and the fields the GPU path's compile child reads and answers. None of them trusts its input: a text that
+// is not what the writer writes is an error or nothing, never a guess.
 #pragma once
 
 #include <optional>
@@ -71,5 +71,13 @@ struct Manifest {
 // The manifest `manifest_text` wrote, or what is wrong with the text.
 [[nodiscard]] Expected<Manifest> parse_manifest(std::string_view text);
 [[nodiscard]] bool sha256_hex_text(std::string_view s);  // 64 lower-case hex digits
+
+// ---- fields on a pipe (the GPU path's compile child: src/backend/cuda_user.cpp) ----
+
+// Each field as its length (8 bytes, little-endian) and its bytes.
+[[nodiscard]] std::string fields_text(const std::vector<std::string_view>& fields);
+// The fields of a whole text fields_text wrote (views into `text`); nullopt
+// where it is not one (a length past the end, bytes left over).
+[[nodiscard]] std::optional<std::vector<std::string_view>> parse_fields(std::string_view text);
 
 }  // namespace bitproof::user

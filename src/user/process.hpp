@@ -31,4 +31,29 @@ struct ProcessResult {
 [[nodiscard]] Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const std::string& input = {},
                                                   const std::vector<std::string>& env = {}, double timeout_s = 0);
 
+// A wall-clock limit on work this process cannot interrupt nor unwind from: a
+// GPU kernel of the user's that never returns (every later driver call, the
+// destructors' and the driver's teardown at exit included, would wait for it).
+// While a Deadline lives, a watchdog thread waits for it; if `seconds` pass
+// first, the abandon handler runs on that thread with `error` and ends the
+// process there (it must not return: nothing can be unwound). Any number may
+// live at once, in any threads (one per GPU); each is kept.
+class Deadline {
+ public:
+  Deadline(double seconds, Error error);
+  ~Deadline();
+  Deadline(const Deadline&) = delete;
+  Deadline& operator=(const Deadline&) = delete;
+  struct State;  // when, and the error (the watchdog's)
+
+ private:
+  State* state_ = nullptr;
+};
+
+// What ends the process when a Deadline passes. src/cli installs one that prints
+// the error's line as every error is printed and calls _exit(exit_code); the
+// default writes "bitproof: error: MESSAGE" to stderr and calls _exit(exit_code).
+using AbandonHandler = void (*)(const Error&);
+void set_abandon_handler(AbandonHandler handler);
+
 }  // namespace bitproof::user

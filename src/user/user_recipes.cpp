@@ -231,15 +231,15 @@ std::string compile_timeout_message(const UserRecipes& user) {
                      user.spec_path, files, user.compile_timeout_s);
 }
 
-std::string worker_timeout_message(const UserRecipes& user, std::uint64_t cases, double limit) {
+std::string worker_timeout_message(const UserRecipes& user, std::uint64_t cases, double limit, std::string_view where) {
   std::string recipes;
   for (std::size_t i = 0; i < user.recipes.size(); ++i) {
     const UserRecipe& r = user.recipes[i];
     if (r.function.empty()) continue;
     recipes += fmt::format("{}user_recipes[{}] {} ({})", recipes.empty() ? "" : ", ", i, r.name, r.function);
   }
-  return fmt::format("{}: {}: did not return within the {:g} s limit over {} cases (--user-timeout SECONDS sets it)",
-                     user.spec_path, recipes, limit, cases);
+  return fmt::format("{}: {}: did not return{} within the {:g} s limit over {} cases (--user-timeout SECONDS sets it)",
+                     user.spec_path, recipes, where, limit, cases);
 }
 
 std::vector<std::string> UserRecipes::input_paths() const {

@@ -193,7 +193,9 @@ inline constexpr std::uint64_t kMaxTableWords = std::uint64_t{1} << 26;
 // The one-line errors of a compiler run or a worker run stopped at its limit:
 // the spec, its sources or its function recipes, the limit and the flag that sets it.
 [[nodiscard]] std::string compile_timeout_message(const UserRecipes& user);
-[[nodiscard]] std::string worker_timeout_message(const UserRecipes& user, std::uint64_t cases, double limit);
+// `where` follows "did not return" (" on the GPU (--backend cuda)"; empty: the CPU worker).
+[[nodiscard]] std::string worker_timeout_message(const UserRecipes& user, std::uint64_t cases, double limit,
+                                                 std::string_view where = {});
 
 // Shared with the GPU path (src/backend/cuda_user.cpp):
 // bitproof's own header directories ($BITPROOF_INCLUDE_DIRS, the installed
@@ -211,6 +213,16 @@ bool store_cached(const std::string& path, const std::string& bytes);
 [[nodiscard]] Expected<std::optional<std::string>> read_cached(const std::string& path);
 // The files the worker source reads ($CXX -M -v): every one, and the user's by content.
 [[nodiscard]] Expected<Dependencies> preprocessed_dependencies(const UserRecipes& user);
+// The files a CUDA kernel file compiled by NVRTC reads (bitproof time's arms):
+// `file` and each header it includes that is not one of the toolkit's, as the
+// host preprocessor lists them ($CXX -M -MG, NVRTC's macros __CUDACC__ and
+// __CUDACC_RTC__, the include path NVRTC gets less the toolkit's: a header not
+// found there is the toolkit's, and -MG names it bare; those are left out).
+// What the command reading the kernel must never write over. `what` names the
+// spec's field in errors; the preprocessor runs within `timeout_s`.
+[[nodiscard]] Expected<std::vector<std::string>> kernel_file_reads(const std::string& file,
+                                                                   const std::vector<std::string>& include_dirs,
+                                                                   double timeout_s, const std::string& what);
 // The spec's error (exit 2) where a compiler `log` of the generated `source`
 // (its name as the log spells it) says a function has not the ABI's type:
 // "user_recipes[i].function: F has the type T, not std::uint32_t(...)" (or no

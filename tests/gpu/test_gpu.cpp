@@ -393,6 +393,8 @@ void print_backtrace(int sig) {
 }
 
 int main(int argc, char** argv) {
+  // The CUDA backend's compile child (NVRTC under a time limit) is this program again.
+  if (const auto child = run_backend_child(argc, argv)) return *child;
   std::signal(SIGSEGV, print_backtrace);
   // The NVRTC-linked sweeps compile bitproof's device headers: this program is not the
   // command of its build directory (which alone finds the source tree's), so name them

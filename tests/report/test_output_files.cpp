@@ -71,6 +71,21 @@ TEST_SUITE("report") {
     CHECK(entries(dir.path) == 1);
   }
 
+  TEST_CASE("outputs: an exit that unwinds nothing removes the reserved temporaries first") {
+    const TempDir dir;
+    OutputFiles kept;
+    REQUIRE(kept.add("--report", dir.file("kept.json")));
+    kept.set(dir.file("kept.json"), "kept\n");
+    REQUIRE(kept.commit());  // committed: no longer reserved, left alone
+    OutputFiles files;
+    REQUIRE(files.add("--report", dir.file("r.json")));
+    REQUIRE(files.add("--markdown", dir.file("r.md")));
+    CHECK(entries(dir.path) == 3);  // kept.json and two temporaries
+    remove_reserved_outputs();      // what cli::abandon does before _exit
+    CHECK(entries(dir.path) == 1);
+    CHECK(contents(dir.file("kept.json")) == "kept\n");
+  }
+
   TEST_CASE("outputs: an OutputFiles dropped without commit leaves nothing") {
     TempDir dir;
     {

@@ -33,6 +33,21 @@ TEST_SUITE("build_text") {
     CHECK(parse_make_rule("t: /a.h\n\n", "t").ok());
   }
 
+  TEST_CASE("fields on a pipe: written and read back; a short or overlong text refused") {
+    const std::string bytes("a\0b", 3);
+    const std::string text = fields_text({"bitproof-nvrtc-v1", "", bytes});
+    const auto fields = parse_fields(text);
+    REQUIRE(fields.has_value());
+    REQUIRE(fields->size() == 3);
+    CHECK((*fields)[0] == "bitproof-nvrtc-v1");
+    CHECK((*fields)[1].empty());
+    CHECK((*fields)[2] == bytes);
+    CHECK(parse_fields("")->empty());
+    CHECK_FALSE(parse_fields(text.substr(0, text.size() - 1)).has_value());  // the last field cut short
+    CHECK_FALSE(parse_fields(text + "x").has_value());                       // bytes left over
+    CHECK_FALSE(parse_fields(std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8)).has_value());  // a length past the end
+  }
+
   TEST_CASE("the search list: the <...> directories, in order") {
     const std::string gcc =
         "ignoring nonexistent directory \"/x\"\n#include \"...\" search starts here:\n #include <...> search starts "

@@ -1,8 +1,11 @@
 // run_process (src/user/process.hpp): a child that outlives its limit is killed
 // with its whole process group and reaped; what a child leaves behind is killed
-// when it ends; a child that ends in time is untouched.
+// when it ends; a child that ends in time is untouched. A Deadline that passes
+// ends the process with its one line; one that ends first does nothing.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -11,6 +14,8 @@
 
 #include "user/process.hpp"
 
+using bitproof::Error;
+using bitproof::user::Deadline;
 using bitproof::user::run_process;
 
 namespace {
@@ -34,9 +39,73 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// What a forked child running `body` (then _exit(0)) ends with: its status
+// (128 + signal when killed), what it wrote to stderr, and the seconds it took.
+// Deadlines are made in the child alone: the watchdog thread is per process.
+struct Ended {
+  int status = -1;
+  std::string err;
+  double seconds = 0;
+};
+template <class Body>
+Ended in_child(Body body) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]);
+    body();
+    _exit(0);
+  }
+  close(fds[1]);
+  Ended out;
+  char buffer[512];
+  for (ssize_t got = 0; (got = read(fds[0], buffer, sizeof buffer)) > 0;) out.err.append(buffer, got);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  out.seconds = seconds_since(start);
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("process") {
+  TEST_CASE("a Deadline that passes ends the process: its one line, its exit code, nothing unwound") {
+    const Ended e = in_child([] {
+      const Deadline d(0.3, Error{"k.json: kernel k_spin did not return within the 0.3 s limit", 2});
+      std::this_thread::sleep_for(std::chrono::seconds(5));  // the kernel that never returns
+    });
+    CHECK(e.status == 2);
+    CHECK(e.err == "bitproof: error: k.json: kernel k_spin did not return within the 0.3 s limit\n");
+    CHECK(e.seconds < 4);
+  }
+
+  TEST_CASE("a Deadline that ends first does nothing (negative control)") {
+    const Ended e = in_child([] {
+      { const Deadline d(0.3, Error{"never said", 2}); }
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    });
+    CHECK(e.status == 0);
+    CHECK(e.err.empty());
+  }
+
+  TEST_CASE("deadlines of several scopes and threads: each is kept, whichever ends first") {
+    const Ended e = in_child([] {
+      const Deadline outer(0.5, Error{"outer", 2});
+      std::thread([] { const Deadline other(60, Error{"other thread", 3}); }).join();
+      { const Deadline inner(60, Error{"inner", 2}); }
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+    });
+    CHECK(e.status == 2);
+    CHECK(e.err == "bitproof: error: outer\n");
+    CHECK(e.seconds < 4);
+  }
+
   TEST_CASE("a child that ends in time: its output and status, not timed out") {
     auto r = run_process({"sh", "-c", "cat; echo err >&2; exit 3"}, "in\n", {}, 10);
     REQUIRE(r);

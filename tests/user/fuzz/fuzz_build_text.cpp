@@ -1,8 +1,9 @@
 // libFuzzer target for the texts a user-recipe build reads back
 // (src/user/build_text.cpp): the cache manifest, the compiler's dependency
-// rule and search list, and its ABI refusals. Any bytes are refused with a
-// message or read consistently: a manifest read is written back to the same
-// text, and a rule's files are non-empty words.
+// rule and search list, its ABI refusals, and the fields of the GPU path's
+// compile child. Any bytes are refused with a message or read consistently: a
+// manifest read is written back to the same text, a rule's files are non-empty
+// words, and fields read are written back to the same text.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -32,5 +33,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   for (const std::string& d : parse_search_dirs(bytes)) require(!d.empty());
   if (auto r = abi_refusal(bytes, "w.cpp", {{1, 0}, {2, 1}})) require(r->slot >= 0);
+  if (auto fields = parse_fields(bytes)) require(fields_text(*fields) == bytes);
   return 0;
 }
