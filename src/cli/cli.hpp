@@ -11,6 +11,7 @@
 #include "error.hpp"
 #include "output_files.hpp"
 #include "proof/engine.hpp"
+#include "report/kind_proof.hpp"  // check_proof_map: prove --svg checks before it proves
 #include "report/report.hpp"
 #include "user/user_recipes.hpp"
 
@@ -82,13 +83,6 @@ struct Outputs {
 // A count option's check: decimal digits only (no sign, no spaces), lo..hi;
 // anything else is refused with the value quoted.
 CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi);
-
-// The input a proof's SVG case map is drawn over: "scale", else the last input.
-[[nodiscard]] std::string map_input(const Spec& spec);
-// Whether prove --svg can draw the proof's domain: the map input's interval spans
-// at most kMaxMapCodes codes (a 16-bit format) and discovery can sweep it.
-inline constexpr std::uint64_t kMaxMapCodes = 65536;
-[[nodiscard]] std::optional<Error> check_proof_map(const Spec& spec);
 
 // An option that takes a file path: an empty one is refused (exit 2).
 CLI::Option* add_path_option(CLI::App& sub, const std::string& name, std::string& path, const std::string& help);

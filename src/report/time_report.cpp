@@ -1,7 +1,6 @@
 #include "report/time_report.hpp"
 
 #include "report/markup.hpp"
-#include "report/render.hpp"
 
 #include <fmt/format.h>
 

@@ -9,6 +9,7 @@
 
 #include "proof/engine.hpp"
 #include "report/digest.hpp"
+#include "report/render.hpp"
 #include "report/report.hpp"
 #include "report/schema.hpp"
 #include "support.hpp"

@@ -13,6 +13,8 @@
 
 #include "audit/admission.hpp"
 #include "report/compare.hpp"
+#include "report/kind_domain.hpp"
+#include "report/kind_proof.hpp"
 #include "report/render.hpp"
 #include "report/time_report.hpp"
 
@@ -47,7 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)bitproof::render_markdown(*report);
   (void)bitproof::render_junit(*report);
   const auto& kind = (*report)["kind"];
-  if (kind == "proof" || kind == "domain") (void)bitproof::judge_report(*report);  // the proof verdict's reader
+  if (kind == "proof") (void)bitproof::judge_proof_report(*report);  // the proof verdict's reader
+  if (kind == "domain") (void)bitproof::judge_domain_report(*report);
   if (kind == "time") {  // a timing report re-derives from its samples or says why not, in one line
     auto again = bitproof::rederive_time_result((*report)["result"], "fuzz.json");
     if (!again) require_one_line(again.error());
