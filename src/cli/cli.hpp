@@ -50,7 +50,6 @@ int fail(const Error& e);
 //                     anything of it is compiled; BITPROOF_NO_USER_CODE=1 sets it for every
 //                     command that offers it (src/user/user_code.hpp)
 inline constexpr unsigned kMaxThreads = 4096;
-inline constexpr std::size_t kDefaultKeep = 8;
 CLI::Option* add_threads_option(CLI::App& sub, unsigned& threads);
 CLI::Option* add_keep_option(CLI::App& sub, std::size_t& keep);
 CLI::Option* add_report_option(CLI::App& sub, std::string& path, const std::string& help);

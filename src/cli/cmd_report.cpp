@@ -113,7 +113,8 @@ Expected<Verification> verify_admission(const Json& report, const std::string& p
                       fmt::format("verified: {}: admission of {} against {}: the result part reproduces byte "
                                   "for byte",
                                   admitted ? "ADMITTED" : "REFUSED", recorded["audit"]["file"].get<std::string>(),
-                                  recorded["domain"]["file"].get<std::string>())};
+                                  recorded["domain"]["file"].get<std::string>()),
+                      {}};
 }
 
 void register_audit_verifiers() {

@@ -7,6 +7,7 @@
 #include "proof/discovery.hpp"
 #include "report/compare.hpp"
 #include "report/junit.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {

@@ -8,6 +8,7 @@
 #include "proof/engine.hpp"
 #include "report/compare.hpp"
 #include "report/junit.hpp"
+#include "user/user_recipes.hpp"
 #include "report/kind_domain.hpp"
 
 namespace bitproof {

@@ -18,6 +18,8 @@
 namespace bitproof {
 
 inline constexpr int kReportVersion = 1;
+// Counterexamples a report keeps per claim unless told (--keep); a proof's case map uses it too.
+inline constexpr std::size_t kDefaultKeep = 8;
 
 using Json = nlohmann::ordered_json;
 

@@ -36,7 +36,7 @@ Json committed(const std::string& name) {
 
 }  // namespace
 
-TEST_SUITE("report kinds") {
+TEST_SUITE("report") {
   TEST_CASE("the table has one row per kind the schema names, in the schema's order") {
     std::vector<std::string> schema_kinds, rows;
     for (const Json& k : report_schema()["properties"]["kind"]["enum"]) schema_kinds.push_back(k.get<std::string>());
@@ -55,12 +55,12 @@ TEST_SUITE("report kinds") {
       REQUIRE(kind != nullptr);
       CHECK(kind->name == report["kind"].get<std::string>());
       CHECK(kind->refused_alone.empty());
-      REQUIRE(kind->markdown != nullptr);
+      REQUIRE((kind->markdown != nullptr));
       CHECK(render_markdown(report) == kind->markdown(report));
       CHECK(!render_markdown(report).empty());
-      REQUIRE(kind->junit != nullptr);
+      REQUIRE((kind->junit != nullptr));
       CHECK(render_junit(report) == kind->junit(report));
-      REQUIRE(kind->diff != nullptr);
+      REQUIRE((kind->diff != nullptr));
       CHECK(kind->diff(report["result"], report["result"]).empty());
       CHECK(kind->verify);
     }
@@ -73,9 +73,9 @@ TEST_SUITE("report kinds") {
     for (const char* name : {"audit", "admission"}) {
       const ReportKind* kind = find_report_kind(name);
       REQUIRE(kind != nullptr);
-      CHECK(kind->validate == nullptr);  // the schema is their contract
-      CHECK(kind->svg == nullptr);
-      CHECK(kind->diff == nullptr);
+      CHECK((kind->validate == nullptr));  // the schema is their contract
+      CHECK((kind->svg == nullptr));
+      CHECK((kind->diff == nullptr));
     }
     Json audit = Json::object();
     audit["kind"] = "audit";
