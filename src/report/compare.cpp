@@ -6,7 +6,6 @@
 #include <map>
 #include <utility>
 
-
 namespace bitproof {
 namespace {
 

@@ -16,12 +16,17 @@
 namespace bitproof {
 namespace {
 
-// The rows, built once; set_report_verifier fills verifiers in.
+// The rows, built once; set_report_verifier fills verifiers in. The kernel A/B
+// and the PTX proof go here, one row each (kind.hpp says how).
 std::vector<ReportKind>& table() {
   static std::vector<ReportKind> rows{
-      proof_report_kind(),  domain_report_kind(), shard_report_kind(),     ab_report_kind(),
-      audit_report_kind(),  admission_report_kind(), time_report_kind(),
-      // The kernel A/B and the PTX proof go here, one row each (kind.hpp says how).
+      proof_report_kind(),      // report/kind_proof.cpp
+      domain_report_kind(),     // report/kind_domain.cpp
+      shard_report_kind(),      // report/kind_shard.cpp
+      ab_report_kind(),         // report/kind_ab.cpp
+      audit_report_kind(),      // report/kind_audit.cpp (its verifier registered by the CLI)
+      admission_report_kind(),  // report/kind_admission.cpp (its verifier registered by the CLI)
+      time_report_kind(),       // report/kind_time.cpp
   };
   return rows;
 }
@@ -74,7 +79,8 @@ Expected<Ok> check_spec_digest(const Json& result, const std::string& path) {
 
 std::optional<Verification> result_differs(const std::string& name, const Json& recorded, const Json& now) {
   if (now == recorded) return std::nullopt;
-  return Verification{false, fmt::format("NOT VERIFIED: {}: this machine's result differs from the recorded one", name),
+  return Verification{false,
+                      fmt::format("NOT VERIFIED: {}: this machine's result differs from the recorded one", name),
                       {first_difference(recorded, now)}};
 }
 

@@ -18,7 +18,8 @@ namespace {
 // on each difference naming both arms).
 Expected<Ok> check_ab_consistency(const op::AbSpec& spec, const Json& result, const std::string& path) {
   const Json& outputs = result["outputs"];
-  if (outputs.size() != spec.outputs.size()) return report_field_error(path, "result.outputs", "not the spec's outputs");
+  if (outputs.size() != spec.outputs.size())
+    return report_field_error(path, "result.outputs", "not the spec's outputs");
   std::uint64_t elements = 0, differing_cases_max = 0;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Json& o = outputs[i];

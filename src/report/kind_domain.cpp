@@ -57,11 +57,11 @@ std::vector<JUnitCase> domain_cases(const Json& report) {
       if (claim.contains(side) && !claim[side].is_null())
         body += std::string(side) + ": " + counterexample_text(claim[side]) + "\n";
     }
-    cases.push_back(junit_case(suite + ".domain",
-                               fmt::format("claim {}: {} over {}, maximal interval {}", c,
-                                           claim["claim"].get<std::string>(),
-                                           result["over"]["input"].get<std::string>(), maximal),
-                               !holds, holds ? "" : "the claim does not hold on the spec's whole interval", body));
+    cases.push_back(
+        junit_case(suite + ".domain",
+                   fmt::format("claim {}: {} over {}, maximal interval {}", c, claim["claim"].get<std::string>(),
+                               result["over"]["input"].get<std::string>(), maximal),
+                   !holds, holds ? "" : "the claim does not hold on the spec's whole interval", body));
   }
   return cases;
 }
@@ -78,12 +78,14 @@ Expected<Verification> verify_domain(const Json& report, const std::string& path
   if (auto differs = result_differs(name, recorded, *now)) return *differs;
   // The result reproduces; what it says is the verdict.
   const ReportJudgement judged = judge_domain_report(report);
-  const std::string digest = recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
-  return Verification{judged.passes,
-                      fmt::format("verified: {}, {}/{} claims {}: {}: the result part reproduces byte for byte{}",
-                                  judged.word(), judged.claims_passing, judged.claims, judged.findings ? "pass" : "hold",
-                                  name, digest.empty() ? "" : fmt::format(" (case digest {})", digest)),
-                      judged.problems, true};
+  const std::string digest =
+      recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
+  return Verification{
+      judged.passes,
+      fmt::format("verified: {}, {}/{} claims {}: {}: the result part reproduces byte for byte{}", judged.word(),
+                  judged.claims_passing, judged.claims, judged.findings ? "pass" : "hold", name,
+                  digest.empty() ? "" : fmt::format(" (case digest {})", digest)),
+      judged.problems, true};
 }
 
 }  // namespace
@@ -99,7 +101,8 @@ Expected<Ok> check_domain_report(const Json& report, const std::string& path) {
 Expected<Ok> validate_domain_report(const Json& report, const std::string& path) {
   if (auto ok = check_report_envelope(report, path); !ok) return ok;
   if (report["kind"] != "domain") {
-    return report_field_error(path, "kind", fmt::format("a {} report, not a domain report", report["kind"].get<std::string>()));
+    return report_field_error(path, "kind",
+                              fmt::format("a {} report, not a domain report", report["kind"].get<std::string>()));
   }
   return check_domain_report(report, path);
 }

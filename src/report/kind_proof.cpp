@@ -8,8 +8,8 @@
 #include "proof/engine.hpp"
 #include "report/compare.hpp"
 #include "report/junit.hpp"
-#include "user/user_recipes.hpp"
 #include "report/kind_domain.hpp"
+#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {
@@ -69,7 +69,8 @@ std::vector<JUnitCase> proof_cases(const Json& report) {
   std::string problems;
   for (const std::string& p : judged.problems) problems += p + "\n";
   cases.push_back(junit_case(suite + ".agreement", "backends agree, hardware equals the model, witness agrees",
-                             !judged.problems.empty(), judged.problems.empty() ? "" : judged.problems.front(), problems));
+                             !judged.problems.empty(), judged.problems.empty() ? "" : judged.problems.front(),
+                             problems));
   return cases;
 }
 
@@ -101,10 +102,11 @@ Expected<Json> rerun_proof(const Json& result, const std::string& path, const st
   if (spec->user) spec->user->no_cache = true;  // a verdict re-derived here takes nothing from the cache
   if (auto ok = check_sweepable(*spec); !ok) return ok.error();
   if (const std::uint64_t cases = spec->case_count(); cases > kMostCasesVerified) {
-    return Error{fmt::format("{}: {} cases: report verify re-runs a proof on this machine's CPU, which takes days "
-                             "past 2^36 cases; on a GPU, prove the spec again (bitproof prove proofs/{}.json "
-                             "--backend cuda --report again.json) and compare (bitproof report diff {} again.json)",
-                             path, cases, spec->name, path)};
+    return Error{
+        fmt::format("{}: {} cases: report verify re-runs a proof on this machine's CPU, which takes days "
+                    "past 2^36 cases; on a GPU, prove the spec again (bitproof prove proofs/{}.json "
+                    "--backend cuda --report again.json) and compare (bitproof report diff {} again.json)",
+                    path, cases, spec->name, path)};
   }
   const std::size_t keep = result.value("keep", std::size_t{8});
   EngineOptions options;
@@ -120,12 +122,14 @@ Expected<Verification> verify_proof(const Json& report, const std::string& path,
   if (auto differs = result_differs(name, recorded, *now)) return *differs;
   // The result reproduces; what it says is the verdict, with the recorded run's agreement.
   const ReportJudgement judged = judge_proof_report(report);
-  const std::string digest = recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
-  return Verification{judged.passes,
-                      fmt::format("verified: {}, {}/{} claims {}: {}: the result part reproduces byte for byte{}",
-                                  judged.word(), judged.claims_passing, judged.claims, judged.findings ? "pass" : "hold",
-                                  name, digest.empty() ? "" : fmt::format(" (case digest {})", digest)),
-                      judged.problems, true};
+  const std::string digest =
+      recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
+  return Verification{
+      judged.passes,
+      fmt::format("verified: {}, {}/{} claims {}: {}: the result part reproduces byte for byte{}", judged.word(),
+                  judged.claims_passing, judged.claims, judged.findings ? "pass" : "hold", name,
+                  digest.empty() ? "" : fmt::format(" (case digest {})", digest)),
+      judged.problems, true};
 }
 
 }  // namespace

@@ -25,9 +25,9 @@ namespace bitproof {
 struct ReportJudgement {
   bool passes = false;
   std::size_t claims = 0;
-  std::size_t claims_passing = 0;     // hold, or refuted exactly as their spec expects
-  bool findings = false;              // some claim is refuted as expected
-  std::vector<std::string> problems;  // beyond the claims: witness, agreement, verdict
+  std::size_t claims_passing = 0;          // hold, or refuted exactly as their spec expects
+  bool findings = false;                   // some claim is refuted as expected
+  std::vector<std::string> problems;       // beyond the claims: witness, agreement, verdict
   [[nodiscard]] std::string word() const;  // "HOLDS", "AS EXPECTED", "REFUTED"
 };
 

@@ -1,13 +1,12 @@
 #include "report/time_report.hpp"
 
-#include "report/markup.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "report/digest.hpp"
+#include "report/markup.hpp"
 
 namespace bitproof {
 namespace {

@@ -88,9 +88,10 @@ TEST_SUITE("report") {
     const ReportKind* admission = find_report_kind("admission");
     REQUIRE(admission != nullptr);
     const ReportVerifier before = admission->verify;
-    set_report_verifier("admission", [](const Json&, const std::string&, const VerifyOptions&) -> Expected<Verification> {
-      return Verification{true, "registered", {}};
-    });
+    set_report_verifier("admission",
+                        [](const Json&, const std::string&, const VerifyOptions&) -> Expected<Verification> {
+                          return Verification{true, "registered", {}};
+                        });
     REQUIRE(admission->verify);
     auto v = admission->verify(Json::object(), "a.json", {});
     CHECK((v.ok() && v->headline == "registered"));
@@ -122,7 +123,8 @@ TEST_SUITE("report") {
   }
 
   TEST_CASE("the kind is peeked from the top level of a report's text, and no further") {
-    CHECK(peek_report_kind(R"({"bitproof_report": 1, "kind": "audit", "result": {)") == std::optional<std::string>("audit"));
+    CHECK(peek_report_kind(R"({"bitproof_report": 1, "kind": "audit", "result": {)") ==
+          std::optional<std::string>("audit"));
     CHECK(peek_report_kind(R"({"result": {"kind": "audit"}, "kind": "proof"})") == std::optional<std::string>("proof"));
     CHECK(peek_report_kind(R"([{"kind": "audit"}])") == std::nullopt);
     CHECK(peek_report_kind(R"({"kind": 3, "x": "audit"})") == std::nullopt);
