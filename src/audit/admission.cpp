@@ -9,7 +9,7 @@
 
 #include "name_filter.hpp"
 #include "report/compare.hpp"
-#include "report/render.hpp"
+#include "report/kind_domain.hpp"
 #include "report/report.hpp"
 #include "report/schema.hpp"
 #include "strict_json.hpp"
@@ -760,7 +760,8 @@ Expected<ProvenInterval> load_domain_report(const std::string& path, std::option
   if (!j) return j.error();
   const SpecWhere w{path};
   if (auto ok = check_report_kind(*j, "domain", w, "bitproof domain SPEC --report"); !ok) return ok.error();
-  if (auto ok = validate_report(*j, path); !ok) return ok.error();  // the schema, the recorded spec and its digest
+  // The domain kind's reader alone: the schema, the recorded spec, its digest and strings.
+  if (auto ok = validate_domain_report(*j, path); !ok) return ok.error();
   const json& result = (*j)["result"];
   std::string over;
   ProvenInterval p;
@@ -789,7 +790,7 @@ Expected<ProvenInterval> load_domain_report(const std::string& path, std::option
   }
   // What adds up may still be forged consistently: the discovery is run again
   // here (domain sweeps at most 2^24 cases) and must give the recorded result.
-  auto again = rerun_result(*j, path, {}, read_audited_scales);
+  auto again = rerun_domain_result(*j, path);
   if (!again) return again.error();
   if (*again != result) {
     return w.at("result", fmt::format("does not reproduce here (the recorded spec swept again): {}",

@@ -9,54 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "proof/discovery.hpp"
 #include "report/render.hpp"
 #include "user/user_code.hpp"
 
 namespace bitproof::cli {
-namespace {
-
-// The domain report an SVG is drawn from: the report itself, or for a proof a
-// discovery over the proof's own domain (the spec's interval of the map's input).
-Expected<Json> map_source(const Json& report) {
-  if (report["kind"] == "domain" || report["kind"] == "time") return report;
-  if (is_audit_kind(report)) {
-    return Error{fmt::format("--svg: an {} report has no case map (give --markdown or --junit)",
-                             report["kind"].get<std::string>())};
-  }
-  auto spec = parse_spec(report["result"]["spec"].dump(), "result.spec");
-  if (!spec) return spec.error();
-  if (auto e = check_proof_map(*spec)) return *e;
-  const std::string over = map_input(*spec);
-  auto discovery = discover(*spec, over, {kDefaultKeep, 0, {}}, DiscoveryScope::kSpecInterval);
-  if (!discovery) return discovery.error();
-  return discovery_report(*spec, *discovery);
-}
-
-}  // namespace
-
-std::string map_input(const Spec& spec) {
-  return spec.input_index("scale") ? std::string("scale") : spec.inputs.back().name;
-}
-
-std::optional<Error> check_proof_map(const Spec& spec) {
-  const std::string over = map_input(spec);
-  const InputDomain& in = spec.inputs[*spec.input_index(over)];
-  const std::uint64_t lo = in.range ? in.range->lo : *std::min_element(in.codes.begin(), in.codes.end());
-  const std::uint64_t hi = in.range ? in.range->hi : *std::max_element(in.codes.begin(), in.codes.end());
-  if (hi - lo + 1 > kMaxMapCodes) {
-    return Error{fmt::format("--svg: the case map sweeps one input whole, at most {} codes; {} spans {} ({}..{})",
-                             kMaxMapCodes, over, hi - lo + 1, lo, hi)};
-  }
-  if (const std::uint64_t rows = spec.case_count() / in.count(); rows > kDiscoveryMapLimit) {
-    return Error{fmt::format("--svg: the case map draws at most {} cases per {} code; the other inputs give {}",
-                             kDiscoveryMapLimit, over, rows)};
-  }
-  if (auto ok = check_discovery(spec, over, DiscoveryScope::kSpecInterval); !ok) {
-    return Error{"--svg: the case map sweeps the proof's domain code by code: " + ok.error().message};
-  }
-  return std::nullopt;
-}
 
 int fail(const Error& e) {
   std::fprintf(stderr, "bitproof: error: %s\n", e.message.c_str());
@@ -206,9 +162,7 @@ std::optional<Error> Outputs::write(OutputFiles& files, const Json& json) const 
   if (!markdown.empty()) files.set(markdown, render_markdown(json));
   if (!junit.empty()) files.set(junit, render_junit(json));
   if (!svg.empty()) {
-    auto source = map_source(json);
-    if (!source) return source.error();
-    auto picture = render_svg(*source, "--svg");
+    auto picture = render_svg(json, "--svg");
     if (!picture) return picture.error();
     files.set(svg, *picture);
   }

@@ -11,6 +11,7 @@
 #include "error.hpp"
 #include "output_files.hpp"
 #include "proof/engine.hpp"
+#include "report/kind_proof.hpp"  // check_proof_map: prove --svg checks before it proves
 #include "report/report.hpp"
 #include "user/user_recipes.hpp"
 
@@ -52,7 +53,6 @@ int fail(const Error& e);
 //                     anything of it is compiled; BITPROOF_NO_USER_CODE=1 sets it for every
 //                     command that offers it (src/user/user_code.hpp)
 inline constexpr unsigned kMaxThreads = 4096;
-inline constexpr std::size_t kDefaultKeep = 8;
 CLI::Option* add_threads_option(CLI::App& sub, unsigned& threads);
 CLI::Option* add_keep_option(CLI::App& sub, std::size_t& keep);
 CLI::Option* add_report_option(CLI::App& sub, std::string& path, const std::string& help);
@@ -85,13 +85,6 @@ struct Outputs {
 // A count option's check: decimal digits only (no sign, no spaces), lo..hi;
 // anything else is refused with the value quoted.
 CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi);
-
-// The input a proof's SVG case map is drawn over: "scale", else the last input.
-[[nodiscard]] std::string map_input(const Spec& spec);
-// Whether prove --svg can draw the proof's domain: the map input's interval spans
-// at most kMaxMapCodes codes (a 16-bit format) and discovery can sweep it.
-inline constexpr std::uint64_t kMaxMapCodes = 65536;
-[[nodiscard]] std::optional<Error> check_proof_map(const Spec& spec);
 
 // An option that takes a file path: an empty one is refused (exit 2).
 CLI::Option* add_path_option(CLI::App& sub, const std::string& name, std::string& path, const std::string& help);

@@ -1,4 +1,6 @@
-// bitproof report render|verify|diff: what a reviewer and a CI system do with a report.
+// bitproof report render|verify|diff|merge: what a reviewer and a CI system do
+// with a report. Every kind is handled through its row (report/kind.hpp); the
+// audit room's verifiers are registered into the audit and admission rows here.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,11 +9,11 @@
 
 #include "audit/admission.hpp"
 #include "cli/cli.hpp"
-#include "report/ab_report.hpp"
 #include "report/compare.hpp"
-#include "report/render.hpp"
+#include "report/kind.hpp"
+#include "report/kind_proof.hpp"
+#include "report/read.hpp"
 #include "report/shard.hpp"
-#include "report/time_report.hpp"
 #include "strict_json.hpp"
 
 namespace bitproof::cli {
@@ -22,12 +24,14 @@ struct RenderArgs {
   Outputs out;
 };
 
-// A report (its text read as `text`) that is not a shard; without an audit's
-// tensors' histograms (parse_report_without_histograms) unless `histograms`.
+// A report (its text read as `text`) whole, as its kind's row says (a shard is
+// not); without an audit's tensors' histograms (parse_report_without_histograms)
+// unless `histograms`.
 Expected<Json> whole_report(const std::string& text, const std::string& path, bool histograms = true) {
   auto report = histograms ? parse_report(text, path) : parse_report_without_histograms(text, path);
-  if (report && (*report)["kind"] == "shard") {
-    return Error{fmt::format("{}: kind: a shard: merge the shards first (bitproof report merge)", path)};
+  if (!report) return report;
+  if (const ReportKind* kind = report_kind_of(*report); kind != nullptr && !kind->refused_alone.empty()) {
+    return Error{fmt::format("{}: kind: {}", path, kind->refused_alone)};
   }
   return report;
 }
@@ -38,10 +42,13 @@ Expected<Json> load_whole_report(const std::string& path, bool histograms = true
   return whole_report(*text, path, histograms);
 }
 
-// diff compares a spec's result: an audit or admission has none.
-Expected<Json> load_proof_or_domain(const std::string& path) {
+// The row of a report whole_report accepted (the schema admits the table's kinds only).
+const ReportKind& kind_of(const Json& report) { return *report_kind_of(report); }
+
+// A report diff can compare: its kind records a result to compare.
+Expected<Json> load_comparable(const std::string& path) {
   auto report = load_whole_report(path);
-  if (report && is_audit_kind(*report)) {
+  if (report && kind_of(*report).diff == nullptr) {
     return Error{
         fmt::format("{}: kind: an {} report records no spec to compare (bitproof report verify re-derives "
                     "it; report render shows it)",
@@ -50,58 +57,72 @@ Expected<Json> load_proof_or_domain(const std::string& path) {
   return report;
 }
 
-int audit_verified(const audit::AuditReproduced& audit) {
-  std::printf(
-      "%s\n",
-      painted(fmt::format("verified: audit of {}: the result part reproduces byte for byte", audit.checkpoint), true)
-          .c_str());
-  for (const std::string& line : audit.summary) std::printf("  %s\n", line.c_str());
-  return kExitHolds;
+// What verify found, printed: the headline painted by the verdict, the notes below it.
+int print_verification(const Verification& v) {
+  std::printf("%s\n", painted(v.headline, v.passes).c_str());
+  for (const std::string& note : v.notes) {
+    std::printf("  %s\n", v.notes_are_problems ? painted(note, false).c_str() : note.c_str());
+  }
+  return v.passes ? kExitHolds : kExitRefuted;
+}
+
+// ---- the audit room's verifiers, registered into the audit and admission rows ----
+
+Verification audit_verified(const audit::AuditReproduced& audit) {
+  return {true, fmt::format("verified: audit of {}: the result part reproduces byte for byte", audit.checkpoint),
+          audit.summary};
 }
 
 // An audit or admission that this machine gives otherwise: where first.
-int not_verified(const std::string& path, bool audit, const std::string& first) {
-  std::printf("%s\n  %s\n",
-              painted(fmt::format("NOT VERIFIED: {}: this machine's {} differs from the recorded one", path,
-                                  audit ? "audit of the checkpoint" : "admission"),
-                      false)
-                  .c_str(),
-              first.c_str());
-  return kExitRefuted;
+Verification not_verified(const std::string& path, bool audit, const std::string& first) {
+  return {false,
+          fmt::format("NOT VERIFIED: {}: this machine's {} differs from the recorded one", path,
+                      audit ? "audit of the checkpoint" : "admission"),
+          {first}};
 }
 
-// verify of an audit (the checkpoint read again) or an admission (made again
-// from the audit and domain reports it names): exit 0 when the result part
-// reproduces (and an admission admits), 1 when it differs or refuses.
-int verify_audit_kind(const Json& report, const std::string& path) {
-  const bool audit = report["kind"] == "audit";
+// An audit report as bitproof writes it, checked without its histograms as JSON
+// values (audit::reaudit_fast); nullopt leaves it to verify_audit.
+std::optional<Verification> verify_audit_text(const std::string& text, const std::string& path) {
+  const audit::FastReaudit fast = audit::reaudit_fast(text, path);
+  if (fast.reproduced) return audit_verified(*fast.reproduced);
+  if (!fast.difference.empty()) return not_verified(path, true, fast.difference);
+  return std::nullopt;
+}
+
+// The checkpoint read again: exit 0 when the result part reproduces, 1 when it differs.
+Expected<Verification> verify_audit(const Json& report, const std::string& path, const VerifyOptions&) {
   const Json& recorded = report["result"];
-  std::optional<Json> differs;  // the result part this machine gives, where it differs
-  if (audit) {
-    auto now = audit::reaudit_result(report, path);
-    if (!now) return fail(now.error());
-    differs = std::move(*now);
-  } else {
-    auto now = audit::readmit_result(report, path);
-    if (!now) return fail(now.error());
-    if (*now != recorded) differs = std::move(*now);
-  }
-  if (differs) return not_verified(path, audit, first_difference(recorded, *differs));
-  if (audit) {
-    std::vector<std::string> summary;
-    for (const Json& line : recorded["overall"]["summary"]) summary.push_back(line.get<std::string>());
-    return audit_verified({recorded["checkpoint"]["path"].get<std::string>(), summary});
-  }
+  auto now = audit::reaudit_result(report, path);
+  if (!now) return now.error();
+  if (*now) return not_verified(path, true, first_difference(recorded, **now));
+  std::vector<std::string> summary;
+  for (const Json& line : recorded["overall"]["summary"]) summary.push_back(line.get<std::string>());
+  return audit_verified({recorded["checkpoint"]["path"].get<std::string>(), summary});
+}
+
+// The admission made again from the audit and domain reports it names: exit 0
+// when the result part reproduces and it admits, 1 when it differs or refuses.
+Expected<Verification> verify_admission(const Json& report, const std::string& path, const VerifyOptions&) {
+  const Json& recorded = report["result"];
+  auto now = audit::readmit_result(report, path);
+  if (!now) return now.error();
+  if (*now != recorded) return not_verified(path, false, first_difference(recorded, *now));
   const bool admitted = recorded["verdict"] == "admitted";
-  std::printf("%s\n",
-              painted(fmt::format("verified: {}: admission of {} against {}: the result part reproduces byte "
+  return Verification{admitted,
+                      fmt::format("verified: {}: admission of {} against {}: the result part reproduces byte "
                                   "for byte",
                                   admitted ? "ADMITTED" : "REFUSED", recorded["audit"]["file"].get<std::string>(),
                                   recorded["domain"]["file"].get<std::string>()),
-                      admitted)
-                  .c_str());
-  return admitted ? kExitHolds : kExitRefuted;
+                      {}};
 }
+
+void register_audit_verifiers() {
+  set_report_verifier("audit", verify_audit, verify_audit_text);
+  set_report_verifier("admission", verify_admission);
+}
+
+// ---- the subcommands ----
 
 int run_render(const RenderArgs& a) {
   if (a.out.markdown.empty() && a.out.junit.empty() && a.out.svg.empty()) {
@@ -129,67 +150,32 @@ int run_verify(const VerifyArgs& a) {
   const std::string& path = a.report;
   auto text = read_input_file(path, "the report", kMaxReportBytes);
   if (!text) return fail(text.error());
-  // An audit report as bitproof writes it is checked without its histograms as JSON values.
-  const audit::FastReaudit fast = audit::reaudit_fast(*text, path);
-  if (fast.reproduced) return audit_verified(*fast.reproduced);
-  if (!fast.difference.empty()) return not_verified(path, true, fast.difference);
+  // A kind that verifies from the text (an audit: its histograms read apart) goes first.
+  if (const auto named = peek_report_kind(*text)) {
+    const ReportKind* kind = find_report_kind(*named);
+    if (kind != nullptr && kind->verify_text) {
+      if (auto done = kind->verify_text(*text, path)) return print_verification(*done);
+    }
+  }
   auto report = whole_report(*text, path);
   if (!report) return fail(report.error());
-  if (is_audit_kind(*report)) return verify_audit_kind(*report, path);
-  auto now = rerun_result(*report, path, a.spec_dir, audit::read_audited_scales);
-  if (!now) return fail(now.error());
-  const Json& recorded = (*report)["result"];
-  const std::string name = recorded["spec"]["name"].get<std::string>();
-  if (*now != recorded) {
-    std::printf("%s\n  %s\n",
-                painted(fmt::format("NOT VERIFIED: {}: this machine's result differs from the recorded one", name), false)
-                    .c_str(),
-                first_difference(recorded, *now).c_str());
-    return kExitRefuted;
-  }
-  // The result reproduces; what it says is the verdict, with the recorded run's agreement.
-  if ((*report)["kind"] == "time") {
-    const bool passes = time_report_passes(*report);
-    std::printf("%s\n", painted(fmt::format("verified: {}: {}: statistics, verdicts and claim re-derive exactly from the "
-                                            "recorded samples (the times themselves are measurements: run bitproof "
-                                            "time again to re-measure)",
-                                            passes ? "PASS" : "FAIL", name),
-                                passes)
-                            .c_str());
-    for (const std::string& line : time_summary_lines(*report)) std::printf("  %s\n", line.c_str());
-    return passes ? kExitHolds : kExitRefuted;
-  }
-  if ((*report)["kind"] == "ab") {
-    const bool passes = ab_report_passes(*report);
-    std::printf("%s\n", painted(fmt::format("verified: {}: {}: the result part reproduces byte for byte on the CPU model",
-                                            passes ? "PASS" : "FAIL", name),
-                                passes)
-                            .c_str());
-    for (const std::string& line : ab_summary_lines(*report)) std::printf("  %s\n", line.c_str());
-    return passes ? kExitHolds : kExitRefuted;
-  }
-  const ReportJudgement judged = judge_report(*report);
-  const std::string digest = recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
-  std::printf("%s\n", painted(fmt::format("verified: {}, {}/{} claims {}: {}: the result part reproduces byte for byte{}",
-                                          judged.word(), judged.claims_passing, judged.claims,
-                                          judged.findings ? "pass" : "hold", name,
-                                          digest.empty() ? "" : fmt::format(" (case digest {})", digest)),
-                              judged.passes)
-                          .c_str());
-  for (const std::string& problem : judged.problems) std::printf("  %s\n", painted(problem, false).c_str());
-  return judged.passes ? kExitHolds : kExitRefuted;
+  const ReportKind& kind = kind_of(*report);
+  if (!kind.verify) return fail({fmt::format("{}: kind: this bitproof cannot verify an {} report", path, kind.name)});
+  auto verified = kind.verify(*report, path, {a.spec_dir, audit::read_audited_scales});
+  if (!verified) return fail(verified.error());
+  return print_verification(*verified);
 }
 
 int run_diff(const std::string& a_path, const std::string& b_path) {
-  auto a = load_proof_or_domain(a_path);
+  auto a = load_comparable(a_path);
   if (!a) return fail(a.error());
-  auto b = load_proof_or_domain(b_path);
+  auto b = load_comparable(b_path);
   if (!b) return fail(b.error());
   if ((*a)["kind"] != (*b)["kind"]) {
     return fail({fmt::format("{}: kind: a {} report cannot be compared with the {} report {}", b_path,
                              (*b)["kind"].get<std::string>(), (*a)["kind"].get<std::string>(), a_path)});
   }
-  const std::vector<std::string> differences = diff_results((*a)["result"], (*b)["result"]);
+  const std::vector<std::string> differences = kind_of(*a).diff((*a)["result"], (*b)["result"]);
   if (differences.empty()) {
     std::printf("no differences: the result parts are identical\n");
     return kExitHolds;
@@ -228,7 +214,7 @@ int run_merge(const MergeArgs& a) {
   }
   const std::vector<std::string> unexpected = a.gate.mismatches(counts);
   for (const std::string& line : unexpected) std::printf("%s\n", painted(line, false).c_str());
-  const ReportJudgement judged = judge_report(*merged);
+  const ReportJudgement judged = judge_proof_report(*merged);  // a merge makes a proof report
   for (const std::string& problem : judged.problems) std::printf("%s\n", painted(problem, false).c_str());
   return judged.passes && unexpected.empty() ? kExitHolds : kExitRefuted;
 }
@@ -236,6 +222,7 @@ int run_merge(const MergeArgs& a) {
 }  // namespace
 
 void add_report_commands(CLI::App& app, Commands& commands) {
+  register_audit_verifiers();
   auto* report = app.add_subcommand("report", "render, verify or compare reports");
   report->require_subcommand(1);
 

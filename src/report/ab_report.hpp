@@ -9,6 +9,7 @@
 
 #include "operator/ab_spec.hpp"
 #include "proof/ab_proof.hpp"
+#include "report/junit.hpp"
 #include "report/report.hpp"
 
 namespace bitproof {
@@ -29,30 +30,6 @@ struct AbBackendInfo {
 [[nodiscard]] bool ab_report_passes(const Json& report);
 [[nodiscard]] std::string render_ab_markdown(const Json& report);
 
-// One <testcase>: a <failure> of `type` with `message` and `body` when it
-// failed; `out`, when not empty, as its <system-out>.
-struct JUnitCase {
-  std::string classname;
-  std::string name;
-  bool failed = false;
-  std::string message;
-  std::string body;
-  std::string type = "refuted";
-  std::string out;
-};
-// A case of the default type ("refuted") and no captured output.
-[[nodiscard]] inline JUnitCase junit_case(std::string classname, std::string name, bool failed, std::string message,
-                                          std::string body) {
-  JUnitCase c;
-  c.classname = std::move(classname);
-  c.name = std::move(name);
-  c.failed = failed;
-  c.message = std::move(message);
-  c.body = std::move(body);
-  return c;
-}
 [[nodiscard]] std::vector<JUnitCase> ab_junit_cases(const Json& report);
-// One <testsuites> document with one suite of `cases`.
-[[nodiscard]] std::string junit_document(const std::string& suite, const std::vector<JUnitCase>& cases);
 
 }  // namespace bitproof

@@ -3,15 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <utility>
-
-#include "proof/discovery.hpp"
-#include "proof/engine.hpp"
-#include "report/ab_report.hpp"
-#include "report/time_report.hpp"
-#include "user/user_recipes.hpp"
 
 namespace bitproof {
 namespace {
@@ -197,65 +190,6 @@ void diff_claim(std::vector<std::string>& out, std::size_t c, const Json& a, con
 }
 
 }  // namespace
-
-namespace {
-
-// An A/B report's result, run again on the CPU model: the recorded spec (its
-// element proofs and checkpoint resolved against `spec_dir`, default the
-// report's directory), its cases, and the trace proof when one was recorded
-// (with the audit it named).
-Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::string& spec_dir,
-                        const AuditReader& read_audit) {
-  const std::string dir = spec_dir.empty() ? std::filesystem::path(path).parent_path().string() : spec_dir;
-  auto spec = op::parse_ab_spec(result["spec"].dump(), (std::filesystem::path(dir) / "result.spec").string());
-  if (!spec) return spec.error();
-  auto weights = op::load_weights(*spec, spec->checkpoint_path);
-  if (!weights) return weights.error();
-  const Json& trace = result["trace_proof"];
-  AbOptions options;
-  options.prove = !trace.is_null();
-  if (options.prove && trace["audit"].is_string()) options.audit = trace["audit"].get<std::string>();
-  options.read_audit = read_audit;
-  options.keep = result["keep"].get<std::size_t>();
-  auto cpu = op::make_cpu_runner(*spec, *weights, resolve_threads(0), op::CpuArith::kHostFloat);
-  if (!cpu) return cpu.error();
-  auto outcome = run_ab_spec(*spec, *weights, options, {cpu->get()});
-  if (!outcome) return outcome.error();
-  return ab_result_json(*spec, *weights, *outcome);
-}
-
-}  // namespace
-
-// The largest proof verify re-runs: 2^36 cases is about an hour and a half of the CPU
-// sweep on two cores for a three-input FMA claim (bench/RESULTS.md).
-constexpr std::uint64_t kMostCasesVerified = std::uint64_t{1} << 36;
-
-Expected<Json> rerun_result(const Json& report, const std::string& path, const std::string& spec_dir,
-                            const AuditReader& read_audit) {
-  const Json& result = report["result"];
-  if (report["kind"] == "ab") return rerun_ab(result, path, spec_dir, read_audit);
-  if (report["kind"] == "time") return rederive_time_result(result, path);
-  auto spec = parse_spec(result["spec"].dump(), path + ": result.spec");
-  if (!spec) return spec.error();
-  if (spec->user && !spec_dir.empty()) spec->user->base_dir = spec_dir;
-  if (spec->user) spec->user->no_cache = true;  // a verdict re-derived here takes nothing from the cache
-  if (report["kind"] == "domain") {
-    auto d = discover(*spec, result["over"]["input"].get<std::string>(), {});
-    if (!d) return d.error();
-    return discovery_result_json(*spec, *d);
-  }
-  if (auto ok = check_sweepable(*spec); !ok) return ok.error();
-  if (const std::uint64_t cases = spec->case_count(); cases > kMostCasesVerified) {
-    return Error{fmt::format("{}: {} cases: report verify re-runs a proof on this machine's CPU, which takes days "
-                             "past 2^36 cases; on a GPU, prove the spec again (bitproof prove proofs/{}.json "
-                             "--backend cuda --report again.json) and compare (bitproof report diff {} again.json)",
-                             path, cases, spec->name, path)};
-  }
-  const std::size_t keep = result.value("keep", std::size_t{8});
-  EngineOptions options;
-  options.keep = keep;
-  return proof_result_json(*spec, run_proof(*spec, options), keep);
-}
 
 std::string first_difference(const Json& a, const Json& b) { return first_difference(a, b, {}, {}); }
 

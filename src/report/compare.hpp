@@ -1,5 +1,6 @@
-// Comparing reports: re-running the recorded spec (verify) and listing the
-// differences between two reports (diff).
+// Comparing reports: the first line where two results differ (verify) and
+// every difference between two reports' results (diff). Re-running what a
+// report records is its kind's (report/kind_*.hpp).
 #pragma once
 
 #include <cstdint>
@@ -14,14 +15,6 @@
 #include "report/report.hpp"
 
 namespace bitproof {
-
-// Re-runs the spec a report records, on this machine, and returns the result
-// part it gives (for comparison with the report's own).
-// User recipes' sources resolve against `spec_dir` (default: the report's directory).
-// An A/B report's trace proof over an audit reads it with `read_audit` (the audit
-// room's reader, handed down by the command).
-[[nodiscard]] Expected<Json> rerun_result(const Json& report, const std::string& path, const std::string& spec_dir,
-                                          const AuditReader& read_audit);
 
 // The first line where two JSON values differ when printed (dump(2)), or "" if they print alike.
 [[nodiscard]] std::string first_difference(const Json& a, const Json& b);

@@ -1,9 +1,5 @@
 #include "report/report.hpp"
 
-#include "report/markup.hpp"
-
-#include "report/ab_report.hpp"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -15,11 +11,12 @@
 #include <fstream>
 
 #include "hash/digest.hpp"
+#include "report/kind_domain.hpp"
+#include "report/kind_proof.hpp"
+#include "report/markup.hpp"
 #include "strict_json.hpp"
 #include "user/user_recipes.hpp"
 #include "version.hpp"
-#include "report/render.hpp"
-#include "report/time_report.hpp"
 
 namespace bitproof {
 namespace {
@@ -838,7 +835,7 @@ void markdown_backends(std::string& md, const Json& report) {
 
 void markdown_proof(std::string& md, const Json& report) {
   const Json& result = report["result"];
-  const ReportJudgement judged = judge_report(report);
+  const ReportJudgement judged = judge_proof_report(report);
   const char* verdict = !judged.passes ? "refuted"
                         : judged.findings ? "as expected (every finding refuted exactly as recorded)"
                                           : "holds";
@@ -940,7 +937,7 @@ void markdown_domain_claim(std::string& md, const Json& result, std::size_t i) {
 
 void markdown_domain(std::string& md, const Json& report) {
   const Json& result = report["result"];
-  const ReportJudgement judged = judge_report(report);
+  const ReportJudgement judged = judge_domain_report(report);
   md += fmt::format("**Verdict on the spec's interval: {}** — domain discovery over `{}` ({}, {}), spec interval {}..{}\n",
                     judged.passes ? "holds" : "refuted", md_code(result["over"]["input"].get<std::string>()),
                     md_text(result["over"]["format"].get<std::string>()),
@@ -964,20 +961,17 @@ void markdown_reproduce(std::string& md, const Json& report) {
   }
 }
 
-std::string render_markdown(const Json& report) {
-  if (report["kind"] == "ab") return render_ab_markdown(report);
-  if (report["kind"] == "time") return render_time_markdown(report);
-  if (is_audit_kind(report)) return render_audit_markdown(report);
+namespace {
+
+// The Markdown of a report that records a prove spec: its name, title and
+// source, the kind's body, how to reproduce it, the recipes' pins, the footer.
+std::string spec_markdown(const Json& report, void (*body)(std::string&, const Json&)) {
   const Json& result = report["result"];
   const Json& spec = result["spec"];
   std::string md = fmt::format("## bitproof: {}\n\n", md_text(spec["name"].get<std::string>()));
   if (spec.contains("title")) md += md_text(spec["title"].get<std::string>(), true) + "\n\n";
   if (spec.contains("source")) md += "Source: " + md_text(spec["source"].get<std::string>()) + "\n\n";
-  if (report["kind"] == "proof") {
-    markdown_proof(md, report);
-  } else {
-    markdown_domain(md, report);
-  }
+  body(md, report);
   markdown_reproduce(md, report);
   markdown_pins(md, result);
   const Json& env = report["environment"];
@@ -990,5 +984,11 @@ std::string render_markdown(const Json& report) {
                     md_text(env["time_utc"].get<std::string>()), digest);
   return md;
 }
+
+}  // namespace
+
+std::string render_proof_markdown(const Json& report) { return spec_markdown(report, markdown_proof); }
+
+std::string render_domain_markdown(const Json& report) { return spec_markdown(report, markdown_domain); }
 
 }  // namespace bitproof

@@ -18,6 +18,8 @@
 namespace bitproof {
 
 inline constexpr int kReportVersion = 1;
+// Counterexamples a report keeps per claim unless told (--keep); a proof's case map uses it too.
+inline constexpr std::size_t kDefaultKeep = 8;
 
 using Json = nlohmann::ordered_json;
 
@@ -61,7 +63,10 @@ struct BackendRun {
 [[nodiscard]] Json proof_report(const Spec& spec, const std::vector<BackendRun>& runs, std::size_t keep);
 [[nodiscard]] Json discovery_report(const Spec& spec, const Discovery& discovery);
 
-[[nodiscard]] std::string render_markdown(const Json& report);
+// The Markdown of a proof report and of a domain report (the renderers of
+// their kinds' rows: report/kind_proof.hpp, report/kind_domain.hpp).
+[[nodiscard]] std::string render_proof_markdown(const Json& report);
+[[nodiscard]] std::string render_domain_markdown(const Json& report);
 // Appends how to get the report again: the command that wrote it (environment.command), or `report verify`.
 void markdown_reproduce(std::string& md, const Json& report);
 
@@ -74,7 +79,7 @@ void markdown_reproduce(std::string& md, const Json& report);
 // claim's kind and recipes, the kinds of difference counted, and each
 // counterexample's kind, input names, codes (bits, fields and value follow
 // from the bits; a proof's input codes from the case), recipes and oracle
-// value. One line naming the first field that differs (validate_report calls it).
+// value. One line naming the first field that differs (the proof and domain kinds' validators call it).
 [[nodiscard]] Expected<Ok> check_report_strings(const Spec& spec, const Json& result, const std::string& path, bool proof);
 // A proof report's claim c summarised again from its recorded spec and counts
 // ("e2m1×ue8m0[114..126]→fp16 folded≡ordinary: 208/208 bit patterns equal"):

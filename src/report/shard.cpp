@@ -9,7 +9,7 @@
 
 #include "parallel.hpp"
 #include "hash/digest.hpp"
-#include "report/render.hpp"
+#include "report/read.hpp"
 #include "strict_json.hpp"
 #include "user/user_recipes.hpp"
 #include "version.hpp"

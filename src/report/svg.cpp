@@ -1,4 +1,4 @@
-// The SVG case map of a domain report (see render.hpp).
+// The SVG case map of a domain report (report/kind_domain.hpp: render_domain_svg).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,9 +6,8 @@
 
 #include "format/format.hpp"
 #include "oracle/exact.hpp"
-#include "report/time_report.hpp"
+#include "report/kind_domain.hpp"
 #include "report/markup.hpp"
-#include "report/render.hpp"
 
 namespace bitproof {
 namespace {
@@ -308,11 +307,7 @@ int draw_panel(std::string& body, const Json& result, std::size_t c, const Map& 
 
 }  // namespace
 
-Expected<std::string> render_svg(const Json& report, const std::string& path) {
-  if (report["kind"] == "time") return render_time_svg(report);
-  if (report["kind"] != "domain") {
-    return Error{fmt::format("{}: kind: the SVG case map is drawn from a domain report (bitproof domain SPEC --report)", path)};
-  }
+Expected<std::string> render_domain_svg(const Json& report, const std::string& path) {
   const Json& result = report["result"];
   const auto lo = result["over"]["spec_interval"][0].get<std::uint32_t>();
   const auto hi = result["over"]["spec_interval"][1].get<std::uint32_t>();

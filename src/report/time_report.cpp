@@ -1,14 +1,12 @@
 #include "report/time_report.hpp"
 
-#include "report/markup.hpp"
-#include "report/render.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "hash/digest.hpp"
+#include "report/markup.hpp"
 
 namespace bitproof {
 namespace {

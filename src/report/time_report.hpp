@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "error.hpp"
-#include "report/ab_report.hpp"
+#include "report/junit.hpp"
 #include "report/report.hpp"
 #include "timing/session.hpp"
 #include "timing/time_spec.hpp"

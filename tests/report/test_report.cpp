@@ -8,6 +8,7 @@
 
 #include "hash/digest.hpp"
 #include "proof/engine.hpp"
+#include "report/render.hpp"
 #include "report/report.hpp"
 #include "report/schema.hpp"
 #include "support.hpp"

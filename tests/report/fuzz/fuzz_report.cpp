@@ -2,9 +2,10 @@
 // report reader (duplicate keys, version, reports/schema.json) and the
 // renderers' reader (an audit's tensors' histograms read apart); whatever each
 // accepts is rendered (Markdown, JUnit XML, SVG for domain reports with a map),
-// judged and compared with itself; an audit report also goes through the
-// reader admit and prove --scales-from use (its aggregates re-derived from its
-// tensors). None of it may crash, hang or leak; an error must be one line
+// judged and compared with itself, and the kind `report verify` peeks from
+// its text must be the kind read; an audit report also goes through the
+// reader admit and prove --scales-from use (its aggregates re-derived from
+// its tensors). None of it may crash, hang or leak; an error must be one line
 // naming the file.
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,8 @@
 
 #include "audit/admission.hpp"
 #include "report/compare.hpp"
+#include "report/kind_domain.hpp"
+#include "report/kind_proof.hpp"
 #include "report/render.hpp"
 #include "report/time_report.hpp"
 
@@ -34,11 +37,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)bitproof::render_markdown(*without);
     (void)bitproof::render_junit(*without);
   }
+  // report verify peeks the kind from the text (any bytes: no crash, no hang).
+  const auto peeked = bitproof::peek_report_kind(text);
   auto report = bitproof::parse_report(text, "fuzz.json");
   if (!report) {
     require_one_line(report.error());
     return 0;
   }
+  // Of a report the reader accepts, the kind peeked is the kind it read.
+  if (!peeked || *peeked != (*report)["kind"].get<std::string>()) std::abort();
   if ((*report)["kind"] == "shard") return 0;  // fuzz_merge's
   if ((*report)["kind"] == "audit") {
     auto audit = bitproof::audit::parse_audit_report_text(text, "fuzz.json");
@@ -47,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)bitproof::render_markdown(*report);
   (void)bitproof::render_junit(*report);
   const auto& kind = (*report)["kind"];
-  if (kind == "proof" || kind == "domain") (void)bitproof::judge_report(*report);  // the proof verdict's reader
+  if (kind == "proof") (void)bitproof::judge_proof_report(*report);  // the proof verdict's reader
+  if (kind == "domain") (void)bitproof::judge_domain_report(*report);
   if (kind == "time") {  // a timing report re-derives from its samples or says why not, in one line
     auto again = bitproof::rederive_time_result((*report)["result"], "fuzz.json");
     if (!again) require_one_line(again.error());
