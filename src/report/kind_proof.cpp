@@ -59,9 +59,12 @@ std::vector<JUnitCase> proof_cases(const Json& report) {
       const bool failed = !passes || !same_counts;
       std::string body;
       for (const Json& cx : claim["counterexamples"]) body += counterexample_text(cx) + "\n";
-      // Named from the recorded spec and the counts, never from the report's own "summary".
+      // Named by what it checks; the counts (rebuilt from the recorded spec and counts,
+      // never the report's own "summary") in its output and its failure.
       const std::string summary = recorded_summary(result, c);
-      cases.push_back(junit_case(suite + "." + name, fmt::format("claim {}: {}", c, summary), failed, summary, body));
+      JUnitCase test = junit_case(suite + "." + name, claim_test_name(result, c), failed, summary, body);
+      test.out = summary;
+      cases.push_back(std::move(test));
     }
   }
   // The backends' agreement and the witness belong to the verdict too: a red case when they fail.

@@ -24,6 +24,13 @@ void judge_witness(const Json& result, ReportJudgement& j) {
   }
 }
 
+std::string claim_test_name(const Json& result, std::size_t c) {
+  const Json& claim = result["spec"]["claims"][c];
+  std::string recipes;
+  for (const Json& r : claim["recipes"]) recipes += " " + r.get<std::string>();
+  return fmt::format("claim {}: {}{}", c, claim["claim"].get<std::string>(), recipes);
+}
+
 std::string counterexample_text(const Json& cx) {
   std::string text = fmt::format("case {} ({}):", cx["case"].get<std::uint64_t>(), cx["kind"].get<std::string>());
   for (const Json& in : cx["inputs"]) {

@@ -35,6 +35,11 @@ struct ReportJudgement {
 // oracle arithmetic disagreed (result.witness.disagreements).
 void judge_witness(const Json& result, ReportJudgement& j);
 
+// A claim's JUnit test name: what it checks, from the recorded spec (its index,
+// kind and recipes: "claim 0: equal folded ordinary"), never its counts or
+// verdict, so a CI system tracks one test across passing and failing runs.
+[[nodiscard]] std::string claim_test_name(const Json& result, std::size_t c);
+
 // "case 5 (mismatch): a=0x3 [0|01|1] 1.5 ..." with the outputs and the oracle on lines below.
 [[nodiscard]] std::string counterexample_text(const Json& cx);
 
