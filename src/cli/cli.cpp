@@ -218,9 +218,10 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_fraction(const std:
 }  // namespace
 
 void Gate::add_flags(CLI::App& sub) {
-  sub.add_option("--expect", expect,
-                 "fail (exit 1) unless each claim's holding/total is exactly H/N, e.g. 208/208 (repeat it: one per claim); "
-                 "counts only: a refuted claim still fails (an expected refutation is the spec's \"expect\")")
+  sub.add_option(
+         "--expect", expect,
+         "fail (exit 1) unless each claim's holding/total is exactly H/N, e.g. 208/208 (repeat it: one per claim); "
+         "counts only: a refuted claim still fails (an expected refutation is the spec's \"expect\")")
       ->allow_extra_args(false);
   sub.add_flag("--quiet,-q", quiet, "print nothing but the claims that do not pass, disagreements and errors");
 }
@@ -258,9 +259,10 @@ std::vector<std::string> Gate::counted_but_failing(const std::vector<Claim>& cla
     if (passes[c] || *parse_fraction(expect.size() == 1 ? expect[0] : expect[c]) != std::pair{r.holding, r.cases}) {
       continue;
     }
-    std::string line = fmt::format("claim {}: {}/{} as --expect says, but --expect checks counts, not verdicts: the "
-                                   "claim does not pass (exit 1)",
-                                   c, r.holding, r.cases);
+    std::string line = fmt::format(
+        "claim {}: {}/{} as --expect says, but --expect checks counts, not verdicts: the "
+        "claim does not pass (exit 1)",
+        c, r.holding, r.cases);
     if (!claims[c].expect) {
       std::string kinds;
       for (const auto& [kind, n] : r.by_kind) kinds += fmt::format("{}\"{}\": {}", kinds.empty() ? "" : ", ", kind, n);

@@ -57,7 +57,8 @@ Expected<op::AbSpec> load(const AbArgs& a) {
   if (auto e = refuse_element_proof_code(*spec)) return *e;
   if (a.cases != 0) spec->cases = a.cases;
   if (!a.checkpoint.empty()) spec->checkpoint_path = a.checkpoint;
-  if (!a.audit.empty() && !a.prove) return Error{"--audit: the audit gives the trace proof's scale domain: add --prove"};
+  if (!a.audit.empty() && !a.prove)
+    return Error{"--audit: the audit gives the trace proof's scale domain: add --prove"};
   return spec;
 }
 
@@ -141,8 +142,9 @@ void add_ab_command(CLI::App& app, Commands& commands) {
                 "first; default) or soft (the software model, slower)")
       ->check(CLI::IsMember({"host", "soft"}));
   // An A/B report has no case map: no --svg.
-  args->out.add_flags(*p, OutputFlags{true, false, "one test case per output compared, one for the trace proof, one "
-                                                   "per backend's agreement"});
+  args->out.add_flags(*p, OutputFlags{true, false,
+                                      "one test case per output compared, one for the trace proof, one "
+                                      "per backend's agreement"});
   commands.push_back({p, [args] { return run_ab_command(*args); }});
 }
 

@@ -122,8 +122,9 @@ void add_audit(CLI::App& app, Commands& commands) {
   auto* c = app.add_subcommand("audit", "histogram every scale code of a safetensors checkpoint, in its scale format");
   c->add_option("path", args->path, "a .safetensors file, an index .json, or a checkpoint directory")->required();
   // An audit has no case map: no --svg.
-  args->out.add_flags(*c, OutputFlags{true, false, "one test case per scale tensor, failed when it holds NaN, Inf or "
-                                                   "codes of no value"});
+  args->out.add_flags(*c, OutputFlags{true, false,
+                                      "one test case per scale tensor, failed when it holds NaN, Inf or "
+                                      "codes of no value"});
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
   c->add_option("--dtype", args->dtypes,
                 "comma-separated scale dtypes (default all: F8_E8M0,U8,F8_E4M3,F16,BF16,F32; "
@@ -144,8 +145,9 @@ void add_admit(CLI::App& app, Commands& commands) {
   c->add_option("--claim", args->claim, "use this claim's maximal interval (default: all claims' intersection)")
       ->check(whole_number(0, 1000000));
   // An admission has no case map: no --svg.
-  args->out.add_flags(*c, OutputFlags{true, false, "one test case per audited tensor, failed when codes of it lie "
-                                                   "outside the proven interval (beyond --max-outside)"});
+  args->out.add_flags(*c, OutputFlags{true, false,
+                                      "one test case per audited tensor, failed when codes of it lie "
+                                      "outside the proven interval (beyond --max-outside)"});
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
   c->add_option("--max-outside", args->max_outside,
                 "admit when at most N codes of the selected tensors lie outside the proven interval (default 0)")

@@ -90,9 +90,10 @@ void print_discovery(const Spec& spec, const Discovery& d, const std::vector<boo
     if (!gate.shows(passes[c])) continue;
     const ClaimDiscovery& cd = d.claims[c];
     const ClaimResult whole = within_spec_interval(cd, d.spec_interval);
-    std::printf("%s\n", painted(fmt::format("{} {}", domain_label(spec), claim_summary(judged_claim(spec, d, c), whole)),
-                                passes[c])
-                            .c_str());
+    std::printf(
+        "%s\n",
+        painted(fmt::format("{} {}", domain_label(spec), claim_summary(judged_claim(spec, d, c), whole)), passes[c])
+            .c_str());
     std::printf("  over %s (%s, %zu codes): holds on %s\n", d.over.c_str(),
                 std::string(spec_of(over_format).name).c_str(), cd.codes.size(), holding_text(cd.holding).c_str());
     if (cd.maximal) {

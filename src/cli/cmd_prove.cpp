@@ -175,12 +175,12 @@ std::string unprinted_counterexamples(const ClaimResult& r, std::size_t show) {
   const std::uint64_t failing = r.cases - r.holding;
   std::string line;
   if (kept > shown) {
-    line = fmt::format("  and {} more counterexample{} kept (all {} in the report: -o FILE; --show {} prints them)", kept - shown,
-                       kept - shown == 1 ? "" : "s", kept, kept);
+    line = fmt::format("  and {} more counterexample{} kept (all {} in the report: -o FILE; --show {} prints them)",
+                       kept - shown, kept - shown == 1 ? "" : "s", kept, kept);
   }
   if (failing > kept) {
-    line += fmt::format("{}{} more failing case{} not kept (--keep N keeps N per claim)", line.empty() ? "  and " : "; ",
-                        failing - kept, failing - kept == 1 ? "" : "s");
+    line += fmt::format("{}{} more failing case{} not kept (--keep N keeps N per claim)",
+                        line.empty() ? "  and " : "; ", failing - kept, failing - kept == 1 ? "" : "s");
   }
   return line;
 }
@@ -214,7 +214,8 @@ void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const A
     if (claim_verdict(spec.claims[c], first) == ClaimVerdict::kRefutedAsExpected) continue;  // a known finding
     const auto& cxs = first.counterexamples;
     for (std::size_t i = 0; i < cxs.size() && i < show; ++i) print_lines(counterexample_lines(spec, cxs[i]));
-    if (const std::string rest = unprinted_counterexamples(first, show); !rest.empty()) std::printf("%s\n", rest.c_str());
+    if (const std::string rest = unprinted_counterexamples(first, show); !rest.empty())
+      std::printf("%s\n", rest.c_str());
   }
 }
 

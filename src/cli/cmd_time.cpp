@@ -231,8 +231,9 @@ void add_time_command(CLI::App& app, Commands& commands) {
   p->add_flag("--quiet,-q", args->quiet, "print only a claim that does not pass");
   add_no_user_code_flag(*p);
   p->add_option("--serve-arm", args->serve_arm)->group("");  // internal: the child side of --isolate
-  args->out.add_flags(*p, OutputFlags{true, true, "one test case for the verdict, one per claim, one for the "
-                                                  "calibration"});
+  args->out.add_flags(*p, OutputFlags{true, true,
+                                      "one test case for the verdict, one per claim, one for the "
+                                      "calibration"});
   commands.push_back({p, [args] { return run_time_command(*args); }});
 }
 

@@ -265,8 +265,8 @@ Expected<TimeSpec> load_time_spec(const std::string& path) {
   if (spec) return spec;
   // Another kind of bitproof file: what it is and which commands take it.
   if (const std::string other = other_file_kind(*text, {"bitproof_time", "bitproof_ab"}); !other.empty()) {
-    return Error{fmt::format("{}: neither a timing spec (\"bitproof_time\") nor an A/B spec (\"bitproof_ab\"): it is {}",
-                             path, other)};
+    return Error{fmt::format(
+        "{}: neither a timing spec (\"bitproof_time\") nor an A/B spec (\"bitproof_ab\"): it is {}", path, other)};
   }
   return spec;
 }

@@ -68,7 +68,8 @@ struct IncludeDirs {
 std::string missing_header(const std::vector<std::string>& dirs) {
   for (const std::string& name : split_dirs(BITPROOF_HOST_HEADER_NAMES)) {
     std::error_code ec;
-    if (std::none_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return fs::is_regular_file(fs::path(d) / name, ec); })) {
+    if (std::none_of(dirs.begin(), dirs.end(),
+                     [&](const std::string& d) { return fs::is_regular_file(fs::path(d) / name, ec); })) {
       return name;
     }
   }
@@ -89,7 +90,8 @@ IncludeDirs given_include_dirs(const std::string& env) {
 }
 
 IncludeDirs find_include_dirs() {
-  if (const char* env = std::getenv("BITPROOF_INCLUDE_DIRS"); env != nullptr && *env != '\0') return given_include_dirs(env);
+  if (const char* env = std::getenv("BITPROOF_INCLUDE_DIRS"); env != nullptr && *env != '\0')
+    return given_include_dirs(env);
   std::error_code ec;
   const fs::path self = fs::canonical("/proc/self/exe", ec);
   if (ec) return {{}, fmt::format("cannot find bitproof's headers: /proc/self/exe: {} (set BITPROOF_INCLUDE_DIRS)", ec.message())};

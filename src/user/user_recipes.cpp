@@ -168,8 +168,8 @@ Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& fiel
     r.card.intent = *intent;
     if ((*intent == Intent::kProduct && r.card.arity < 2) ||
         (*intent == Intent::kZeroPointProduct && r.card.arity < 3)) {
-      return w.at(field + ".intent", fmt::format("\"{}\" needs more inputs than {}", v["intent"].get<std::string>(),
-                                                 r.card.arity));
+      return w.at(field + ".intent",
+                  fmt::format("\"{}\" needs more inputs than {}", v["intent"].get<std::string>(), r.card.arity));
     }
     r.intent_name = v["intent"].get<std::string>();
   }
@@ -222,9 +222,7 @@ bool UserRecipes::has_intent(const RecipeEntry* e) const {
   return true;  // a catalogue recipe
 }
 
-std::string missing_intent_text() {
-  return fmt::format("give the user recipe an \"intent\", one of {}", kIntentNames);
-}
+std::string missing_intent_text() { return fmt::format("give the user recipe an \"intent\", one of {}", kIntentNames); }
 
 bool UserRecipes::has_tables() const {
   return std::any_of(recipes.begin(), recipes.end(), [](const UserRecipe& r) { return !r.table.empty(); });
