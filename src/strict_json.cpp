@@ -303,4 +303,23 @@ Expected<json> load_json_strict(const std::string& path, const std::string& what
   return parse_json_strict(*text, path, what_field);
 }
 
+std::string other_file_kind(std::string_view text, std::initializer_list<std::string_view> expected_keys) {
+  // Only the top-level keys are looked at; comments are allowed as proof specs allow them.
+  const json root = json::parse(text.begin(), text.end(), nullptr, false, true);
+  if (!root.is_object()) return "";
+  for (std::string_view key : expected_keys) {
+    if (root.contains(std::string(key))) return "";
+  }
+  static constexpr std::pair<const char*, const char*> kinds[] = {
+      {"bitproof_spec", "a proof spec (\"bitproof_spec\"), which prove, domain and spec check take"},
+      {"bitproof_ab", "an A/B spec (\"bitproof_ab\"), which ab and time take"},
+      {"bitproof_time", "a timing spec (\"bitproof_time\"), which time takes"},
+      {"bitproof_report", "a report (\"bitproof_report\"), which the report commands take"},
+  };
+  for (const auto& [key, kind] : kinds) {
+    if (root.contains(key)) return kind;
+  }
+  return "";
+}
+
 }  // namespace bitproof

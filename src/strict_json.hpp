@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -21,6 +22,13 @@ namespace bitproof {
 // With `comments`, // and /* */ comments are skipped (proof specs allow them).
 [[nodiscard]] Expected<nlohmann::json> parse_json_strict(std::string_view text, const std::string& file,
                                                          const std::string& what_field, bool comments = false);
+
+// What kind of bitproof file `text` is, read from its version key, and which commands
+// take it, for the error of a command given another kind: "a proof spec
+// (\"bitproof_spec\"), which prove, domain and spec check take". Empty when the
+// text (comments allowed) is no JSON object or names none of `expected_keys`'
+// neighbours, or when it does name one of `expected_keys` (then it is the kind asked for).
+[[nodiscard]] std::string other_file_kind(std::string_view text, std::initializer_list<std::string_view> expected_keys);
 
 // The same, keeping the keys in file order (reports: their digests are of the text as written).
 [[nodiscard]] Expected<nlohmann::ordered_json> parse_ordered_json_strict(std::string_view text, const std::string& file,

@@ -110,6 +110,14 @@ CLI::Option* add_keep_option(CLI::App& sub, std::size_t& keep) {
       ->check(whole_number(0, 1000000));
 }
 
+CLI::Option* add_show_option(CLI::App& sub, std::size_t& show) {
+  return sub
+      .add_option("--show", show,
+                  fmt::format("counterexamples printed per claim (default {}); the report has all --keep of them",
+                              kDefaultShow))
+      ->check(whole_number(0, 1000000));
+}
+
 CLI::Option* add_report_option(CLI::App& sub, std::string& path, const std::string& help) {
   return add_path_option(sub, "-o,--report", path, help);
 }
@@ -137,10 +145,11 @@ std::optional<Error> apply_user_code_policy(const CLI::App& sub) {
   return std::nullopt;
 }
 
-void Outputs::add_flags(CLI::App& sub, bool with_report) {
-  if (with_report) add_report_option(sub, report, "write the JSON report here");
+void Outputs::add_flags(CLI::App& sub, const OutputFlags& which) {
+  if (which.report) add_report_option(sub, report, "write the JSON report here");
   add_path_option(sub, "--markdown", markdown, "write a Markdown rendering here (for a PR comment)");
-  add_path_option(sub, "--junit", junit, "write JUnit XML here: one test case per claim and backend");
+  add_path_option(sub, "--junit", junit, "write JUnit XML here: " + which.junit);
+  if (!which.svg) return;
   add_path_option(sub, "--svg", svg,
                   "write the SVG case map here: a proof's own domain, or every code a domain report swept");
 }
@@ -185,8 +194,10 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_fraction(const std:
 }  // namespace
 
 void Gate::add_flags(CLI::App& sub) {
-  sub.add_option("--expect", expect,
-                 "fail (exit 1) unless each claim's holding/total is exactly H/N, e.g. 208/208 (repeat it: one per claim)")
+  sub.add_option(
+         "--expect", expect,
+         "fail (exit 1) unless each claim's holding/total is exactly H/N, e.g. 208/208 (repeat it: one per claim); "
+         "counts only: a refuted claim still fails (an expected refutation is the spec's \"expect\")")
       ->allow_extra_args(false);
   sub.add_flag("--quiet,-q", quiet, "print nothing but the claims that do not pass, disagreements and errors");
 }
@@ -210,6 +221,31 @@ std::vector<std::string> Gate::mismatches(const std::vector<std::pair<std::uint6
       lines.push_back(fmt::format("EXPECTATION FAILED: claim {}: expected {}/{}, got {}/{}", c, want.first, want.second,
                                   counts[c].first, counts[c].second));
     }
+  }
+  return lines;
+}
+
+std::vector<std::string> Gate::counted_but_failing(const std::vector<Claim>& claims,
+                                                   const std::vector<ClaimResult>& results,
+                                                   const std::vector<bool>& passes) const {
+  std::vector<std::string> lines;
+  if (expect.empty()) return lines;
+  for (std::size_t c = 0; c < results.size(); ++c) {
+    const ClaimResult& r = results[c];
+    if (passes[c] || *parse_fraction(expect.size() == 1 ? expect[0] : expect[c]) != std::pair{r.holding, r.cases}) {
+      continue;
+    }
+    std::string line = fmt::format(
+        "claim {}: {}/{} as --expect says, but --expect checks counts, not verdicts: the "
+        "claim does not pass (exit 1)",
+        c, r.holding, r.cases);
+    if (!claims[c].expect) {
+      std::string kinds;
+      for (const auto& [kind, n] : r.by_kind) kinds += fmt::format("{}\"{}\": {}", kinds.empty() ? "" : ", ", kind, n);
+      line += fmt::format("; a refutation you expect belongs in the spec's claim: \"expect\": {{\"refuted\": {}{}}}",
+                          r.cases - r.holding, kinds.empty() ? "" : fmt::format(", \"kinds\": {{{}}}", kinds));
+    }
+    lines.push_back(line);
   }
   return lines;
 }

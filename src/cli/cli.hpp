@@ -45,6 +45,8 @@ int fail(const Error& e);
 // --threads N         CPU worker threads, 0 (the default) = one per hardware thread, 0..4096
 // --keep N            examples kept of each failure: counterexamples per claim and
 //                     disagreements between implementations, 0..1000000 (default 8)
+// --show N            counterexamples printed per claim on the terminal, 0..1000000 (default 3);
+//                     the rest of the --keep ones are in the report, and a line says how many
 // --expect H/N        exit 1 unless each claim holds on exactly H of N cases (one, or one per claim)
 // --quiet, -q         print nothing but refuted claims and errors
 // --select REGEX      only the tensors whose name matches (RE2)
@@ -53,8 +55,10 @@ int fail(const Error& e);
 //                     anything of it is compiled; BITPROOF_NO_USER_CODE=1 sets it for every
 //                     command that offers it (src/user/user_code.hpp)
 inline constexpr unsigned kMaxThreads = 4096;
+inline constexpr std::size_t kDefaultShow = 3;
 CLI::Option* add_threads_option(CLI::App& sub, unsigned& threads);
 CLI::Option* add_keep_option(CLI::App& sub, std::size_t& keep);
+CLI::Option* add_show_option(CLI::App& sub, std::size_t& show);
 CLI::Option* add_report_option(CLI::App& sub, std::string& path, const std::string& help);
 // --no-user-code on a command that can compile and run a spec's code.
 CLI::Option* add_no_user_code_flag(CLI::App& sub);
@@ -67,12 +71,20 @@ CLI::Option* add_no_user_code_flag(CLI::App& sub);
 // Output files a command may write: -o/--report (JSON), --markdown, --junit, --svg
 // (the case map; for a proof it is drawn over the proof's own domain, the
 // spec's interval of its "scale" input, or its last input when none is named so).
+// Which of them a command offers, and what its JUnit XML holds (its --junit help):
+// help lists only flags the command takes (an audit has no case map: no --svg).
+struct OutputFlags {
+  bool report = true;
+  bool svg = true;
+  std::string junit = "one test case per claim, and one for the backends' agreement";
+};
 struct Outputs {
   std::string report;
   std::string markdown;
   std::string junit;
   std::string svg;
-  void add_flags(CLI::App& sub, bool with_report = true);
+  void add_flags(CLI::App& sub, bool with_report = true) { add_flags(sub, OutputFlags{with_report}); }
+  void add_flags(CLI::App& sub, const OutputFlags& which);
   // Checks every output asked for, against each other and against `inputs` (the
   // files the command reads), and reserves them: call before any work.
   [[nodiscard]] Expected<OutputFiles> open(const std::vector<std::string>& inputs) const;
@@ -101,6 +113,13 @@ struct Gate {
   [[nodiscard]] std::optional<Error> check_syntax(std::size_t claims) const;
   // The claims whose holding/total differ from --expect, one line each.
   [[nodiscard]] std::vector<std::string> mismatches(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& counts) const;
+  // The claims whose counts match --expect but that do not pass (refuted, or a finding not
+  // as its spec expects), one line each: --expect checks counts, never turns a refutation
+  // into a pass; a refutation one expects is the spec's to state ("expect": reviewed with
+  // the spec, recorded in the report), and the line writes that "expect" out.
+  [[nodiscard]] std::vector<std::string> counted_but_failing(const std::vector<Claim>& claims,
+                                                             const std::vector<ClaimResult>& results,
+                                                             const std::vector<bool>& passes) const;
   // Whether a claim's line is printed: always, or under --quiet only when it does not pass.
   [[nodiscard]] bool shows(bool passes) const { return !quiet || !passes; }
 };

@@ -69,8 +69,8 @@ Expected<op::AbSpec> load(const AbArgs& a) {
   if (auto e = refuse_element_proof_code(*spec)) return *e;
   if (a.cases != 0) spec->cases = a.cases;
   if (!a.checkpoint.empty()) spec->checkpoint_path = a.checkpoint;
-  if (!a.audit.empty() && !a.prove) return Error{"--audit: the audit gives the trace proof's scale domain: add --prove"};
-  if (!a.out.svg.empty()) return Error{"--svg: an A/B report has no case map (give --markdown or --junit)"};
+  if (!a.audit.empty() && !a.prove)
+    return Error{"--audit: the audit gives the trace proof's scale domain: add --prove"};
   return spec;
 }
 
@@ -150,12 +150,15 @@ void add_ab_command(CLI::App& app, Commands& commands) {
   add_keep_option(*p, args->keep);
   add_threads_option(*p, args->threads);
   add_no_user_code_flag(*p);  // element proofs may name specs with user recipes
-  p->add_flag("--quiet", args->quiet, "print only what does not pass (nothing when every check passes)");
+  p->add_flag("--quiet,-q", args->quiet, "print only what does not pass (nothing when every check passes)");
   p->add_option("--cpu-arith", args->cpu_arith,
                 "the CPU backend's binary32 add/mul/FMA: host (this CPU's IEEE unit, checked against the soft model "
                 "first; default) or soft (the software model, slower)")
       ->check(CLI::IsMember({"host", "soft"}));
-  args->out.add_flags(*p);
+  // An A/B report has no case map: no --svg.
+  args->out.add_flags(*p, OutputFlags{true, false,
+                                      "one test case per output compared, one for the trace proof, one "
+                                      "per backend's agreement"});
   commands.push_back({p, [args] { return run_ab_command(*args); }});
 }
 

@@ -39,14 +39,7 @@ int write_outputs(const Outputs& out, OutputFiles& files, const Json& report, st
   return kExitHolds;
 }
 
-// An audit or admission has no case map: --svg is refused before any work.
-std::optional<Error> svg_refused(const Outputs& out, const char* kind) {
-  if (out.svg.empty()) return std::nullopt;
-  return Error{fmt::format("--svg: an {} report has no case map (give --markdown or --junit)", kind)};
-}
-
 int run_audit_command(const AuditArgs& a) {
-  if (auto e = svg_refused(a.out, "audit")) return fail(*e);
   auto selection = audit::make_selection(a.dtypes, a.select, a.formats);
   if (!selection) return fail(selection.error());
   auto views = audit::make_views(a.views);
@@ -81,7 +74,6 @@ struct AdmitArgs {
 };
 
 int run_admit(const AdmitArgs& a) {
-  if (auto e = svg_refused(a.out, "admission")) return fail(*e);
   auto files = a.out.open({a.audit, a.domain});
   if (!files) return fail(files.error());
   auto audited = audit::load_checked_audit(a.audit);  // the checkpoint on disk must be what it read
@@ -129,7 +121,10 @@ void add_audit(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<AuditArgs>();
   auto* c = app.add_subcommand("audit", "histogram every scale code of a safetensors checkpoint, in its scale format");
   c->add_option("path", args->path, "a .safetensors file, an index .json, or a checkpoint directory")->required();
-  args->out.add_flags(*c);
+  // An audit has no case map: no --svg.
+  args->out.add_flags(*c, OutputFlags{true, false,
+                                      "one test case per scale tensor, failed when it holds NaN, Inf or "
+                                      "codes of no value"});
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
   c->add_option("--dtype", args->dtypes,
                 "comma-separated scale dtypes (default all: F8_E8M0,U8,F8_E4M3,F16,BF16,F32; "
@@ -149,7 +144,10 @@ void add_admit(CLI::App& app, Commands& commands) {
   c->add_option("--domain", args->domain, "domain report (bitproof domain SPEC --report)")->required();
   c->add_option("--claim", args->claim, "use this claim's maximal interval (default: all claims' intersection)")
       ->check(whole_number(0, 1000000));
-  args->out.add_flags(*c);
+  // An admission has no case map: no --svg.
+  args->out.add_flags(*c, OutputFlags{true, false,
+                                      "one test case per audited tensor, failed when codes of it lie "
+                                      "outside the proven interval (beyond --max-outside)"});
   c->add_option("--select", args->select, "only tensors whose name matches this regular expression (RE2 syntax)");
   c->add_option("--max-outside", args->max_outside,
                 "admit when at most N codes of the selected tensors lie outside the proven interval (default 0)")

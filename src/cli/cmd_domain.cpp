@@ -27,6 +27,21 @@ struct DomainArgs {
 
 std::string range_text(const CodeRange& r) { return fmt::format("{}..{}", r.lo, r.hi); }
 
+// The runs of codes a claim holds on, for one terminal line: all of them when there are
+// at most kPrintedRuns, else the first kPrintedRuns, how many more, and the codes in all
+// (the report lists every run). A 16-bit input can hold on tens of thousands of runs.
+constexpr std::size_t kPrintedRuns = 8;
+std::string holding_text(const std::vector<CodeRange>& runs) {
+  if (runs.empty()) return "no code";
+  std::string text;
+  for (std::size_t i = 0; i < runs.size() && i < kPrintedRuns; ++i) text += (i ? ", " : "") + range_text(runs[i]);
+  if (runs.size() <= kPrintedRuns) return text;
+  std::uint64_t codes = 0;
+  for (const CodeRange& r : runs) codes += std::uint64_t{r.hi} - r.lo + 1;
+  return fmt::format("{} codes in {} runs: {} and {} more runs (all in the report: -o FILE)", codes, runs.size(), text,
+                     runs.size() - kPrintedRuns);
+}
+
 // The claim restricted to the spec's own interval, for its summary line.
 ClaimResult within_spec_interval(const ClaimDiscovery& cd, CodeRange interval) {
   ClaimResult whole;
@@ -75,14 +90,12 @@ void print_discovery(const Spec& spec, const Discovery& d, const std::vector<boo
     if (!gate.shows(passes[c])) continue;
     const ClaimDiscovery& cd = d.claims[c];
     const ClaimResult whole = within_spec_interval(cd, d.spec_interval);
-    std::printf("%s\n", painted(fmt::format("{} {}", domain_label(spec), claim_summary(judged_claim(spec, d, c), whole)),
-                                passes[c])
-                            .c_str());
-    std::string runs;
-    for (const auto& run : cd.holding) runs += (runs.empty() ? "" : ", ") + range_text(run);
+    std::printf(
+        "%s\n",
+        painted(fmt::format("{} {}", domain_label(spec), claim_summary(judged_claim(spec, d, c), whole)), passes[c])
+            .c_str());
     std::printf("  over %s (%s, %zu codes): holds on %s\n", d.over.c_str(),
-                std::string(spec_of(over_format).name).c_str(), cd.codes.size(),
-                runs.empty() ? "no code" : runs.c_str());
+                std::string(spec_of(over_format).name).c_str(), cd.codes.size(), holding_text(cd.holding).c_str());
     if (cd.maximal) {
       print_edges(spec, d, cd);
     } else {
@@ -119,14 +132,18 @@ int run_domain(const DomainArgs& a) {
   if (!d) return fail(d.error());
   std::vector<bool> passes;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
+  std::vector<ClaimResult> wholes;
+  std::vector<Claim> judged;  // the claims as this sweep judges them
   for (std::size_t c = 0; c < spec->claims.size(); ++c) {
-    const ClaimResult whole = within_spec_interval(d->claims[c], d->spec_interval);
-    passes.push_back(verdict_passes(claim_verdict(judged_claim(*spec, *d, c), whole)));
-    counts.emplace_back(whole.holding, whole.cases);
+    wholes.push_back(within_spec_interval(d->claims[c], d->spec_interval));
+    judged.push_back(judged_claim(*spec, *d, c));
+    passes.push_back(verdict_passes(claim_verdict(judged.back(), wholes.back())));
+    counts.emplace_back(wholes.back().holding, wholes.back().cases);
   }
   print_discovery(*spec, *d, passes, a.gate);
   const std::vector<std::string> unexpected = a.gate.mismatches(counts);
   for (const std::string& line : unexpected) std::printf("%s\n", painted(line, false).c_str());
+  print_lines(a.gate.counted_but_failing(judged, wholes, passes));
   if (a.out.any()) {
     Json report = discovery_report(*spec, *d);
     report["environment"]["command"] = command_line();
@@ -144,7 +161,7 @@ void add_domain_command(CLI::App& app, Commands& commands) {
   auto* d = app.add_subcommand("domain", "find, over every code of one input, where each claim holds");
   d->add_option("spec", args->spec, "proof spec (JSON)")->required();
   d->add_option("--over", args->over, "the input to sweep over all its codes (default: scale)");
-  args->out.add_flags(*d);
+  args->out.add_flags(*d, OutputFlags{true, true, "one test case per claim: whether it holds on the spec's interval"});
   add_keep_option(*d, args->keep);
   add_threads_option(*d, args->threads);
   add_no_user_code_flag(*d);

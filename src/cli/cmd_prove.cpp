@@ -19,8 +19,6 @@
 namespace bitproof::cli {
 namespace {
 
-constexpr std::size_t kPrintedCounterexamples = 3;
-
 struct ProveArgs {
   std::string spec;
   std::string backend = "all";
@@ -33,6 +31,7 @@ struct ProveArgs {
   std::string specialize = "auto";  // cuda: link the sweep kernels for the spec's recipes (BackendOptions)
   std::string devices;              // cuda: "all" or device ordinals "0,1"; empty: device 0
   std::size_t keep = kDefaultKeep;
+  std::size_t show = kDefaultShow;  // counterexamples printed per claim (the report keeps `keep`)
   unsigned threads = 0;  // CPU threads, 0: every core
   std::string shard;     // "I/N": sweep only that slice and write a shard report
   Outputs out;
@@ -167,15 +166,36 @@ Expected<std::vector<std::unique_ptr<Backend>>> select_backends(const std::strin
   return backends;
 }
 
+// The line after a claim's printed counterexamples saying what was not printed, empty
+// when nothing was left out: the kept ones past --show (in the report; --show prints
+// them) and the failing cases past --keep (counted in the report, not kept).
+std::string unprinted_counterexamples(const ClaimResult& r, std::size_t show) {
+  const std::uint64_t kept = r.counterexamples.size();
+  const std::uint64_t shown = std::min<std::uint64_t>(kept, show);
+  const std::uint64_t failing = r.cases - r.holding;
+  std::string line;
+  if (kept > shown) {
+    line = fmt::format("  and {} more counterexample{} kept (all {} in the report: -o FILE; --show {} prints them)",
+                       kept - shown, kept - shown == 1 ? "" : "s", kept, kept);
+  }
+  if (failing > kept) {
+    line += fmt::format("{}{} more failing case{} not kept (--keep N keeps N per claim)",
+                        line.empty() ? "  and " : "; ", failing - kept, failing - kept == 1 ? "" : "s");
+  }
+  return line;
+}
+
 std::string backend_labels(const std::vector<BackendRun>& runs) {
   std::string out;
   for (const BackendRun& run : runs) out += (out.empty() ? "" : ", ") + (run.label.empty() ? run.name : run.label);
   return out;
 }
 
-// One line a claim (each backend's when they differ) and its first counterexamples;
-// under --quiet only the claims that do not pass, unless the backends disagree.
-void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const Agreement& agree, const Gate& gate) {
+// One line a claim (each backend's when they differ) and its first `show` counterexamples,
+// then what was not printed: how many more were kept (for the report) and how many failing
+// cases were not kept; under --quiet only the claims that do not pass, unless the backends disagree.
+void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const Agreement& agree, const Gate& gate,
+                  std::size_t show) {
   const std::string label = domain_label(spec);
   for (std::size_t c = 0; c < spec.claims.size(); ++c) {
     const ClaimResult& r = runs.front().result.claims[c];
@@ -193,9 +213,9 @@ void print_claims(const Spec& spec, const std::vector<BackendRun>& runs, const A
     const ClaimResult& first = runs.front().result.claims[c];
     if (claim_verdict(spec.claims[c], first) == ClaimVerdict::kRefutedAsExpected) continue;  // a known finding
     const auto& cxs = first.counterexamples;
-    for (std::size_t i = 0; i < cxs.size() && i < kPrintedCounterexamples; ++i) {
-      print_lines(counterexample_lines(spec, cxs[i]));
-    }
+    for (std::size_t i = 0; i < cxs.size() && i < show; ++i) print_lines(counterexample_lines(spec, cxs[i]));
+    if (const std::string rest = unprinted_counterexamples(first, show); !rest.empty())
+      std::printf("%s\n", rest.c_str());
   }
 }
 
@@ -369,8 +389,13 @@ int run_prove(const ProveArgs& a) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
   for (const ClaimResult& c : first.claims) counts.emplace_back(c.holding, c.cases);
   const std::vector<std::string> unexpected = a.gate.mismatches(counts);
-  print_claims(*spec, runs, agree, a.gate);
+  print_claims(*spec, runs, agree, a.gate, a.show);
   for (const std::string& line : unexpected) std::printf("%s\n", painted(line, false).c_str());
+  std::vector<bool> passes;
+  for (std::size_t c = 0; c < spec->claims.size(); ++c) {
+    passes.push_back(verdict_passes(claim_verdict(spec->claims[c], first.claims[c])));
+  }
+  print_lines(a.gate.counted_but_failing(spec->claims, first.claims, passes));
   const ProofResult& r = runs.front().result;
   print_witness(*spec, r.witness_disagreement_count, r.witness_disagreements);
   for (const BackendRun& run : runs) print_hardware(*spec, run, a.gate.quiet);
@@ -415,6 +440,7 @@ void add_prove_command(CLI::App& app, Commands& commands) {
       ->excludes(scales)
       ->excludes(from);
   add_keep_option(*p, args->keep);
+  add_show_option(*p, args->show);
   add_threads_option(*p, args->threads);
   add_no_user_code_flag(*p);
   p->add_flag("--no-cache", args->no_cache, "user recipes: compile their sources even when the cache has them");

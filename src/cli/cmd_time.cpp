@@ -257,11 +257,13 @@ void add_time_command(CLI::App& app, Commands& commands) {
       ->check(percent_in(0, 50));
   p->add_option("--seed", args->seed, "seed of random block orders and of the bootstrap (default 1)");
   add_path_option(*p, "--checkpoint", args->checkpoint, "an A/B spec's checkpoint (default: the spec's)");
-  p->add_flag("--quiet", args->quiet, "print only a claim that does not pass");
+  p->add_flag("--quiet,-q", args->quiet, "print only a claim that does not pass");
   add_no_user_code_flag(*p);
   add_kernel_limit_flags(*p, args->wait_timeout_s, args->compile_timeout_s);
   p->add_option("--serve-arm", args->serve_arm)->group("");  // internal: the child side of --isolate
-  args->out.add_flags(*p);
+  args->out.add_flags(*p, OutputFlags{true, true,
+                                      "one test case for the verdict, one per claim, one for the "
+                                      "calibration"});
   commands.push_back({p, [args] { return run_time_command(*args); }});
 }
 

@@ -538,7 +538,13 @@ Expected<AbSpec> parse_ab_spec(const std::string& text, const std::string& path)
 Expected<AbSpec> load_ab_spec(const std::string& path) {
   auto text = read_input_file(path, "the A/B spec file", kMaxSpecBytes);
   if (!text) return text.error();
-  return parse_ab_spec(*text, path);
+  auto spec = parse_ab_spec(*text, path);
+  if (spec) return spec;
+  // Another kind of bitproof file: what it is and which commands take it.
+  if (const std::string other = other_file_kind(*text, {"bitproof_ab"}); !other.empty()) {
+    return Error{fmt::format("{}: not an A/B spec (\"bitproof_ab\"): it is {}", path, other)};
+  }
+  return spec;
 }
 
 namespace {

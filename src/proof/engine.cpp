@@ -259,7 +259,16 @@ Counterexample CaseEvaluator::counterexample(const Claim& claim, std::uint64_t i
   cx.case_index = index;
   cx.inputs.assign(codes, codes + spec_.inputs.size());
   cx.recipes = claim.recipes;
-  cx.intent = intent_value(*claim.recipes[0]->card, codes);
+  // The oracle shown is the first recipe's intent that is given (proof/spec.cpp: an
+  // equal claim may name user recipes without one, never only such recipes).
+  const RecipeEntry* explained = claim.recipes[0];
+  for (const RecipeEntry* r : claim.recipes) {
+    if (!spec_.user || spec_.user->has_intent(r)) {
+      explained = r;
+      break;
+    }
+  }
+  cx.intent = intent_value(*explained->card, codes);
   const oracle::Rounded rounded = oracle::round_to(spec_.output, cx.intent, claim.rounding);
   cx.intent_code = rounded.code;
   cx.intent_inexact = rounded.inexact;

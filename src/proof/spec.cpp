@@ -220,6 +220,28 @@ Expected<ClaimKind> claim_kind(const Where& w, const std::string& name, const st
                                  did_you_mean(name, {"equal", "correctly_rounded", "exact"})));
 }
 
+// A user recipe's "intent" is optional where no claim needs it: a correctly_rounded or
+// exact claim measures each of its recipes against its intent, and an equal claim's
+// counterexamples show the oracle of its first recipe that has one (so one must).
+Expected<Ok> check_intents(const Where& w, const Spec& spec, const Claim& claim, const std::string& kind,
+                           const std::string& field) {
+  if (!spec.user) return Ok{};
+  for (std::size_t i = 0; i < claim.recipes.size(); ++i) {
+    if (claim.kind != ClaimKind::kEqual && !spec.user->has_intent(claim.recipes[i])) {
+      return w.at(fmt::format("{}.recipes[{}]", field, i),
+                  fmt::format("claim \"{}\" measures {} against what it means to compute: {}", kind,
+                              claim.recipes[i]->card->name, user::missing_intent_text()));
+    }
+  }
+  const bool any = std::any_of(claim.recipes.begin(), claim.recipes.end(),
+                               [&](const RecipeEntry* r) { return spec.user->has_intent(r); });
+  if (any) return Ok{};
+  return w.at(field + ".recipes",
+              fmt::format("no recipe of this equal claim has an intent, which its counterexamples are shown against: "
+                          "name a catalogue recipe in it, or {} (to one of them)",
+                          user::missing_intent_text()));
+}
+
 Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, const std::string& field) {
   if (!v.is_object()) return w.at(field, "expected an object, found " + type_name(v));
   if (auto ok = only_keys(w, v, field, {"claim", "recipes", "expected_cases", "rounding", "expect"}); !ok)
@@ -257,6 +279,7 @@ Expected<Claim> parse_claim(const Where& w, const Spec& spec, const json& v, con
     }
     claim.recipes.push_back(*r);
   }
+  if (auto ok = check_intents(w, spec, claim, *kind_name, field); !ok) return ok.error();
   if (v.contains("expected_cases")) {
     auto expected = unsigned_value(w, v.at("expected_cases"), field + ".expected_cases");
     if (!expected) return expected.error();
@@ -393,7 +416,13 @@ Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
 Expected<Spec> load_spec(const std::string& path) {
   auto text = read_input_file(path, "the spec file", kMaxSpecBytes);
   if (!text) return text.error();
-  return parse_spec(*text, path);
+  auto spec = parse_spec(*text, path);
+  if (spec) return spec;
+  // Another kind of bitproof file: what it is and which commands take it.
+  if (const std::string other = other_file_kind(*text, {"bitproof_spec"}); !other.empty()) {
+    return Error{fmt::format("{}: not a proof spec (\"bitproof_spec\"): it is {}", path, other)};
+  }
+  return spec;
 }
 
 namespace {

@@ -261,7 +261,14 @@ Expected<TimeSpec> parse_time_spec(const std::string& text, const std::string& p
 Expected<TimeSpec> load_time_spec(const std::string& path) {
   auto text = read_input_file(path, "the timing spec file", kMaxSpecBytes);
   if (!text) return text.error();
-  return parse_time_spec(*text, path);
+  auto spec = parse_time_spec(*text, path);
+  if (spec) return spec;
+  // Another kind of bitproof file: what it is and which commands take it.
+  if (const std::string other = other_file_kind(*text, {"bitproof_time", "bitproof_ab"}); !other.empty()) {
+    return Error{fmt::format(
+        "{}: neither a timing spec (\"bitproof_time\") nor an A/B spec (\"bitproof_ab\"): it is {}", path, other)};
+  }
+  return spec;
 }
 
 }  // namespace bitproof::timing

@@ -63,13 +63,50 @@ struct IncludeDirs {
   std::string error;  // non-empty when no directory holds the header
 };
 
+// The first of bitproof's headers the worker reads (CMakeLists.txt: BITPROOF_HOST_HEADERS and
+// BITPROOF_HOST_SRC_HEADERS, named as the worker includes them) that no directory of `dirs`
+// holds; empty when they hold every one.
+std::string missing_header(const std::vector<std::string>& dirs) {
+  for (const std::string& name : split_dirs(BITPROOF_HOST_HEADER_NAMES)) {
+    std::error_code ec;
+    if (std::none_of(dirs.begin(), dirs.end(),
+                     [&](const std::string& d) { return fs::is_regular_file(fs::path(d) / name, ec); })) {
+      return name;
+    }
+  }
+  return "";
+}
+
+// $BITPROOF_INCLUDE_DIRS as given, when its directories hold every header the worker
+// reads; else which one they lack and the directories that hold them all.
+IncludeDirs given_include_dirs(const std::string& env) {
+  std::vector<std::string> dirs = split_dirs(env);
+  const std::string missing = missing_header(dirs);
+  if (missing.empty()) return {std::move(dirs), ""};
+  return {{},
+          fmt::format("BITPROOF_INCLUDE_DIRS={}: none of its directories holds {}, which the worker includes: give "
+                      "the installed header directory alone (include/bitproof under the install prefix holds every "
+                      "one), or in a source tree both src/user/include and src (this build's: {})",
+                      printable(env), missing, BITPROOF_USER_INCLUDE_DIRS)};
+}
+
 IncludeDirs find_include_dirs() {
-  if (const char* env = std::getenv("BITPROOF_INCLUDE_DIRS"); env != nullptr && *env != '\0') return {split_dirs(env), ""};
+  if (const char* env = std::getenv("BITPROOF_INCLUDE_DIRS"); env != nullptr && *env != '\0')
+    return given_include_dirs(env);
   std::error_code ec;
   const fs::path self = fs::canonical("/proc/self/exe", ec);
   if (ec) return {{}, fmt::format("cannot find bitproof's headers: /proc/self/exe: {} (set BITPROOF_INCLUDE_DIRS)", ec.message())};
   const fs::path installed = (self.parent_path() / BITPROOF_INSTALLED_INCLUDE_DIR).lexically_normal();
-  if (fs::is_regular_file(installed / "bitproof_cuda_host.h", ec)) return {{installed.string()}, ""};
+  if (fs::is_regular_file(installed / "bitproof_cuda_host.h", ec)) {
+    // The installed directory is self-contained: one that lacks a header is a broken install.
+    if (const std::string missing = missing_header({installed.string()}); !missing.empty()) {
+      return {{},
+              fmt::format("bitproof's installed header directory {} lacks {}: install bitproof again (cmake --install) "
+                          "or unpack its release tarball whole",
+                          installed.string(), missing)};
+    }
+    return {{installed.string()}, ""};
+  }
   const std::string build_dir = BITPROOF_BUILD_DIR;
   if (!build_dir.empty() && fs::equivalent(self.parent_path(), build_dir, ec)) return {split_dirs(BITPROOF_USER_INCLUDE_DIRS), ""};
   return {{},

@@ -51,12 +51,15 @@ Expected<std::vector<std::string>> paths(const Where& w, const json& v, const st
   return out;
 }
 
+// The values "intent" takes, for messages.
+constexpr const char* kIntentNames = "\"value\", \"product\", \"zero_point_product\"";
+
 Expected<Intent> intent_of(const Where& w, const json& v, const std::string& field) {
   const std::string name = v.is_string() ? v.get<std::string>() : "";
   if (name == "value") return Intent::kValue;
   if (name == "product") return Intent::kProduct;
   if (name == "zero_point_product") return Intent::kZeroPointProduct;
-  return w.at(field, "expected \"value\", \"product\" or \"zero_point_product\"");
+  return w.at(field, fmt::format("expected one of {}", kIntentNames));
 }
 
 Expected<FormatId> format_of(const Where& w, const json& v, const std::string& field) {
@@ -126,7 +129,7 @@ Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& fiel
                                                "table_format", "inputs", "output",   "intent"};
     if (!keys.contains(key)) return w.at(field + "." + printable(key), "unknown key");
   }
-  for (const char* key : {"name", "inputs", "output", "intent"}) {
+  for (const char* key : {"name", "inputs", "output"}) {
     if (!v.contains(key)) return w.at(fmt::format("{}.{}", field, key), "missing");
   }
   UserRecipe r;
@@ -159,14 +162,17 @@ Expected<Ok> parse_recipe(const Where& w, const json& v, const std::string& fiel
   auto output = format_of(w, v["output"], field + ".output");
   if (!output) return output.error();
   r.card.output = *output;
-  auto intent = intent_of(w, v["intent"], field + ".intent");
-  if (!intent) return intent.error();
-  r.card.intent = *intent;
-  if ((*intent == Intent::kProduct && r.card.arity < 2) || (*intent == Intent::kZeroPointProduct && r.card.arity < 3)) {
-    return w.at(field + ".intent", fmt::format("\"{}\" needs more inputs than {}", v["intent"].get<std::string>(),
-                                               r.card.arity));
+  if (v.contains("intent")) {  // optional: proof/spec.cpp requires it where a claim needs it
+    auto intent = intent_of(w, v["intent"], field + ".intent");
+    if (!intent) return intent.error();
+    r.card.intent = *intent;
+    if ((*intent == Intent::kProduct && r.card.arity < 2) ||
+        (*intent == Intent::kZeroPointProduct && r.card.arity < 3)) {
+      return w.at(field + ".intent",
+                  fmt::format("\"{}\" needs more inputs than {}", v["intent"].get<std::string>(), r.card.arity));
+    }
+    r.intent_name = v["intent"].get<std::string>();
   }
-  r.intent_name = v["intent"].get<std::string>();
   if (!r.table.empty()) {
     if (auto ok = check_table_format(w, field, r); !ok) return ok.error();
   }
@@ -208,6 +214,15 @@ const RecipeEntry* UserRecipes::find(std::string_view name) const {
   }
   return nullptr;
 }
+
+bool UserRecipes::has_intent(const RecipeEntry* e) const {
+  for (const UserRecipe& r : recipes) {
+    if (&r.entry == e) return !r.intent_name.empty();
+  }
+  return true;  // a catalogue recipe
+}
+
+std::string missing_intent_text() { return fmt::format("give the user recipe an \"intent\", one of {}", kIntentNames); }
 
 bool UserRecipes::has_tables() const {
   return std::any_of(recipes.begin(), recipes.end(), [](const UserRecipe& r) { return !r.table.empty(); });
@@ -485,7 +500,7 @@ void user_recipes_json(const UserRecipes& user, nlohmann::ordered_json& spec) {
     j["inputs"] = nlohmann::ordered_json::array();
     for (int i = 0; i < r.card.arity; ++i) j["inputs"].push_back(spec_of(r.card.inputs[i]).name);
     j["output"] = spec_of(r.card.output).name;
-    j["intent"] = r.intent_name;
+    if (!r.intent_name.empty()) j["intent"] = r.intent_name;
     spec["user_recipes"].push_back(j);
   }
 }

@@ -47,7 +47,7 @@ struct UserRecipe {
   TableFormat table_format = TableFormat::kNpy;
   bool table_format_given = false;  // "table_format" was written (spec_to_json writes it back only then)
   std::string source;  // the card's source line: "FILES: FUNCTION" or "table PATH (FORMAT)"
-  std::string intent_name;
+  std::string intent_name;  // empty: no "intent" given (then only equal claims may name it)
   RecipeCard card;
   RecipeEntry entry;
 };
@@ -121,6 +121,9 @@ class UserRecipes {
   std::vector<InputDomain> own_domain;  // the spec's domain as written: what its tables cover
 
   [[nodiscard]] const RecipeEntry* find(std::string_view name) const;
+  // Whether `e` has an intent: a catalogue recipe always does, a user recipe when its
+  // "intent" was given (it is optional where only equal claims name the recipe).
+  [[nodiscard]] bool has_intent(const RecipeEntry* e) const;
   [[nodiscard]] bool has_tables() const;
   [[nodiscard]] std::size_t function_count() const;
   // Seconds a worker run over `cases` cases may take: user_timeout_s when set,
@@ -192,6 +195,8 @@ inline constexpr std::uint64_t kMaxTableWords = std::uint64_t{1} << 26;
 
 // The one-line errors of a compiler run or a worker run stopped at its limit:
 // the spec, its sources or its function recipes, the limit and the flag that sets it.
+// "give the user recipe an "intent", one of ...": the end of the error where a claim needs one.
+[[nodiscard]] std::string missing_intent_text();
 [[nodiscard]] std::string compile_timeout_message(const UserRecipes& user);
 // `where` follows "did not return" (" on the GPU (--backend cuda)"; empty: the CPU worker).
 [[nodiscard]] std::string worker_timeout_message(const UserRecipes& user, std::uint64_t cases, double limit,

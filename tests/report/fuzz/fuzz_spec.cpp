@@ -2,20 +2,21 @@
 // (strict JSON, every field checked); whatever it accepts must print back to
 // canonical JSON that parses to the same spec, report a case count that is
 // the product of its inputs' code counts, and evaluate its first and last
-// cases without crashing (specs with user recipes: parsed and printed back only). An error must be one line naming the file.
-// The same bytes also go through the A/B spec reader (operator/ab_spec.hpp), with the same rules:
-// one-line errors, and what it accepts prints back to canonical JSON that parses to the same spec.
-// And through the timing spec reader (timing/time_spec.hpp): one-line errors, two arms, every
-// buffer an argument names exists, launch shapes inside the CUDA limits.
+// cases without crashing (specs with user recipes: parsed and printed back only). An error must be one line naming the
+// file. The same bytes also go through the A/B spec reader (operator/ab_spec.hpp), with the same rules: one-line
+// errors, and what it accepts prints back to canonical JSON that parses to the same spec. And through the timing spec
+// reader (timing/time_spec.hpp): one-line errors, two arms, every buffer an argument names exists, launch shapes inside
+// the CUDA limits. And through other_file_kind, which names another kind of bitproof file in the loaders' errors.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "proof/engine.hpp"
 #include "operator/ab_spec.hpp"
+#include "proof/engine.hpp"
 #include "proof/spec.hpp"
+#include "strict_json.hpp"
 #include "timing/time_spec.hpp"
 
 namespace {
@@ -59,6 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   fuzz_ab_spec(text);
   fuzz_time_spec(text);
+  // The file-kind probe the loaders' errors use (strict_json.hpp): no throw, at most a phrase.
+  if (bitproof::other_file_kind(text, {"bitproof_spec"}).find('\n') != std::string::npos) std::abort();
   auto spec = bitproof::parse_spec(text, "fuzz.json");
   if (!spec) {
     const std::string& m = spec.error().message;
