@@ -7,8 +7,24 @@
 // the conversions from double, whose libgcc 12 versions have another half ABI).
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+
 #if defined(__clang__) && __clang_major__ < 15
 using CompilerHalf = __fp16;
 #else
 using CompilerHalf = _Float16;
 #endif
+
+// The compiler's half with these bits, and the bits of a compiler half: the one
+// place the tests move between the two (a unity build sees every test file).
+inline CompilerHalf half_of(std::uint16_t bits) {
+  CompilerHalf h;
+  std::memcpy(&h, &bits, sizeof h);
+  return h;
+}
+inline std::uint16_t half_bits(CompilerHalf h) {
+  std::uint16_t bits;
+  std::memcpy(&bits, &h, sizeof bits);
+  return bits;
+}

@@ -5,7 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "format/format.hpp"
 #include "proof/spec.hpp"
@@ -31,6 +35,24 @@ inline bool contains(const std::string& s, const std::string& part) { return s.f
 inline bool same(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   return a == b && std::signbit(a) == std::signbit(b);
+}
+
+// A file's bytes ("" when it cannot be read: the test's comparison then fails).
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// binary32 codes at every exponent, both signs: zero, the smallest and the middle
+// mantissa, and the largest (NaN and Inf at exponent 255).
+inline std::vector<std::uint32_t> float32_edges() {
+  std::vector<std::uint32_t> codes;
+  for (std::uint32_t sign : {0u, 0x80000000u}) {
+    for (std::uint32_t e = 0; e < 256; ++e) {
+      for (std::uint32_t m : {0u, 1u, 0x400000u, 0x7FFFFFu}) codes.push_back(sign | (e << 23) | m);
+    }
+  }
+  return codes;
 }
 
 inline Spec dsv4_spec() {

@@ -46,11 +46,9 @@ std::string sha256_hex(const std::string& text) {
   return to_hex(h.finish());
 }
 
-namespace {
 void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
-}  // namespace
 
 CaseTableDigest::CaseTableDigest(std::uint64_t cases, std::uint32_t inputs, std::uint32_t recipes)
     : cases_(cases), inputs_(inputs), recipes_(recipes) {

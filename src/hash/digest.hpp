@@ -33,6 +33,8 @@ class Sha256 {
 };
 
 std::string to_hex(std::span<const std::uint8_t> bytes);
+// Appends the low `bytes` bytes of v, least significant first (the digests' integers).
+void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes);
 std::string sha256_hex(const std::string& text);
 
 inline constexpr std::uint64_t kChunkCases = 65536;

@@ -27,10 +27,6 @@ std::string against_oracle(FormatId f, const std::optional<std::uint32_t>& oracl
   return difference_kind(f, *oracle_code, code);
 }
 
-void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-
 // Chunk-sum accumulation for one part (see engine.hpp): A, B per recipe, then
 // one failing count per claim, flushed at each chunk's last case.
 class ChunkSummer {

@@ -27,7 +27,10 @@ void judge_witness(const Json& result, ReportJudgement& j) {
 std::string claim_test_name(const Json& result, std::size_t c) {
   const Json& claim = result["spec"]["claims"][c];
   std::string recipes;
-  for (const Json& r : claim["recipes"]) recipes += " " + r.get<std::string>();
+  for (const Json& r : claim["recipes"]) {
+    recipes += ' ';
+    recipes += r.get<std::string>();
+  }
   return fmt::format("claim {}: {}{}", c, claim["claim"].get<std::string>(), recipes);
 }
 

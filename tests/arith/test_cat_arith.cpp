@@ -12,6 +12,7 @@
 #include "arith/soft_arith.hpp"
 #include "oracle/oracle_arith.hpp"
 #include "compiler_half.hpp"
+#include "splitmix.hpp"
 #include "sweep_stride.hpp"
 
 using namespace bitproof;
@@ -20,16 +21,6 @@ using bitproof::test::sweep_stride;
 
 namespace {
 
-std::uint16_t half_bits(CompilerHalf h) {
-  std::uint16_t b;
-  std::memcpy(&b, &h, 2);
-  return b;
-}
-CompilerHalf half_of(std::uint16_t b) {
-  CompilerHalf h;
-  std::memcpy(&h, &b, 2);
-  return h;
-}
 bool is_nan16(std::uint16_t b) { return (b & 0x7C00) == 0x7C00 && (b & 0x3FF) != 0; }
 
 // A deterministic spread of 16-bit operands: every 61st code plus the specials.
@@ -38,13 +29,6 @@ std::vector<std::uint16_t> sample16() {
                                   0x7E00, 0x0040, 0x0080, 0x7F7F, 0x7F80, 0x3F80};
   for (std::uint32_t c = 0; c < 65536; c += 61) v.push_back(static_cast<std::uint16_t>(c));
   return v;
-}
-
-std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t x = (s += 0x9E3779B97F4A7C15ull);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -112,13 +96,13 @@ TEST_SUITE("arith") {
       }
     };
     for (std::uint64_t i = 0; i < stepped_count(200000); ++i) {
-      const std::uint64_t r = splitmix(seed);
+      const std::uint64_t r = splitmix64_next(seed);
       // Operands 2^-15..2^16 and addends 2^-30..2^33: products and addends overlap, so
       // cancellation and sticky-bit rounding are exercised.
       const auto with_exponent = [](std::uint64_t bits, std::uint32_t base, std::uint32_t span) {
         return static_cast<std::uint32_t>((bits & 0x807FFFFFu) | ((base + ((bits >> 23) % span)) << 23));
       };
-      const std::uint64_t r2 = splitmix(seed);
+      const std::uint64_t r2 = splitmix64_next(seed);
       check(with_exponent(r, 112, 32), with_exponent(r >> 31, 112, 32), with_exponent(r2, 97, 64));
     }
     check(0x80000000u, 0x3F800000u, 0x80000000u);  // -0 × 1 + -0 = -0

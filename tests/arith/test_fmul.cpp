@@ -12,29 +12,14 @@
 #include "arith/soft_arith.hpp"
 #include "oracle/oracle_arith.hpp"
 #include "report/report.hpp"
+#include "splitmix.hpp"
 #include "sweep_stride.hpp"
+#include "support.hpp"
 
 using namespace bitproof;
 using bitproof::test::sweep_stride;
 
 namespace {
-
-std::vector<std::uint32_t> float_edges() {
-  std::vector<std::uint32_t> codes;
-  for (std::uint32_t sign : {0u, 0x80000000u}) {
-    for (std::uint32_t e = 0; e < 256; ++e) {
-      for (std::uint32_t m : {0u, 1u, 0x400000u, 0x7FFFFFu}) codes.push_back(sign | (e << 23) | m);
-    }
-  }
-  return codes;
-}
-
-std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 struct Fp32Tally {
   int soft = 0;      // soft operation != oracle
@@ -64,7 +49,7 @@ Fp32Tally mismatches(const char* op, const std::vector<std::pair<std::uint32_t, 
 
 std::vector<std::pair<std::uint32_t, std::uint32_t>> all_pairs() {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
-  const auto edges = float_edges();
+  const auto edges = test::float32_edges();
   for (std::uint32_t a : edges) {
     for (std::size_t j = 0; j < edges.size(); j += 4) pairs.emplace_back(a, edges[j]);
   }
@@ -76,7 +61,7 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> all_pairs() {
   }
   std::uint64_t seed = 42;
   for (int i = 0; i < 300000; ++i) {
-    const std::uint64_t r = splitmix(seed);
+    const std::uint64_t r = splitmix64_next(seed);
     pairs.emplace_back(static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(r >> 32));
   }
   return pairs;

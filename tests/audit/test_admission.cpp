@@ -39,11 +39,6 @@ Json domain_json(const std::string& name = "dsv4-mxfp4-fp16-fold") {
 
 void save(const std::string& path, const Json& j) { std::ofstream(path) << j.dump(); }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Synthesizes a checkpoint, audits it and writes the audit report; returns its path.
 std::string audited(const TempDir& dir, const std::string& name, std::uint32_t lo, std::uint32_t hi,
                     std::uint64_t nan_bytes = 0, const std::string& select = "",
@@ -500,7 +495,7 @@ TEST_SUITE("audit") {
     // Quotes, brackets and a backslash in the checkpoint's path: the result part's text holds them escaped.
     const std::string name = "ck \"}]{[\\ odd";
     const std::string path = audited(dir, name, 114, 126, 1);
-    const std::string text = read_text(path);
+    const std::string text = test::read_text(path);
     REQUIRE(text.starts_with(R"({"bitproof_report":1,"kind":"audit","result":{)"));
     // The same report written otherwise (indented) is read as a whole document.
     const std::string indented = Json::parse(text).dump(1);
@@ -586,7 +581,7 @@ TEST_SUITE("audit") {
 
     // 16-bit codes: a GPTQ checkpoint's FP16 group scales.
     const std::string gptq = audited(dir, "gptq", 0x1C00, 0x2400, 0, "", SynthLayout::kGptq);
-    const std::string gptq_text = read_text(gptq);
+    const std::string gptq_text = test::read_text(gptq);
     REQUIRE(reaudit_fast(gptq_text, gptq, 2).reproduced.has_value());
     auto gptq_lean = parse_audit_report_text(gptq_text, gptq);
     auto gptq_whole = parse_audit_report_text(Json::parse(gptq_text).dump(1), gptq);
@@ -606,7 +601,7 @@ TEST_SUITE("audit") {
     REQUIRE(r->tensors.size() == 1);
     const std::string odd_path = dir / "odd.audit.json";
     save(odd_path, audit_report(*r, Json{{"threads", 2}}));
-    const std::string odd_text = read_text(odd_path);
+    const std::string odd_text = test::read_text(odd_path);
     REQUIRE(contains(odd_text, R"(w\"histogram\":[[1,2]],\"x.scale)"));
     REQUIRE(reaudit_fast(odd_text, odd_path, 2).reproduced.has_value());
     auto odd_lean = parse_audit_report_text(odd_text, odd_path);

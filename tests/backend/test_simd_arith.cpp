@@ -22,7 +22,9 @@
 #include "oracle/fma_exact.hpp"
 #include "oracle/oracle_arith.hpp"
 #include "report/report.hpp"
+#include "splitmix.hpp"
 #include "sweep_stride.hpp"
+#include "support.hpp"
 
 using namespace bitproof;
 using bitproof::test::stepped_count;
@@ -55,16 +57,6 @@ std::vector<std::uint32_t> half_edges() {
 }
 
 // The same for binary32: 2048 codes.
-std::vector<std::uint32_t> float_edges() {
-  std::vector<std::uint32_t> codes;
-  for (std::uint32_t sign : {0u, 0x80000000u}) {
-    for (std::uint32_t e = 0; e < 256; ++e) {
-      for (std::uint32_t m : {0u, 1u, 0x400000u, 0x7FFFFFu}) codes.push_back(sign | (e << 23) | m);
-    }
-  }
-  return codes;
-}
-
 // Around every FP16 value in FP32: the value, one FP32 ulp either side, and
 // the midpoints to the next FP16 value (exact tie, tie ± 1 ulp).
 std::vector<std::uint32_t> float_near_halves() {
@@ -79,13 +71,6 @@ std::vector<std::uint32_t> float_near_halves() {
     }
   }
   return codes;
-}
-
-std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
 }
 
 using Ref = std::function<std::uint32_t(std::uint32_t, std::uint32_t)>;
@@ -166,7 +151,7 @@ void half_pairs(std::vector<std::uint32_t>& a, std::vector<std::uint32_t>& b) {
   }
   std::uint64_t seed = 20260101;
   for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
-    const std::uint64_t r = splitmix(seed);
+    const std::uint64_t r = splitmix64_next(seed);
     a.push_back(static_cast<std::uint32_t>(r & 0xFFFF));
     b.push_back(static_cast<std::uint32_t>((r >> 16) & 0xFFFF));
   }
@@ -189,12 +174,12 @@ void half_triples(std::vector<std::uint32_t>& a, std::vector<std::uint32_t>& b, 
   }
   std::uint64_t seed = 20261204;
   for (int pair = 0; pair < 48; ++pair) {
-    const auto y = static_cast<std::uint32_t>(splitmix(seed) & 0xFFFF);
-    const auto z = static_cast<std::uint32_t>(splitmix(seed) & 0xFFFF);
+    const auto y = static_cast<std::uint32_t>(splitmix64_next(seed) & 0xFFFF);
+    const auto z = static_cast<std::uint32_t>(splitmix64_next(seed) & 0xFFFF);
     for (std::uint32_t x = 0; x < 65536; x += sweep_stride()) push(x, y, z);
   }
   for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
-    const std::uint64_t r = splitmix(seed);
+    const std::uint64_t r = splitmix64_next(seed);
     const auto x = static_cast<std::uint32_t>(r & 0xFFFF);
     const auto y = static_cast<std::uint32_t>((r >> 16) & 0xFFFF);
     push(x, y, static_cast<std::uint32_t>((r >> 32) & 0xFFFF));
@@ -284,7 +269,7 @@ TEST_SUITE("backend") {
         a.push_back(OracleArith::half2float(static_cast<std::uint16_t>(ha[i])));
         b.push_back(OracleArith::half2float(static_cast<std::uint16_t>(hb[i])));
       }
-      const auto edges = float_edges();
+      const auto edges = test::float32_edges();
       for (std::size_t i = 0; i < edges.size(); i += sweep_stride()) {
         for (std::uint32_t y : edges) {
           a.push_back(edges[i]);
@@ -293,8 +278,8 @@ TEST_SUITE("backend") {
       }
       std::uint64_t seed = 7;
       for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
-        a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
-        b.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+        a.push_back(static_cast<std::uint32_t>(splitmix64_next(seed)));
+        b.push_back(static_cast<std::uint32_t>(splitmix64_next(seed)));
       }
       expect_equal(compare(
                        *impl, kFmul, a, b, [](auto x, auto y) { return OracleArith::fmul(x, y); }, FormatId::fp32,
@@ -316,11 +301,11 @@ TEST_SUITE("backend") {
     for (const simd::SimdImpl* impl : impls_or_skip()) {
       INFO("vector sweep: " << std::string(impl->name));
       std::vector<std::uint32_t> a = float_near_halves();
-      const auto edges = float_edges();
+      const auto edges = test::float32_edges();
       a.insert(a.end(), edges.begin(), edges.end());
       std::uint64_t seed = 11;
       for (std::uint64_t i = 0; i < stepped_count(1000000); ++i)
-        a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+        a.push_back(static_cast<std::uint32_t>(splitmix64_next(seed)));
       const std::vector<std::uint32_t> b(a.size(), 0);
       expect_equal(compare(
                        *impl, kF2hRn, a, b, [](auto x, auto) { return OracleArith::float2half_rn(x); }, FormatId::fp32,
@@ -388,19 +373,19 @@ TEST_SUITE("backend") {
         b.push_back(w(hb[i]));
         c.push_back(w(hc[i]));
       }
-      const auto edges = float_edges();
+      const auto edges = test::float32_edges();
       std::uint64_t seed = 13;
       for (std::size_t i = 0; i < edges.size(); i += sweep_stride()) {
         for (std::size_t j = 0; j < edges.size(); j += 8) {
           a.push_back(edges[i]);
           b.push_back(edges[j]);
-          c.push_back(edges[splitmix(seed) % edges.size()]);
+          c.push_back(edges[splitmix64_next(seed) % edges.size()]);
         }
       }
       for (std::uint64_t i = 0; i < stepped_count(1000000); ++i) {
-        a.push_back(static_cast<std::uint32_t>(splitmix(seed)));
-        b.push_back(static_cast<std::uint32_t>(splitmix(seed)));
-        c.push_back(static_cast<std::uint32_t>(splitmix(seed)));
+        a.push_back(static_cast<std::uint32_t>(splitmix64_next(seed)));
+        b.push_back(static_cast<std::uint32_t>(splitmix64_next(seed)));
+        c.push_back(static_cast<std::uint32_t>(splitmix64_next(seed)));
       }
       const auto ffma = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) { return SoftArith::ffma(x, y, z); };
       expect_equal(compare3(*impl, kFfma, a, b, c, ffma, FormatId::fp32, FormatId::fp32), "ffma");

@@ -19,6 +19,7 @@
 #include "hash/digest.hpp"
 #include "report/report.hpp"
 #include "sweep_stride.hpp"
+#include "support.hpp"
 
 using namespace bitproof;
 
@@ -27,12 +28,6 @@ namespace {
 Spec parse(const std::string& text) {
   auto spec = parse_spec(text, "test");
   REQUIRE_MESSAGE(spec.ok(), (spec.ok() ? "" : spec.error().message));
-  return *spec;
-}
-
-Spec dsv4() {
-  auto spec = load_spec(std::string(BITPROOF_SOURCE_DIR "/proofs/dsv4-mxfp4-fp16-fold.json"));
-  REQUIRE(spec.ok());
   return *spec;
 }
 
@@ -243,7 +238,7 @@ TEST_SUITE("backend") {
   TEST_CASE("the result is the same whatever the thread count and the split (full and sampled witness)") {
     // 65536 × 32 = 2^21 cases: above the full-witness limit, so the sample runs too.
     const Spec big = fp16_pairs(std::string(kHmulClaim) + "," + kControlClaims, 0x3C00, 0x3C1F);
-    for (const Spec& spec : {dsv4(), big}) {
+    for (const Spec& spec : {test::dsv4_spec(), big}) {
       const std::string one = result_text(spec, run_proof(spec, {8, 1}));
       for (unsigned threads : {2u, 3u, 7u}) {
         CHECK(result_text(spec, run_proof(spec, {8, threads})) == one);
@@ -267,7 +262,7 @@ TEST_SUITE("backend") {
   }
 
   TEST_CASE("a hardware table is checked case by case against the soft model; a corrupted bit is caught") {
-    const Spec spec = dsv4();
+    const Spec spec = test::dsv4_spec();
     const CaseEvaluator eval(spec);
     const std::size_t recipes = eval.recipes().size();
     std::vector<std::uint32_t> table(spec.case_count() * recipes);
@@ -469,7 +464,7 @@ TEST_SUITE("backend") {
     REQUIRE_FALSE(ok.ok());
     CHECK(ok.error().exit_code == kExitBadInput);
     CHECK(ok.error().message.find("claims[0]") != std::string::npos);
-    CHECK(check_sweepable(dsv4()).ok());
+    CHECK(check_sweepable(test::dsv4_spec()).ok());
   }
 
   TEST_CASE("classify_difference agrees with decode() on every pair of 8-bit codes of every 8-bit format") {

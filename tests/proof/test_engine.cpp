@@ -16,10 +16,8 @@ using namespace bitproof;
 
 namespace {
 
-Spec dsv4() { return test::dsv4_spec(); }
-
 Spec with_scales(CodeRange r) {
-  Spec spec = dsv4();
+  Spec spec = test::dsv4_spec();
   for (Claim& c : spec.claims) c.expected_cases.reset();
   REQUIRE(override_range(spec, "scale", r, "test").ok());
   return spec;
@@ -38,7 +36,7 @@ Spec single_claim(const std::string& a, const std::string& b, CodeRange scales) 
 
 TEST_SUITE("proof") {
   TEST_CASE("DeepSeek V4 fold: 208/208 equal and exact, no witness disagreement") {
-    const ProofResult r = run_proof(dsv4(), {8});
+    const ProofResult r = run_proof(test::dsv4_spec(), {8});
     CHECK(r.cases == 208);
     REQUIRE(r.claims.size() == 2);
     CHECK(r.claims[0].holding == 208);
@@ -46,7 +44,7 @@ TEST_SUITE("proof") {
     CHECK(r.witness_disagreement_count == 0);
     CHECK(r.holds());
     CHECK(r.case_digest.size() == 64);
-    CHECK(run_proof(dsv4(), {8}).case_digest == r.case_digest);  // deterministic
+    CHECK(run_proof(test::dsv4_spec(), {8}).case_digest == r.case_digest);  // deterministic
   }
 
   TEST_CASE("the digest covers the outputs: a different recipe pair over the same domain digests differently") {
@@ -111,7 +109,7 @@ TEST_SUITE("proof") {
   }
 
   TEST_CASE("domain discovery: folded == ordinary exactly on scale bytes 113..128") {
-    const Discovery d = *discover(dsv4(), "scale", {8});
+    const Discovery d = *discover(test::dsv4_spec(), "scale", {8});
     CHECK(d.cases == 16 * 256);
     const ClaimDiscovery& eq = d.claims[0];
     CHECK(eq.spec_interval_holds);
@@ -128,7 +126,7 @@ TEST_SUITE("proof") {
   }
 
   TEST_CASE("discovery: the same result on 1 and 4 threads; the spec-interval scope sweeps the spec's codes alone") {
-    const Spec spec = dsv4();
+    const Spec spec = test::dsv4_spec();
     const Discovery one = *discover(spec, "scale", {8, 1});
     const Discovery four = *discover(spec, "scale", {8, 4});
     CHECK(discovery_result_json(spec, one).dump() == discovery_result_json(spec, four).dump());

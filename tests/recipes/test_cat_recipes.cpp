@@ -46,17 +46,6 @@ std::uint32_t run(const char* name, std::uint32_t a, std::uint32_t b = 0, std::u
   return r->soft(codes);
 }
 
-std::uint16_t half_bits(CompilerHalf h) {
-  std::uint16_t b;
-  std::memcpy(&b, &h, 2);
-  return b;
-}
-CompilerHalf half_of(std::uint32_t b) {
-  const auto bits = static_cast<std::uint16_t>(b);
-  CompilerHalf h;
-  std::memcpy(&h, &bits, 2);
-  return h;
-}
 bool nan16(std::uint32_t b) { return (b & 0x7C00) == 0x7C00 && (b & 0x3FF) != 0; }
 bool same16(std::uint32_t a, std::uint32_t b) { return a == b || (nan16(a) && nan16(b)); }
 

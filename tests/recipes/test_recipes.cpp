@@ -43,23 +43,13 @@ Spec full_domain_equal(const RecipeCard& a, const RecipeCard& b) {
 }
 
 // The DESIGN.md formulas again, written with the compiler's _Float16.
-CompilerHalf half_of(std::uint16_t bits) {
-  CompilerHalf h;
-  std::memcpy(&h, &bits, 2);
-  return h;
-}
-std::uint16_t bits_of(CompilerHalf h) {
-  std::uint16_t b;
-  std::memcpy(&b, &h, 2);
-  return b;
-}
 std::uint16_t compiler_turbomind(std::uint32_t x, std::uint32_t s, bool folded) {
   int a = static_cast<int>(s) - 112;
   a = a < 0 ? 0 : (a > 30 ? 30 : a);
   const auto raw = static_cast<std::uint16_t>(((x & 8) << 12) | ((x & 7) << 9));
-  if (folded) return bits_of(static_cast<CompilerHalf>(half_of(raw) * half_of(static_cast<std::uint16_t>((a + 14) << 10))));
+  if (folded) return half_bits(static_cast<CompilerHalf>(half_of(raw) * half_of(static_cast<std::uint16_t>((a + 14) << 10))));
   const auto elem = static_cast<CompilerHalf>(half_of(raw) * static_cast<CompilerHalf>(16384.0f));
-  return bits_of(static_cast<CompilerHalf>(elem * half_of(static_cast<std::uint16_t>(a << 10))));
+  return half_bits(static_cast<CompilerHalf>(elem * half_of(static_cast<std::uint16_t>(a << 10))));
 }
 
 bool is_nan_half(std::uint16_t b) { return (b & 0x7C00) == 0x7C00 && (b & 0x3FF) != 0; }

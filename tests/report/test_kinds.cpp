@@ -21,13 +21,6 @@ using namespace bitproof;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 Json committed(const std::string& name) {
   auto report = load_report(std::string(BITPROOF_SOURCE_DIR "/") + name);
   REQUIRE_MESSAGE(report.ok(), (report ? std::string() : report.error().message));
@@ -100,7 +93,7 @@ TEST_SUITE("report") {
 
   TEST_CASE("a domain report for admission is read by the domain kind's reader") {
     const std::string path = BITPROOF_SOURCE_DIR "/reports/dsv4-mxfp4-fp16-fold.domain.json";
-    Json domain = Json::parse(read_text(path));
+    Json domain = Json::parse(test::read_text(path));
     CHECK(validate_domain_report(domain, "d.json").ok());
     CHECK(validate_domain_report(domain, "d.json").ok() == validate_report(domain, "d.json").ok());
     // What validate_report refuses, the domain reader refuses with the same line.
@@ -115,7 +108,7 @@ TEST_SUITE("report") {
     CHECK(validate_domain_report(digest, "d.json").error().message ==
           "d.json: result.spec_sha256: is not the digest of the recorded spec");
     // A report of another kind is not read as a domain report.
-    const Json proof = Json::parse(read_text(BITPROOF_SOURCE_DIR "/reports/dsv4-mxfp4-fp16-fold.json"));
+    const Json proof = Json::parse(test::read_text(BITPROOF_SOURCE_DIR "/reports/dsv4-mxfp4-fp16-fold.json"));
     REQUIRE(validate_report(proof, "p.json").ok());
     const auto other = validate_domain_report(proof, "p.json");
     REQUIRE_FALSE(other.ok());

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "output_files.hpp"
+#include "support.hpp"
 
 using namespace bitproof;
 namespace fs = std::filesystem;
@@ -24,13 +25,6 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
   [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
 };
-
-std::string contents(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void put(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -50,8 +44,8 @@ TEST_SUITE("report") {
     files.set(dir.file("r.md"), "# r\n");
     CHECK_FALSE(fs::exists(dir.file("r.json")));
     REQUIRE(files.commit().ok());
-    CHECK(contents(dir.file("r.json")) == "{}\n");
-    CHECK(contents(dir.file("r.md")) == "# r\n");
+    CHECK(test::read_text(dir.file("r.json")) == "{}\n");
+    CHECK(test::read_text(dir.file("r.md")) == "# r\n");
     CHECK(entries(dir.path) == 2);  // no temporary left behind
   }
 
@@ -67,7 +61,7 @@ TEST_SUITE("report") {
       REQUIRE_FALSE(ok.ok());
       CHECK(ok.error().message.find("--junit") != std::string::npos);
     }
-    CHECK(contents(dir.file("old.json")) == "old");
+    CHECK(test::read_text(dir.file("old.json")) == "old");
     CHECK(entries(dir.path) == 1);
   }
 
@@ -83,7 +77,7 @@ TEST_SUITE("report") {
     CHECK(entries(dir.path) == 3);  // kept.json and two temporaries
     remove_reserved_outputs();      // what cli::abandon does before _exit
     CHECK(entries(dir.path) == 1);
-    CHECK(contents(dir.file("kept.json")) == "kept\n");
+    CHECK(test::read_text(dir.file("kept.json")) == "kept\n");
   }
 
   TEST_CASE("outputs: an OutputFiles dropped without commit leaves nothing") {
@@ -116,7 +110,7 @@ TEST_SUITE("report") {
     OutputFiles control;  // negative control: another name is fine
     control.add_input(spec);
     CHECK(control.add("--report", dir.file("other.json")).ok());
-    CHECK(contents(spec) == "{}");
+    CHECK(test::read_text(spec) == "{}");
   }
 
   TEST_CASE("outputs: a file inside an input directory (a checkpoint's shard) is an input") {
@@ -156,6 +150,6 @@ TEST_SUITE("report") {
     REQUIRE(files.add("--markdown", fits).ok());
     files.set(fits, "ok");
     REQUIRE(files.commit().ok());
-    CHECK(contents(fits) == "ok");
+    CHECK(test::read_text(fits) == "ok");
   }
 }

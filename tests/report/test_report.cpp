@@ -17,29 +17,20 @@ using namespace bitproof;
 
 namespace {
 
-Spec dsv4() { return test::dsv4_spec(); }
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 TEST_SUITE("report") {
   TEST_CASE("the committed report's result part regenerates byte for byte") {
-    const Spec spec = dsv4();
+    const Spec spec = test::dsv4_spec();
     const Json committed =
-        Json::parse(read_file(std::string(BITPROOF_SOURCE_DIR "/reports/dsv4-mxfp4-fp16-fold.json")));
+        Json::parse(test::read_text(std::string(BITPROOF_SOURCE_DIR "/reports/dsv4-mxfp4-fp16-fold.json")));
     const Json regenerated = proof_result_json(spec, run_proof(spec, {8}), 8);
     CHECK(committed.at("result").dump(2) == regenerated.dump(2));
     CHECK(committed.at("bitproof_report") == kReportVersion);
   }
 
   TEST_CASE("result is deterministic; environment lives apart from it") {
-    const Spec spec = dsv4();
+    const Spec spec = test::dsv4_spec();
     const Json a = proof_report(spec, {{"cpu", "", run_proof(spec, {8})}}, 8);
     const Json b = proof_report(spec, {{"cpu", "", run_proof(spec, {8})}}, 8);
     CHECK(a["result"].dump() == b["result"].dump());
@@ -50,7 +41,7 @@ TEST_SUITE("report") {
   }
 
   TEST_CASE("summary lines in the users' own style") {
-    const Spec spec = dsv4();
+    const Spec spec = test::dsv4_spec();
     const ProofResult r = run_proof(spec, {8});
     CHECK(domain_label(spec) + " " + claim_summary(spec.claims[0], r.claims[0]) ==
           "e2m1×ue8m0[114..126]→fp16 folded≡ordinary: 208/208 bit patterns equal");
@@ -66,7 +57,7 @@ TEST_SUITE("report") {
   }
 
   TEST_CASE("Markdown carries the summary lines and the verdict") {
-    const Spec spec = dsv4();
+    const Spec spec = test::dsv4_spec();
     const std::string md = render_markdown(proof_report(spec, {{"cpu", "", run_proof(spec, {8})}}, 8));
     CHECK(md.find("folded≡ordinary: 208/208 bit patterns equal") != std::string::npos);
     CHECK(md.find("**Verdict: holds**") != std::string::npos);
