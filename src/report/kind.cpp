@@ -12,6 +12,7 @@
 #include "report/kind_shard.hpp"
 #include "report/kind_time.hpp"
 #include "report/schema.hpp"
+#include "report/spec_report.hpp"
 
 namespace bitproof {
 namespace {
@@ -82,6 +83,19 @@ std::optional<Verification> result_differs(const std::string& name, const Json& 
   return Verification{false,
                       fmt::format("NOT VERIFIED: {}: this machine's result differs from the recorded one", name),
                       {first_difference(recorded, now)}};
+}
+
+Verification reproduced_result(const Json& recorded, const Json& now, const ReportJudgement& judged) {
+  const std::string name = recorded["spec"]["name"].get<std::string>();
+  if (auto differs = result_differs(name, recorded, now)) return *differs;
+  const std::string digest =
+      recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
+  return Verification{
+      judged.passes,
+      fmt::format("verified: {}, {}/{} claims {}: {}: the result part reproduces byte for byte{}", judged.word(),
+                  judged.claims_passing, judged.claims, judged.findings ? "pass" : "hold", name,
+                  digest.empty() ? "" : fmt::format(" (case digest {})", digest)),
+      judged.problems, true};
 }
 
 }  // namespace bitproof

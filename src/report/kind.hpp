@@ -112,5 +112,10 @@ void set_report_verifier(std::string_view kind, ReportVerifier verify, ReportTex
 // recorded result.
 [[nodiscard]] std::optional<Verification> result_differs(const std::string& name, const Json& recorded,
                                                          const Json& now);
+struct ReportJudgement;
+// The Verification of a proof or domain report whose result part this machine
+// derived again (`now`): result_differs' when the two differ; else the verdict
+// `judged` (of the report) gives, naming the recorded case digest.
+[[nodiscard]] Verification reproduced_result(const Json& recorded, const Json& now, const ReportJudgement& judged);
 
 }  // namespace bitproof

@@ -72,21 +72,10 @@ std::string domain_junit(const Json& report) {
 }
 
 Expected<Verification> verify_domain(const Json& report, const std::string& path, const VerifyOptions& options) {
-  const Json& recorded = report["result"];
   auto now = rerun_domain_result(report, path, options.spec_dir);
   if (!now) return now.error();
-  const std::string name = recorded["spec"]["name"].get<std::string>();
-  if (auto differs = result_differs(name, recorded, *now)) return *differs;
-  // The result reproduces; what it says is the verdict.
-  const ReportJudgement judged = judge_domain_report(report);
-  const std::string digest =
-      recorded.contains("case_digest") ? recorded["case_digest"]["sha256"].get<std::string>() : "";
-  return Verification{
-      judged.passes,
-      fmt::format("verified: {}, {}/{} claims {}: {}: the result part reproduces byte for byte{}", judged.word(),
-                  judged.claims_passing, judged.claims, judged.findings ? "pass" : "hold", name,
-                  digest.empty() ? "" : fmt::format(" (case digest {})", digest)),
-      judged.problems, true};
+  // The result reproduces (or the first difference); what it says is the verdict.
+  return reproduced_result(report["result"], *now, judge_domain_report(report));
 }
 
 }  // namespace

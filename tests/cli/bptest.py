@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 failures = []
 
@@ -24,6 +25,16 @@ def setup(own_cache):
         return subprocess.run([bp, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
     return bp, root, work, env, run
+
+
+def bounded(argv, cwd, env, guard=120):
+    """argv under a `guard`-second guard: (the completed run, or None when it had to be killed; seconds)."""
+    start = time.monotonic()
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=guard)
+    except subprocess.TimeoutExpired:
+        return None, time.monotonic() - start
+    return done, time.monotonic() - start
 
 
 def check(what, ok, detail=""):

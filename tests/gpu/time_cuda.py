@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 import bptest  # noqa: E402
@@ -105,12 +104,8 @@ def kernel_spec(stem, source, kernel):
 
 
 def bounded(*args):
-    start = time.monotonic()
-    try:
-        done = subprocess.run([bp, *args], cwd=limits, env=env, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        return None, time.monotonic() - start
-    return done, time.monotonic() - start
+    """bitproof in the limits directory under bptest's 120 s guard."""
+    return bptest.bounded([bp, *args], limits, env)
 
 
 spin = kernel_spec("spin", 'extern "C" __global__ void k_spin(unsigned* y) {\n  volatile unsigned stop = 0;\n'

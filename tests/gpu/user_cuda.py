@@ -25,9 +25,9 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+import bptest  # noqa: E402
 from bptest import check, failures, load, setup  # noqa: E402
 
 bp, root, work, env, run = setup(own_cache=True)
@@ -119,13 +119,8 @@ def limit_spec(stem, function):
 
 
 def bounded(*args):
-    """bitproof under a 120 s guard: (the completed run or None when it had to be killed, seconds)."""
-    start = time.monotonic()
-    try:
-        done = subprocess.run([bp, *args], cwd=limits, env=env, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        return None, time.monotonic() - start
-    return done, time.monotonic() - start
+    """bitproof in the limits directory under bptest's 120 s guard."""
+    return bptest.bounded([bp, *args], limits, env)
 
 
 # The loop is the device's alone: the CPU worker (host header, no __CUDA_ARCH__) returns.
