@@ -89,8 +89,11 @@ Expected<std::string> catalogue_template(const std::string& kind, const std::vec
   return text;
 }
 
+// A string as JSON writes it (a path may hold quotes or backslashes).
+std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+
 // A placeholder: kPlaceholder, what to write, ">".
-std::string fill(const std::string& what) { return fmt::format("\"{}{}>\"", kPlaceholder, what); }
+std::string placeholder_text(const std::string& what) { return fmt::format("\"{}{}>\"", kPlaceholder, what); }
 
 // A recipe name for a user function or table: "user." and its name in lower case,
 // what a name may not hold as '_'.
@@ -116,9 +119,9 @@ struct Known {
 std::string table_output(const UserStart& u) {
   if (u.descr == "<f2") return "\"fp16\"";
   if (u.descr == "<f4") return "\"fp32\"";
-  if (u.item_bytes > 0) return fill(fmt::format("the output format, stored in {} byte{} (bitproof formats)", u.item_bytes,
+  if (u.item_bytes > 0) return placeholder_text(fmt::format("the output format, stored in {} byte{} (bitproof formats)", u.item_bytes,
                                                u.item_bytes == 1 ? "" : "s"));
-  return fill("the output format (bitproof formats)");
+  return placeholder_text("the output format (bitproof formats)");
 }
 
 // One user_recipes entry, with a comment of what was read.
@@ -128,24 +131,26 @@ std::string user_entry(const UserStart& u, const Known& k, const std::string& ki
   std::string inputs;
   for (int i = 0; i < arity; ++i) {
     inputs += (i ? ", " : "") + (same ? fmt::format("\"{}\"", spec_of(k.card->inputs[i]).name)
-                                      : fill(fmt::format("input {}'s format, the spec's inputs[{}]", i, i)));
+                                      : placeholder_text(fmt::format("input {}'s format, the spec's inputs[{}]", i, i)));
   }
   const std::string output = same ? fmt::format("\"{}\"", spec_of(k.card->output).name)
-                                  : (u.function.empty() ? table_output(u) : fill("the output format, the spec's output"));
+                                  : (u.function.empty() ? table_output(u) : placeholder_text("the output format, the spec's output"));
   std::string read;
   if (!u.function.empty()) {
     read = fmt::format("{} in {}: {} code{} in", u.function, u.path, u.arity, u.arity == 1 ? "" : "s");
   } else if (!u.descr.empty()) {
     read = fmt::format("{}: dtype {}, {} words (one a case, in the order of bitproof spec cases)", u.path, u.descr, u.cases);
   } else {
-    read = fmt::format("{}: raw words; add \"table_format\": \"u8\", \"u16\" or \"u32\"", u.path);
+    read = fmt::format("{}: raw words, one a case (not a .npy: its word size to fill in)", u.path);
   }
   // An equal claim beside a catalogue recipe needs no intent (docs/user-recipes.md); the others do.
   const std::string intent = kind == "equal" && k.card != nullptr
                                  ? ""
-                                 : fmt::format(", \"intent\": {}", fill("value, product or zero_point_product"));
-  const std::string source = u.function.empty() ? fmt::format("\"table\": \"{}\"", u.path)
-                                                : fmt::format("\"function\": \"{}\"", u.function);
+                                 : fmt::format(", \"intent\": {}", placeholder_text("value, product or zero_point_product"));
+  const std::string source =
+      !u.function.empty() ? fmt::format("\"function\": \"{}\"", u.function)
+      : u.descr.empty()   ? fmt::format("\"table\": {}, \"table_format\": {}", quoted(u.path), placeholder_text("u8, u16 or u32"))
+                          : fmt::format("\"table\": {}", quoted(u.path));
   return fmt::format("    // {}\n    {{\"name\": \"{}\", {},\n     \"inputs\": [{}], \"output\": {}{}}}{}\n", read,
                      user_name(u), source, inputs, output, intent, last ? "" : ",");
 }
@@ -175,15 +180,15 @@ Expected<std::string> spec_template(const std::string& kind, const std::vector<s
   for (int i = 0; i < arity; ++i) {
     inputs += fmt::format("    {{\"name\": \"{}\", \"format\": {}, \"codes\": {}}}{}\n", input_name(arity, i),
                           k.card ? fmt::format("\"{}\"", spec_of(k.card->inputs[i]).name)
-                                 : fill(fmt::format("input {}'s format (bitproof formats)", i)),
+                                 : placeholder_text(fmt::format("input {}'s format (bitproof formats)", i)),
                           k.card ? codes_for(k.card->inputs[i]) : std::string("\"all\""), i + 1 < arity ? "," : "");
   }
   std::string files, tables, entries, list;
   std::uint64_t table_cases = 0;
   for (std::size_t i = 0; i < users.size(); ++i) {
     const UserStart& u = users[i];
-    if (!u.function.empty() && files.find(fmt::format("\"{}\"", u.path)) == std::string::npos) {
-      files += fmt::format("{}\"{}\"", files.empty() ? "" : ", ", u.path);
+    if (!u.function.empty() && files.find(quoted(u.path)) == std::string::npos) {
+      files += (files.empty() ? "" : ", ") + quoted(u.path);
     }
     if (u.function.empty() && u.cases > 0) table_cases = u.cases;
     entries += user_entry(u, k, kind, i + 1 == users.size());
@@ -191,7 +196,7 @@ Expected<std::string> spec_template(const std::string& kind, const std::vector<s
   }
   for (const std::string& r : recipes) list += fmt::format(", \"{}\"", r);
   if (kind == "equal" && users.size() + recipes.size() < 2) {
-    list += ", " + fill("a second recipe to compare with: a catalogue recipe (bitproof recipes --grep) or --user");
+    list += ", " + placeholder_text("a second recipe to compare with: a catalogue recipe (bitproof recipes --grep) or --user");
   }
   const std::string sources =
       files.empty() ? "" : fmt::format("  // Source files, relative to this spec's directory (\"include_dirs\": [...] for more).\n"
@@ -222,7 +227,7 @@ Expected<std::string> spec_template(const std::string& kind, const std::vector<s
 )",
       inputs,
       k.card ? fmt::format("\"{}\"", spec_of(k.card->output).name)
-             : (users.front().function.empty() ? table_output(users.front()) : fill("the output format (bitproof formats)")),
+             : (users.front().function.empty() ? table_output(users.front()) : placeholder_text("the output format (bitproof formats)")),
       sources, entries, claim_help(kind), kind, list,
       table_cases > 0 ? fmt::format(", \"expected_cases\": {}", table_cases) : "");
   // What the template leaves to fill in is all that may be wrong with it.

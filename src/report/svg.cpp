@@ -186,7 +186,7 @@ Count cell_count(const Map& map, const Geometry& g, std::size_t band, std::size_
 }
 
 // The step of a share of holding cases: 0 none, 5 all, quarters between.
-std::size_t step_of(const Count& n) {
+std::size_t share_step(const Count& n) {
   if (n.holding == 0) return 0;
   if (n.holding == n.total) return 5;
   return 1 + std::min<std::size_t>(3, 4 * n.holding / n.total);
@@ -242,7 +242,7 @@ void draw_cells(std::string& svg, const Map& map, const Panel& p, const Geometry
       const auto [from, to] = column_codes(map, p, first, col);
       const bool inside = first + to - 1 >= lo && first + from <= hi;
       const Count n = cell_count(map, g, band, from, to);
-      const std::size_t step = step_of(n);
+      const std::size_t step = share_step(n);
       const std::string colour = step_colour(step, inside);
       const bool uniform = step == 0 || step == 5;
       if (run && run->uniform && uniform && run->colour == colour) {
@@ -330,7 +330,11 @@ void draw_intervals(std::string& svg, const Json& claim, const Panel& p, const G
 // The legend: the six steps of the share of a cell's cases that hold, the paler
 // twin outside the claim, the claimed interval's outline, and the <title>s.
 void draw_legend(std::string& svg, int y) {
-  svg += fmt::format("  <text x=\"{}\" y=\"{}\">share of a cell's cases that hold:</text>\n", 12, y + 10);
+  svg += fmt::format(
+      "  <text x=\"{}\" y=\"{}\">each cell: the share of its cases that hold (left swatch: inside the claimed interval; "
+      "right, paler: outside it)</text>\n",
+      kLeft, y + 10);
+  y += 18;
   int x = kLeft;
   for (std::size_t step = 0; step < std::size(kSteps); ++step) {
     svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", x, y, kSteps[step].colour);
@@ -343,8 +347,8 @@ void draw_legend(std::string& svg, int y) {
   svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
                      kLeft, y, kClaimed);
   svg += fmt::format(
-      "  <text x=\"{}\" y=\"{}\">claimed interval (paler twin of each colour: outside it); black bar: where the claim "
-      "holds around it; hover a cell for its codes and counts</text>\n",
+      "  <text x=\"{}\" y=\"{}\">claimed interval; black bar: where the claim holds around it; a cell's tooltip: its "
+      "codes and how many of its cases hold</text>\n",
       kLeft + 16, y + 10);
 }
 
@@ -412,7 +416,7 @@ Expected<std::string> render_domain_svg(const Json& report, const std::string& p
   }
   draw_legend(body, y);
   width = std::max(width, kLeft + static_cast<int>(std::size(kSteps)) * 126 + 24);
-  const int height = y + 60;
+  const int height = y + 76;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-family=\"DejaVu Sans, sans-serif\" font-size=\"11\">\n",
