@@ -183,7 +183,7 @@ Expected<std::string> spec_template(const std::string& kind, const std::vector<s
                                  : placeholder_text(fmt::format("input {}'s format (bitproof formats)", i)),
                           k.card ? codes_for(k.card->inputs[i]) : std::string("\"all\""), i + 1 < arity ? "," : "");
   }
-  std::string files, tables, entries, list;
+  std::string files, entries, list;
   std::uint64_t table_cases = 0;
   for (std::size_t i = 0; i < users.size(); ++i) {
     const UserStart& u = users[i];
@@ -198,13 +198,16 @@ Expected<std::string> spec_template(const std::string& kind, const std::vector<s
   if (kind == "equal" && users.size() + recipes.size() < 2) {
     list += ", " + placeholder_text("a second recipe to compare with: a catalogue recipe (bitproof recipes --grep) or --user");
   }
+  const std::string output =
+      k.card ? fmt::format("\"{}\"", spec_of(k.card->output).name)
+             : (users.front().function.empty() ? table_output(users.front())
+                                               : placeholder_text("the output format (bitproof formats)"));
+  const bool holes = (inputs + output + entries + list).find(kPlaceholder) != std::string::npos;
   const std::string sources =
       files.empty() ? "" : fmt::format("  // Source files, relative to this spec's directory (\"include_dirs\": [...] for more).\n"
                                        "  \"sources\": {{\"files\": [{}]}},\n", files);
   std::string text = fmt::format(
-      R"(// A bitproof proof spec started from user recipes (docs/user-recipes.md). Every
-// "<fill in: ...>" is what bitproof could not read from the files: `bitproof spec check FILE`
-// refuses the spec, naming one, until none is left.
+      R"(// A bitproof proof spec started from user recipes (docs/user-recipes.md). {}
 {{
   "bitproof_spec": 1,
   "name": "my-claim",
@@ -225,10 +228,11 @@ Expected<std::string> spec_template(const std::string& kind, const std::vector<s
   ]
 }}
 )",
+      holes ? "Every\n// \"<fill in: ...>\" is what bitproof could not read from the files: `bitproof spec check FILE`\n"
+              "// refuses the spec, naming one, until none is left."
+            : "What it\n// says was read from the files and the catalogue: check it with `bitproof spec check FILE`.",
       inputs,
-      k.card ? fmt::format("\"{}\"", spec_of(k.card->output).name)
-             : (users.front().function.empty() ? table_output(users.front()) : placeholder_text("the output format (bitproof formats)")),
-      sources, entries, claim_help(kind), kind, list,
+      output, sources, entries, claim_help(kind), kind, list,
       table_cases > 0 ? fmt::format(", \"expected_cases\": {}", table_cases) : "");
   // What the template leaves to fill in is all that may be wrong with it.
   if (auto parsed = parse_spec(text, origin); !parsed && parsed.error().message.find("placeholder of bitproof spec new") == std::string::npos) {

@@ -33,7 +33,7 @@ text = open(spec).read() if done.returncode == 0 else ""
 check("the file is named relative to the spec's directory, the function and its 1 code read",
       '"files": ["../bitproof_adapters.cuh"]' in text and '"function": "bp_marlin_fp4"' in text
       and "bp_marlin_fp4 in ../bitproof_adapters.cuh: 1 code in" in text, text)
-holes = re.findall(r'"<fill in: [^"]*>"', text)
+holes = re.findall(r'"<fill in: [^"]*>"', "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("//")))
 check(f"what the file does not say is left to fill in ({len(holes)} placeholders)", len(holes) >= 4, text)
 
 done = run("spec", "check", spec)
@@ -69,9 +69,18 @@ check("... and spec check passes at once", done.returncode == 0, done.stdout + d
 
 table = os.path.join(root, "examples", "torch-fp8-table", "out.npy")
 done = run("spec", "new", "--claim", "correctly_rounded", "--table", table)
-check("--table out.npy: its dtype and word count read, the table named",
-      done.returncode == 0 and "dtype <u2, 16384 words" in done.stdout and '"expected_cases": 16384' in done.stdout
-      and f'"table": "{table}"' in done.stdout and "stored in 2 bytes" in done.stdout, done.stdout + done.stderr)
+check("--table out.npy (float16): its dtype and word count read, the output fp16, the table named",
+      done.returncode == 0 and "dtype <f2, 16384 words" in done.stdout and '"expected_cases": 16384' in done.stdout
+      and f'"table": "{table}"' in done.stdout and '"output": "fp16"' in done.stdout, done.stdout + done.stderr)
+words = os.path.join(work, "words.npy")
+with open(words, "wb") as f:  # a table of uint16 words: which 16-bit format is left to fill in
+    header = "{'descr': '<u2', 'fortran_order': False, 'shape': (4,), }"
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(8))
+done = run("spec", "new", "--table", words, "--claim", "exact")
+check("--table of uint16 words: the output left to fill in, its width said",
+      done.returncode == 0 and "stored in 2 bytes" in done.stdout and '"expected_cases": 4' in done.stdout,
+      done.stdout + done.stderr)
 
 bad = os.path.join(work, "bad.npy")
 with open(bad, "wb") as f:
