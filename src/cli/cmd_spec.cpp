@@ -118,8 +118,7 @@ int run_cases(const CasesArgs& a) {
       "wrote %s: %s x %s (%s), uint%d %s, row n = case n, column i = input i's code; "
       "first input fastest\n",
       a.out.c_str(), fmt::format("{} case{}", cases, cases == 1 ? "" : "s").c_str(),
-      fmt::format("{} input{}", k, k == 1 ? "" : "s").c_str(), names.c_str(),
-      width * 8,
+      fmt::format("{} input{}", k, k == 1 ? "" : "s").c_str(), names.c_str(), width * 8,
       a.format == "npy" ? fmt::format("npy shape ({}, {})", cases, k).c_str()
                         : fmt::format("raw little-endian, {} words", cases * k).c_str());
   return kExitHolds;
@@ -179,7 +178,8 @@ std::optional<int> parameter_count(const std::string& text, const std::string& f
   std::smatch m;
   if (!std::regex_search(text, m, decl)) return std::nullopt;
   const std::string params = m[1].str();
-  if (params.find_first_not_of(" \t\r\n") == std::string::npos || std::regex_match(params, std::regex("\\s*void\\s*"))) {
+  if (params.find_first_not_of(" \t\r\n") == std::string::npos ||
+      std::regex_match(params, std::regex("\\s*void\\s*"))) {
     return 0;
   }
   return static_cast<int>(std::count(params.begin(), params.end(), ',')) + 1;
@@ -189,7 +189,8 @@ std::optional<int> parameter_count(const std::string& text, const std::string& f
 Expected<UserStart> user_start(const std::string& arg, const std::string& out) {
   const auto colon = arg.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == arg.size()) {
-    return Error{fmt::format("--user {}: expected FILE:FUNCTION (the source file and the function in it)", printable(arg))};
+    return Error{
+        fmt::format("--user {}: expected FILE:FUNCTION (the source file and the function in it)", printable(arg))};
   }
   const std::string file = arg.substr(0, colon), function = arg.substr(colon + 1);
   if (!std::regex_match(function, std::regex("[A-Za-z_][A-Za-z0-9_]*"))) {
@@ -279,7 +280,8 @@ void add_spec_commands(CLI::App& app, Commands& commands) {
   commands.push_back({k, [check] { return run_check(*check); }});
 
   auto fresh = std::make_shared<NewArgs>();
-  auto* n = spec->add_subcommand("new", "print a commented spec to start from (a claim over catalogue recipes, user functions or output tables)");
+  auto* n = spec->add_subcommand(
+      "new", "print a commented spec to start from (a claim over catalogue recipes, user functions or output tables)");
   n->add_option("--claim", fresh->claim, "equal (default), correctly_rounded or exact");
   n->add_option("--recipes", fresh->recipes, "the claim's recipes, comma-separated (see bitproof recipes)")
       ->delimiter(',')

@@ -395,7 +395,8 @@ void find_placeholders(const json& j, const std::string& field, std::string& fir
   } else if (j.is_object()) {
     for (const auto& [key, v] : j.items()) find_placeholders(v, fields::join(field, key), first, value, count);
   } else if (j.is_array()) {
-    for (std::size_t i = 0; i < j.size(); ++i) find_placeholders(j[i], fmt::format("{}[{}]", field, i), first, value, count);
+    for (std::size_t i = 0; i < j.size(); ++i)
+      find_placeholders(j[i], fmt::format("{}[{}]", field, i), first, value, count);
   }
 }
 

@@ -119,8 +119,9 @@ struct Known {
 std::string table_output(const UserStart& u) {
   if (u.descr == "<f2") return "\"fp16\"";
   if (u.descr == "<f4") return "\"fp32\"";
-  if (u.item_bytes > 0) return placeholder_text(fmt::format("the output format, stored in {} byte{} (bitproof formats)", u.item_bytes,
-                                               u.item_bytes == 1 ? "" : "s"));
+  if (u.item_bytes > 0)
+    return placeholder_text(fmt::format("the output format, stored in {} byte{} (bitproof formats)", u.item_bytes,
+                                        u.item_bytes == 1 ? "" : "s"));
   return placeholder_text("the output format (bitproof formats)");
 }
 
@@ -130,27 +131,31 @@ std::string user_entry(const UserStart& u, const Known& k, const std::string& ki
   const bool same = k.card != nullptr && k.arity == arity;
   std::string inputs;
   for (int i = 0; i < arity; ++i) {
-    inputs += (i ? ", " : "") + (same ? fmt::format("\"{}\"", spec_of(k.card->inputs[i]).name)
-                                      : placeholder_text(fmt::format("input {}'s format, the spec's inputs[{}]", i, i)));
+    inputs +=
+        (i ? ", " : "") + (same ? fmt::format("\"{}\"", spec_of(k.card->inputs[i]).name)
+                                : placeholder_text(fmt::format("input {}'s format, the spec's inputs[{}]", i, i)));
   }
-  const std::string output = same ? fmt::format("\"{}\"", spec_of(k.card->output).name)
-                                  : (u.function.empty() ? table_output(u) : placeholder_text("the output format, the spec's output"));
+  const std::string output =
+      same ? fmt::format("\"{}\"", spec_of(k.card->output).name)
+           : (u.function.empty() ? table_output(u) : placeholder_text("the output format, the spec's output"));
   std::string read;
   if (!u.function.empty()) {
     read = fmt::format("{} in {}: {} code{} in", u.function, u.path, u.arity, u.arity == 1 ? "" : "s");
   } else if (!u.descr.empty()) {
-    read = fmt::format("{}: dtype {}, {} words (one a case, in the order of bitproof spec cases)", u.path, u.descr, u.cases);
+    read = fmt::format("{}: dtype {}, {} words (one a case, in the order of bitproof spec cases)", u.path, u.descr,
+                       u.cases);
   } else {
     read = fmt::format("{}: raw words, one a case (not a .npy: its word size to fill in)", u.path);
   }
   // An equal claim beside a catalogue recipe needs no intent (docs/user-recipes.md); the others do.
-  const std::string intent = kind == "equal" && k.card != nullptr
-                                 ? ""
-                                 : fmt::format(", \"intent\": {}", placeholder_text("value, product or zero_point_product"));
-  const std::string source =
-      !u.function.empty() ? fmt::format("\"function\": \"{}\"", u.function)
-      : u.descr.empty()   ? fmt::format("\"table\": {}, \"table_format\": {}", quoted(u.path), placeholder_text("u8, u16 or u32"))
-                          : fmt::format("\"table\": {}", quoted(u.path));
+  const std::string intent =
+      kind == "equal" && k.card != nullptr
+          ? ""
+          : fmt::format(", \"intent\": {}", placeholder_text("value, product or zero_point_product"));
+  const std::string source = !u.function.empty() ? fmt::format("\"function\": \"{}\"", u.function)
+                             : u.descr.empty()   ? fmt::format("\"table\": {}, \"table_format\": {}", quoted(u.path),
+                                                               placeholder_text("u8, u16 or u32"))
+                                                 : fmt::format("\"table\": {}", quoted(u.path));
   return fmt::format("    // {}\n    {{\"name\": \"{}\", {},\n     \"inputs\": [{}], \"output\": {}{}}}{}\n", read,
                      user_name(u), source, inputs, output, intent, last ? "" : ",");
 }
@@ -196,7 +201,8 @@ Expected<std::string> spec_template(const std::string& kind, const std::vector<s
   }
   for (const std::string& r : recipes) list += fmt::format(", \"{}\"", r);
   if (kind == "equal" && users.size() + recipes.size() < 2) {
-    list += ", " + placeholder_text("a second recipe to compare with: a catalogue recipe (bitproof recipes --grep) or --user");
+    list += ", " +
+            placeholder_text("a second recipe to compare with: a catalogue recipe (bitproof recipes --grep) or --user");
   }
   const std::string output =
       k.card ? fmt::format("\"{}\"", spec_of(k.card->output).name)
@@ -204,8 +210,11 @@ Expected<std::string> spec_template(const std::string& kind, const std::vector<s
                                                : placeholder_text("the output format (bitproof formats)"));
   const bool holes = (inputs + output + entries + list).find(kPlaceholder) != std::string::npos;
   const std::string sources =
-      files.empty() ? "" : fmt::format("  // Source files, relative to this spec's directory (\"include_dirs\": [...] for more).\n"
-                                       "  \"sources\": {{\"files\": [{}]}},\n", files);
+      files.empty() ? ""
+                    : fmt::format(
+                          "  // Source files, relative to this spec's directory (\"include_dirs\": [...] for more).\n"
+                          "  \"sources\": {{\"files\": [{}]}},\n",
+                          files);
   std::string text = fmt::format(
       R"(// A bitproof proof spec started from user recipes (docs/user-recipes.md). {}
 {{
@@ -228,14 +237,15 @@ Expected<std::string> spec_template(const std::string& kind, const std::vector<s
   ]
 }}
 )",
-      holes ? "Every\n// \"<fill in: ...>\" is what bitproof could not read from the files: `bitproof spec check FILE`\n"
-              "// refuses the spec, naming one, until none is left."
-            : "What it\n// says was read from the files and the catalogue: check it with `bitproof spec check FILE`.",
-      inputs,
-      output, sources, entries, claim_help(kind), kind, list,
+      holes
+          ? "Every\n// \"<fill in: ...>\" is what bitproof could not read from the files: `bitproof spec check FILE`\n"
+            "// refuses the spec, naming one, until none is left."
+          : "What it\n// says was read from the files and the catalogue: check it with `bitproof spec check FILE`.",
+      inputs, output, sources, entries, claim_help(kind), kind, list,
       table_cases > 0 ? fmt::format(", \"expected_cases\": {}", table_cases) : "");
   // What the template leaves to fill in is all that may be wrong with it.
-  if (auto parsed = parse_spec(text, origin); !parsed && parsed.error().message.find("placeholder of bitproof spec new") == std::string::npos) {
+  if (auto parsed = parse_spec(text, origin);
+      !parsed && parsed.error().message.find("placeholder of bitproof spec new") == std::string::npos) {
     return parsed.error();
   }
   return text;

@@ -780,7 +780,8 @@ std::string result_cell(const Json& result, std::size_t i) {
   if (v == ClaimVerdict::kHolds || failing == 0) return std::string(verdict_cell(v));
   std::map<std::string, std::uint64_t> kinds;
   for (const auto& [kind, n] : c["by_kind"].items()) kinds[kind] = n.get<std::uint64_t>();
-  if (v == ClaimVerdict::kRefutedAsExpected) return fmt::format("refuted as expected (finding: {})", md_cell(fail_text(failing, kinds)));
+  if (v == ClaimVerdict::kRefutedAsExpected)
+    return fmt::format("refuted as expected (finding: {})", md_cell(fail_text(failing, kinds)));
   return fmt::format("{} ({})", verdict_cell(v), md_cell(fail_text(failing, kinds)));
 }
 
@@ -958,7 +959,7 @@ void markdown_reproduce(std::string& md, const Json& report) {
     // run_in) a directory of the machine that wrote the report.
     const std::string where = !env.contains("run_in") ? "the directory it was run in"
                               : env["run_in"] == "."  ? "the repository root"
-                                                      : md_code(env["run_in"].get<std::string>()) + " in the repository";
+                                                     : md_code(env["run_in"].get<std::string>()) + " in the repository";
     md += fmt::format("\nReproduce (from {}):\n\n", where) + md_fenced(env["command"].get<std::string>(), "sh");
   } else {
     md += "\nReproduce: `bitproof report verify REPORT.json` re-runs the recorded spec and compares.\n";

@@ -207,9 +207,8 @@ std::string step_colour(std::size_t step, bool inside) {
 // What a cell's <title> says: its codes, its rows and how many of its cases hold.
 std::string cell_title(const Map& map, const Geometry& g, const std::vector<std::string>& labels, std::size_t band,
                        std::uint32_t from, std::uint32_t to, const Count& n, bool hex) {
-  const std::string codes =
-      from == to ? fmt::format("code {}", code_text(from, hex))
-                 : fmt::format("codes {}..{}", code_text(from, hex), code_text(to, hex));
+  const std::string codes = from == to ? fmt::format("code {}", code_text(from, hex))
+                                       : fmt::format("codes {}..{}", code_text(from, hex), code_text(to, hex));
   const std::size_t r0 = band * g.rows_per_band, r1 = std::min(map.rows, (band + 1) * g.rows_per_band) - 1;
   const std::string rows = r0 == r1 ? (labels.size() == map.rows ? labels[r0] : fmt::format("case {}", r0))
                                     : fmt::format("cases {}..{}", r0, r1);
@@ -231,11 +230,12 @@ void draw_cells(std::string& svg, const Map& map, const Panel& p, const Geometry
     auto flush = [&](const Run& run) {
       const std::size_t from = column_codes(map, p, first, run.start).first;
       const std::size_t to = column_codes(map, p, first, run.end - 1).second;
-      svg += fmt::format(
-          "    <rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n",
-          kLeft + run.start * g.cell_w, y0 + band * g.cell_h, (run.end - run.start) * g.cell_w, g.cell_h - 1, run.colour,
-          cell_title(map, g, labels, band, static_cast<std::uint32_t>(first + from),
-                     static_cast<std::uint32_t>(first + to - 1), run.n, hex));
+      svg +=
+          fmt::format("    <rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n",
+                      kLeft + run.start * g.cell_w, y0 + band * g.cell_h, (run.end - run.start) * g.cell_w,
+                      g.cell_h - 1, run.colour,
+                      cell_title(map, g, labels, band, static_cast<std::uint32_t>(first + from),
+                                 static_cast<std::uint32_t>(first + to - 1), run.n, hex));
     };
     std::optional<Run> run;
     for (std::size_t col = 0; col < p.columns; ++col) {
@@ -331,21 +331,24 @@ void draw_intervals(std::string& svg, const Json& claim, const Panel& p, const G
 // twin outside the claim, the claimed interval's outline, and the <title>s.
 void draw_legend(std::string& svg, int y) {
   svg += fmt::format(
-      "  <text x=\"{}\" y=\"{}\">each cell: the share of its cases that hold (left swatch: inside the claimed interval; "
+      "  <text x=\"{}\" y=\"{}\">each cell: the share of its cases that hold (left swatch: inside the claimed "
+      "interval; "
       "right, paler: outside it)</text>\n",
       kLeft, y + 10);
   y += 18;
   int x = kLeft;
   for (std::size_t step = 0; step < std::size(kSteps); ++step) {
-    svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", x, y, kSteps[step].colour);
+    svg +=
+        fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", x, y, kSteps[step].colour);
     svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", x + 13, y,
                        step_colour(step, false));
     svg += fmt::format("  <text x=\"{}\" y=\"{}\">{}</text>\n", x + 30, y + 10, kSteps[step].words);
     x += 126;
   }
   y += 20;
-  svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
-                     kLeft, y, kClaimed);
+  svg += fmt::format(
+      "  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", kLeft,
+      y, kClaimed);
   svg += fmt::format(
       "  <text x=\"{}\" y=\"{}\">claimed interval; black bar: where the claim holds around it; a cell's tooltip: its "
       "codes and how many of its cases hold</text>\n",
