@@ -6,10 +6,11 @@
 // range [lo, hi] (or "all") is lo + d, of a list its d-th entry as written.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <regex>
 
 #include "cli/cli.hpp"
 #include "proof/engine.hpp"
@@ -171,18 +172,44 @@ std::string spec_relative(const std::string& file, const std::string& out) {
   return ec || rel.empty() ? file : rel.generic_string();
 }
 
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
 // The parameter count of FUNCTION's definition (or declaration) in `text`, or nullopt
-// when the file has none: "NAME (" after a word, its parameters up to ")" then "{" or ";".
+// when the file has none: the name as a whole word after a type (a word, '&', '*' or '>'
+// then white space), '(' and the parameters up to ')' with no '(' inside, then '{', ';'
+// or "noexcept". A plain scan (no std::regex: its recursion grows with the text matched).
 std::optional<int> parameter_count(const std::string& text, const std::string& function) {
-  const std::regex decl("[A-Za-z0-9_&*>]\\s+" + function + "\\s*\\(([^()]*)\\)\\s*(noexcept\\s*)?[{;]");
-  std::smatch m;
-  if (!std::regex_search(text, m, decl)) return std::nullopt;
-  const std::string params = m[1].str();
-  if (params.find_first_not_of(" \t\r\n") == std::string::npos ||
-      std::regex_match(params, std::regex("\\s*void\\s*"))) {
-    return 0;
+  const auto space = [&](std::size_t i) {
+    return i < text.size() && std::isspace(static_cast<unsigned char>(text[i]));
+  };
+  for (std::size_t at = text.find(function); at != std::string::npos; at = text.find(function, at + 1)) {
+    std::size_t before = at, after = at + function.size();
+    if ((before > 0 && identifier_char(text[before - 1])) || (after < text.size() && identifier_char(text[after]))) {
+      continue;
+    }
+    if (before == 0 || !space(before - 1)) continue;
+    while (before > 0 && space(before - 1)) --before;
+    if (before == 0 || !(identifier_char(text[before - 1]) ||
+                         std::string_view("&*>").find(text[before - 1]) != std::string_view::npos)) {
+      continue;
+    }
+    while (space(after)) ++after;
+    if (after >= text.size() || text[after] != '(') continue;
+    const std::size_t close = text.find_first_of("()", after + 1);
+    if (close == std::string::npos || text[close] != ')') continue;
+    std::size_t next = close + 1;
+    while (space(next)) ++next;
+    if (text.compare(next, 8, "noexcept") == 0) next += 8;
+    while (space(next)) ++next;
+    if (next >= text.size() || (text[next] != '{' && text[next] != ';')) continue;
+    const std::string params = text.substr(after + 1, close - after - 1);
+    const auto first = params.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || params.substr(first, params.find_last_not_of(" \t\r\n") + 1 - first) == "void") {
+      return 0;
+    }
+    return static_cast<int>(std::count(params.begin(), params.end(), ',')) + 1;
   }
-  return static_cast<int>(std::count(params.begin(), params.end(), ',')) + 1;
+  return std::nullopt;
 }
 
 // --user FILE:FUNCTION: the file read, the function found in it, 1 to 3 parameters.
@@ -193,7 +220,8 @@ Expected<UserStart> user_start(const std::string& arg, const std::string& out) {
         fmt::format("--user {}: expected FILE:FUNCTION (the source file and the function in it)", printable(arg))};
   }
   const std::string file = arg.substr(0, colon), function = arg.substr(colon + 1);
-  if (!std::regex_match(function, std::regex("[A-Za-z_][A-Za-z0-9_]*"))) {
+  if (std::isdigit(static_cast<unsigned char>(function[0])) != 0 ||
+      !std::all_of(function.begin(), function.end(), identifier_char)) {
     return Error{fmt::format("--user {}: \"{}\" is not a function name", printable(arg), printable(function))};
   }
   auto text = read_input_file(file, "the --user source", std::uint64_t{16} << 20);

@@ -98,4 +98,16 @@ with open(os.path.join(example, "four.cuh"), "w") as f:
     f.write("__device__ uint32_t bp_four(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return a; }\n")
 done = run("spec", "new", "--user", "four.cuh:bp_four", cwd=example)
 check("a function of 4 parameters: exit 2", done.returncode == 2 and "takes 4 parameters" in done.stderr, done.stderr)
+with open(os.path.join(example, "two.cuh"), "w") as f:
+    f.write("// bp_two(x) is called below\n__host__ __device__ uint32_t\nbp_two (uint32_t a,\n uint32_t b) noexcept {\n"
+            "  return a ^ b;\n}\n")
+done = run("spec", "new", "--user", "two.cuh:bp_two", cwd=example)
+check("a definition over lines with noexcept: 2 codes in, two inputs to fill in",
+      done.returncode == 0 and "bp_two in two.cuh: 2 codes in" in done.stdout
+      and done.stdout.count("input 1's format") == 2, done.stdout + done.stderr)
+with open(os.path.join(example, "long.cuh"), "w") as f:  # no ')' after the name: no definition, and no crash
+    f.write("uint32_t bp_long(" + "uint32_t a " * 200000)
+done = run("spec", "new", "--user", "long.cuh:bp_long", cwd=example)
+check("2 MB of parameters without ')': refused (exit 2), not a crash", done.returncode == 2
+      and "long.cuh defines no function bp_long" in done.stderr, done.stderr[-300:])
 sys.exit(1 if failures else 0)
