@@ -93,7 +93,7 @@ def edge_text(over, edge):
     outs = "; ".join(f"`{o['recipe']}` → {code_text(o)}" for o in edge["outputs"])
     rounded = edge["oracle"]["rounded"]
     oracle = "not representable" if rounded is None else code_text(rounded)
-    return f"{over} {edge_code(over, edge)} ({edge['kind']}): {inputs} → {outs}; oracle {edge['oracle']['exact']} → {oracle}"
+    return f"{over} {edge_code(over, edge)} (mismatch: {edge['kind']}): {inputs} → {outs}; oracle {edge['oracle']['exact']} → {oracle}"
 
 
 def edge_code(over, edge):

@@ -121,7 +121,7 @@ int run_ab_command(const AbArgs& a) {
   progress.done();
   if (!outcome) return fail(outcome.error());
   Json report = ab_report(*spec, *weights, *outcome, infos);
-  report["environment"]["command"] = command_line();
+  record_invocation(report["environment"]);
   const bool passes = ab_report_passes(report);
   if (!a.quiet || !passes) {
     std::printf("%s: %s vs %s\n", spec->name.c_str(), spec->arms[0].name.c_str(), spec->arms[1].name.c_str());

@@ -146,7 +146,7 @@ int run_domain(const DomainArgs& a) {
   print_lines(a.gate.counted_but_failing(judged, wholes, passes));
   if (a.out.any()) {
     Json report = discovery_report(*spec, *d);
-    report["environment"]["command"] = command_line();
+    record_invocation(report["environment"]);
     if (auto e = a.out.write(*files, report)) return fail(*e);
   }
   const bool all_pass = d->witness_disagreement_count == 0 && unexpected.empty() &&

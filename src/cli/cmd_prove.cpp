@@ -406,7 +406,7 @@ int run_prove(const ProveArgs& a) {
   }
   if (a.out.any()) {
     Json report = proof_report(*spec, runs, a.keep);
-    report["environment"]["command"] = command_line();
+    record_invocation(report["environment"]);
     if (auto e = a.out.write(*files, report)) return fail(*e);
   }
   return r.passes(*spec) && agree.holds() && unexpected.empty() ? kExitHolds : kExitRefuted;

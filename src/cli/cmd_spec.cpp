@@ -6,13 +6,17 @@
 // range [lo, hi] (or "all") is lo + d, of a list its d-th entry as written.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "cli/cli.hpp"
 #include "proof/engine.hpp"
 #include "proof/spec.hpp"
 #include "report/report.hpp"
+#include "strict_json.hpp"
 #include "user/npy.hpp"
 #include "user/table.hpp"
 #include "user/user_code.hpp"
@@ -112,10 +116,10 @@ int run_cases(const CasesArgs& a) {
   for (const InputDomain& in : spec->inputs)
     names += fmt::format("{}{} {}", names.empty() ? "" : ", ", in.name, spec_of(in.format).name);
   std::printf(
-      "wrote %s: %llu cases x %llu inputs (%s), uint%d %s, row n = case n, column i = input i's code; "
+      "wrote %s: %s x %s (%s), uint%d %s, row n = case n, column i = input i's code; "
       "first input fastest\n",
-      a.out.c_str(), static_cast<unsigned long long>(cases), static_cast<unsigned long long>(k), names.c_str(),
-      width * 8,
+      a.out.c_str(), fmt::format("{} case{}", cases, cases == 1 ? "" : "s").c_str(),
+      fmt::format("{} input{}", k, k == 1 ? "" : "s").c_str(), names.c_str(), width * 8,
       a.format == "npy" ? fmt::format("npy shape ({}, {})", cases, k).c_str()
                         : fmt::format("raw little-endian, {} words", cases * k).c_str());
   return kExitHolds;
@@ -154,12 +158,111 @@ int run_check(const CheckArgs& a) {
 struct NewArgs {
   std::string claim = "equal";
   std::vector<std::string> recipes;
+  std::vector<std::string> users;   // --user FILE:FUNCTION
+  std::vector<std::string> tables;  // --table FILE
   std::string out;
 };
 
+// `file` as the spec names it: relative to the directory of --out (stdout: as given).
+std::string spec_relative(const std::string& file, const std::string& out) {
+  if (out.empty()) return file;
+  std::error_code ec;
+  const auto dir = std::filesystem::absolute(std::filesystem::path(out), ec).parent_path();
+  const auto rel = std::filesystem::absolute(file, ec).lexically_relative(dir);
+  return ec || rel.empty() ? file : rel.generic_string();
+}
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// The parameter count of FUNCTION's definition (or declaration) in `text`, or nullopt
+// when the file has none: the name as a whole word after a type (a word, '&', '*' or '>'
+// then white space), '(' and the parameters up to ')' with no '(' inside, then '{', ';'
+// or "noexcept". A plain scan (no std::regex: its recursion grows with the text matched).
+std::optional<int> parameter_count(const std::string& text, const std::string& function) {
+  const auto space = [&](std::size_t i) {
+    return i < text.size() && std::isspace(static_cast<unsigned char>(text[i]));
+  };
+  for (std::size_t at = text.find(function); at != std::string::npos; at = text.find(function, at + 1)) {
+    std::size_t before = at, after = at + function.size();
+    if ((before > 0 && identifier_char(text[before - 1])) || (after < text.size() && identifier_char(text[after]))) {
+      continue;
+    }
+    if (before == 0 || !space(before - 1)) continue;
+    while (before > 0 && space(before - 1)) --before;
+    if (before == 0 || !(identifier_char(text[before - 1]) ||
+                         std::string_view("&*>").find(text[before - 1]) != std::string_view::npos)) {
+      continue;
+    }
+    while (space(after)) ++after;
+    if (after >= text.size() || text[after] != '(') continue;
+    const std::size_t close = text.find_first_of("()", after + 1);
+    if (close == std::string::npos || text[close] != ')') continue;
+    std::size_t next = close + 1;
+    while (space(next)) ++next;
+    if (text.compare(next, 8, "noexcept") == 0) next += 8;
+    while (space(next)) ++next;
+    if (next >= text.size() || (text[next] != '{' && text[next] != ';')) continue;
+    const std::string params = text.substr(after + 1, close - after - 1);
+    const auto first = params.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || params.substr(first, params.find_last_not_of(" \t\r\n") + 1 - first) == "void") {
+      return 0;
+    }
+    return static_cast<int>(std::count(params.begin(), params.end(), ',')) + 1;
+  }
+  return std::nullopt;
+}
+
+// --user FILE:FUNCTION: the file read, the function found in it, 1 to 3 parameters.
+Expected<UserStart> user_start(const std::string& arg, const std::string& out) {
+  const auto colon = arg.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == arg.size()) {
+    return Error{
+        fmt::format("--user {}: expected FILE:FUNCTION (the source file and the function in it)", printable(arg))};
+  }
+  const std::string file = arg.substr(0, colon), function = arg.substr(colon + 1);
+  if (std::isdigit(static_cast<unsigned char>(function[0])) != 0 ||
+      !std::all_of(function.begin(), function.end(), identifier_char)) {
+    return Error{fmt::format("--user {}: \"{}\" is not a function name", printable(arg), printable(function))};
+  }
+  auto text = read_input_file(file, "the --user source", std::uint64_t{16} << 20);
+  if (!text) return text.error();
+  const auto n = parameter_count(*text, function);
+  if (!n) return Error{fmt::format("--user {}: {} defines no function {}", printable(arg), printable(file), function)};
+  if (*n < 1 || *n > 3) {
+    return Error{fmt::format("--user {}: {} takes {} parameters; a user recipe takes 1 to 3 codes (uint32_t)",
+                             printable(arg), function, *n)};
+  }
+  return UserStart{spec_relative(file, out), function, *n, "", 0, 0};
+}
+
+// --table FILE: a .npy table's dtype and word count from its header; any other file is raw words.
+Expected<UserStart> table_start(const std::string& file, const std::string& out) {
+  auto data = read_input_file(file, "the --table file", std::uint64_t{1} << 34);
+  if (!data) return data.error();
+  UserStart u{spec_relative(file, out), "", 0, "", 0, 0};
+  if (!data->starts_with("\x93NUMPY")) return u;
+  auto header = npy::parse_file(*data);
+  if (!header) return Error{fmt::format("{}: --table: {}", printable(file), header.error().message)};
+  u.descr = header->descr;
+  u.cases = header->elements();
+  u.item_bytes = header->item_bytes;
+  return u;
+}
+
 // bitproof spec new: a commented template on stdout, or written to --out.
 int run_new(const NewArgs& a) {
-  auto text = spec_template(a.claim, a.recipes, "--recipes");
+  std::vector<UserStart> users;
+  for (const std::string& arg : a.users) {
+    auto u = user_start(arg, a.out);
+    if (!u) return fail(u.error());
+    users.push_back(*u);
+  }
+  for (const std::string& file : a.tables) {
+    auto u = table_start(file, a.out);
+    if (!u) return fail(u.error());
+    users.push_back(*u);
+  }
+  auto text = spec_template(a.claim, a.recipes, users, "--recipes");
   if (!text) return fail(text.error());
   if (a.out.empty()) {
     std::printf("%s", text->c_str());
@@ -205,10 +308,18 @@ void add_spec_commands(CLI::App& app, Commands& commands) {
   commands.push_back({k, [check] { return run_check(*check); }});
 
   auto fresh = std::make_shared<NewArgs>();
-  auto* n = spec->add_subcommand("new", "print a commented spec to start from (a claim over catalogue recipes)");
+  auto* n = spec->add_subcommand(
+      "new", "print a commented spec to start from (a claim over catalogue recipes, user functions or output tables)");
   n->add_option("--claim", fresh->claim, "equal (default), correctly_rounded or exact");
   n->add_option("--recipes", fresh->recipes, "the claim's recipes, comma-separated (see bitproof recipes)")
       ->delimiter(',')
+      ->allow_extra_args(false);
+  n->add_option("--user", fresh->users,
+                "FILE:FUNCTION: start a user recipe from a function in a source file (repeatable; its parameter "
+                "count is read, the formats and intent left to fill in)")
+      ->allow_extra_args(false);
+  n->add_option("--table", fresh->tables,
+                "FILE: start a user recipe from an output table (repeatable; a .npy's dtype and size are read)")
       ->allow_extra_args(false);
   add_path_option(*n, "--out", fresh->out, "write the template here instead of stdout");
   commands.push_back({n, [fresh] { return run_new(*fresh); }});

@@ -200,7 +200,7 @@ int run_time_command(const TimeArgs& a) {
     run.calibration = std::move(*cal);
   }
   Json report = time_report(l->spec, p, run, (*backend)->info());
-  report["environment"]["command"] = command_line();
+  record_invocation(report["environment"]);
   const bool passes = time_report_passes(report);
   if (!a.quiet || !passes) {
     std::printf("%s: A %s vs B %s\n", l->spec.name.c_str(), names[0].c_str(), names[1].c_str());

@@ -52,6 +52,21 @@ std::string command_line() {
   return line;
 }
 
+std::string repository_directory() {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return "";
+  for (std::filesystem::path dir = cwd;; dir = dir.parent_path()) {
+    if (std::filesystem::exists(dir / ".git", ec)) return cwd.lexically_relative(dir).generic_string();
+    if (dir == dir.parent_path()) return "";
+  }
+}
+
+void record_invocation(nlohmann::ordered_json& environment) {
+  environment["command"] = command_line();
+  if (const std::string dir = repository_directory(); !dir.empty()) environment["run_in"] = dir;
+}
+
 bool driver_may_be_present() {
   for (const char* node : {"/proc/driver/nvidia", "/dev/nvidiactl", "/dev/dxg"}) {
     if (exists(node)) return true;

@@ -9,6 +9,8 @@
 // reports and exit code are the twin's.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string_view>
 
@@ -21,6 +23,12 @@ void remember_arguments(int argc, char** argv);
 // The remembered command line with the program named "bitproof", each argument
 // quoted for a POSIX shell where it needs it: what reproduces a report.
 [[nodiscard]] std::string command_line();
+// Where the command ran, relative to the root of the git repository holding the
+// working directory ("." at the root; a directory with .git marks a root); empty
+// outside any repository. Reports record it so "Reproduce" says where to run.
+[[nodiscard]] std::string repository_directory();
+// Records command_line() and, inside a repository, repository_directory() in a report's environment.
+void record_invocation(nlohmann::ordered_json& environment);
 
 // When `backend` (--backend: cpu, cuda, all) wants CUDA and this binary was
 // built without it, becomes the twin: for "cuda" always, for "all" only where

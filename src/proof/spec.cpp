@@ -385,11 +385,33 @@ std::optional<std::size_t> Spec::input_index(std::string_view name) const {
   return std::nullopt;
 }
 
+namespace {
+
+// The first string that starts with kPlaceholder (document order of keys as
+// nlohmann holds them: sorted), its field, and how many there are.
+void find_placeholders(const json& j, const std::string& field, std::string& first, std::string& value, int& count) {
+  if (j.is_string() && j.get<std::string>().starts_with(kPlaceholder)) {
+    if (count++ == 0) first = field, value = j.get<std::string>();
+  } else if (j.is_object()) {
+    for (const auto& [key, v] : j.items()) find_placeholders(v, fields::join(field, key), first, value, count);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i)
+      find_placeholders(j[i], fmt::format("{}[{}]", field, i), first, value, count);
+  }
+}
+
+}  // namespace
+
 Expected<Spec> parse_spec(const std::string& text, const std::string& path) {
   const Where w{path};
   auto parsed = parse_json_strict(text, path, "", true);
   if (!parsed) return parsed.error();
   const json& root = *parsed;
+  std::string first, value;
+  if (int count = 0; find_placeholders(root, "", first, value, count), count > 0) {
+    return w.at(first, fmt::format("\"{}\" is a placeholder of bitproof spec new: fill it in ({} placeholder{} left)",
+                                   printable(value), count, count == 1 ? "" : "s"));
+  }
   Spec spec;
   spec.path = path;
   if (auto ok = parse_header(w, root, spec); !ok) return ok.error();

@@ -103,6 +103,28 @@ struct Spec {
 [[nodiscard]] Expected<std::string> spec_template(const std::string& kind, const std::vector<std::string>& recipes,
                                                   const std::string& origin);
 
+// What spec new read of a user recipe to start from: a function in a source file
+// (--user FILE:FUNCTION; its parameter count) or an output table (--table FILE;
+// its .npy dtype and element count, or only its path for a raw table).
+struct UserStart {
+  std::string path;      // as the spec names it (relative to the spec's directory)
+  std::string function;  // empty for a table
+  int arity = 0;         // the function's parameters; 0 for a table
+  std::string descr;     // a table's .npy dtype ("<u2"); empty when not .npy
+  std::uint64_t cases = 0;
+  int item_bytes = 0;
+};
+
+// The string every value spec new cannot read starts with; parse_spec refuses a
+// spec that still holds one ("inputs[0].format: ... a placeholder of spec new").
+inline constexpr std::string_view kPlaceholder = "<fill in: ";
+
+// spec_template with user recipes: the template's claim names them (and
+// `recipes`); what the files do not say (formats without a catalogue recipe of
+// the same arity, intents, the inputs of a table) is a kPlaceholder string.
+[[nodiscard]] Expected<std::string> spec_template(const std::string& kind, const std::vector<std::string>& recipes,
+                                                  const std::vector<UserStart>& users, const std::string& origin);
+
 
 [[nodiscard]] std::string_view claim_name(ClaimKind kind);
 [[nodiscard]] std::string_view rounding_name(oracle::Rounding mode);

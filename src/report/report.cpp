@@ -309,7 +309,7 @@ std::string describe_code(FormatId format, std::uint32_t code) {
 
 std::vector<std::string> counterexample_lines(const Spec& spec, const Counterexample& cx) {
   std::vector<std::string> lines;
-  std::string head = fmt::format("  case {} ({}):", cx.case_index, cx.kind);
+  std::string head = fmt::format("  case {} (mismatch: {}):", cx.case_index, cx.kind);
   for (std::size_t i = 0; i < cx.inputs.size(); ++i) {
     head += fmt::format(" {}={} {}", spec.inputs[i].name, spec_of(spec.inputs[i].format).name,
                         describe_code(spec.inputs[i].format, cx.inputs[i]));
@@ -751,10 +751,13 @@ void markdown_pins(std::string& md, const Json& result) {
 // spaces, its recipes and the oracle nested under it.
 void markdown_counterexample(std::string& md, const Json& cx, int indent = 0) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
-  md += fmt::format("{}- case {} ({}):", pad, cx["case"].get<std::uint64_t>(), md_text(cx["kind"].get<std::string>()));
+  md += fmt::format("{}- case {} (mismatch: {}):", pad, cx["case"].get<std::uint64_t>(),
+                    md_text(cx["kind"].get<std::string>()));
+  bool first = true;  // "element `0x1` = 0.5, scale `0x70` = 3e-05": inputs joined by commas
   for (const Json& in : cx["inputs"]) {
-    md += fmt::format(" {} {} = {};", md_text(in["input"].get<std::string>()), md_code(in["bits"].get<std::string>()),
-                      md_text(in["value"].get<std::string>()));
+    md += fmt::format("{} {} {} = {}", first ? "" : ",", md_text(in["input"].get<std::string>()),
+                      md_code(in["bits"].get<std::string>()), md_text(in["value"].get<std::string>()));
+    first = false;
   }
   md += "\n";
   for (const Json& out : cx["outputs"]) {
@@ -769,16 +772,16 @@ void markdown_counterexample(std::string& md, const Json& cx, int indent = 0) {
                                            : md_text(o["rounded"]["bits"].get<std::string>()));
 }
 
-// "**refuted** (16 fail: all nan)": the verdict and, for a refutation not recorded as a finding, what failed.
+// "**refuted** (16 fail: all nan)": the verdict and, for a refutation, what failed (a finding says so too).
 std::string result_cell(const Json& result, std::size_t i) {
   const Json& c = result["claims"][i];
   const ClaimVerdict v = report_claim_verdict(result, i);
   const std::uint64_t failing = c["failing"].get<std::uint64_t>();
-  if (v == ClaimVerdict::kHolds || v == ClaimVerdict::kRefutedAsExpected || failing == 0) {
-    return std::string(verdict_cell(v));
-  }
+  if (v == ClaimVerdict::kHolds || failing == 0) return std::string(verdict_cell(v));
   std::map<std::string, std::uint64_t> kinds;
   for (const auto& [kind, n] : c["by_kind"].items()) kinds[kind] = n.get<std::uint64_t>();
+  if (v == ClaimVerdict::kRefutedAsExpected)
+    return fmt::format("refuted as expected (finding: {})", md_cell(fail_text(failing, kinds)));
   return fmt::format("{} ({})", verdict_cell(v), md_cell(fail_text(failing, kinds)));
 }
 
@@ -792,9 +795,6 @@ void markdown_claims_table(std::string& md, const Json& result) {
     md += fmt::format("| {} | {} | {}/{} | {} |\n", md_cell(c["claim"].get<std::string>()), recipes,
                       c["holding"].get<std::uint64_t>(), c["cases"].get<std::uint64_t>(), result_cell(result, i));
   }
-  md += "\n";
-  // Summary lines from the recorded spec and the counts, never the report's own "summary" text.
-  for (std::size_t i = 0; i < result["claims"].size(); ++i) md += "    " + control_free(recorded_summary(result, i)) + "\n";
 }
 
 void markdown_user_inputs(std::string& md, const Json& result) {
@@ -955,7 +955,12 @@ void markdown_domain(std::string& md, const Json& report) {
 void markdown_reproduce(std::string& md, const Json& report) {
   const Json& env = report["environment"];
   if (env.contains("command")) {
-    md += "\nReproduce (from the repository root):\n\n" + md_fenced(env["command"].get<std::string>(), "sh");
+    // The command as typed works where it ran: the repository's root, a directory in it, or (no
+    // run_in) a directory of the machine that wrote the report.
+    const std::string where = !env.contains("run_in") ? "the directory it was run in"
+                              : env["run_in"] == "."  ? "the repository root"
+                                                     : md_code(env["run_in"].get<std::string>()) + " in the repository";
+    md += fmt::format("\nReproduce (from {}):\n\n", where) + md_fenced(env["command"].get<std::string>(), "sh");
   } else {
     md += "\nReproduce: `bitproof report verify REPORT.json` re-runs the recorded spec and compares.\n";
   }

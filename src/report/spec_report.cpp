@@ -35,7 +35,7 @@ std::string claim_test_name(const Json& result, std::size_t c) {
 }
 
 std::string counterexample_text(const Json& cx) {
-  std::string text = fmt::format("case {} ({}):", cx["case"].get<std::uint64_t>(), cx["kind"].get<std::string>());
+  std::string text = fmt::format("case {} (mismatch: {}):", cx["case"].get<std::uint64_t>(), cx["kind"].get<std::string>());
   for (const Json& in : cx["inputs"]) {
     text += fmt::format(" {}={} [{}] {}", in["input"].get<std::string>(), in["bits"].get<std::string>(),
                         in["fields"].get<std::string>(), in["value"].get<std::string>());

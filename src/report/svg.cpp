@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <vector>
 
 #include "format/format.hpp"
@@ -12,11 +14,20 @@
 namespace bitproof {
 namespace {
 
-// PiYG, readable by the colour-blind: green holds, magenta fails; pale outside the claimed interval.
-constexpr const char* kHoldsInside = "#4dac26";
-constexpr const char* kFailsInside = "#d01c8b";
-constexpr const char* kHoldsOutside = "#b8e186";
-constexpr const char* kFailsOutside = "#f1b6da";
+// The share of a cell's cases that hold, in six steps of ColorBrewer's PiYG
+// (readable by the colour-blind: magenta to green, dark at both ends, so one
+// failing case in a column of 256 is light green, not the dark green of "all
+// hold"). Outside the claimed interval the same step is paler (kPale of the
+// colour, the rest white). tests/render/check_svg_png.py holds the same table.
+struct Step {
+  const char* colour;
+  const char* words;
+};
+constexpr Step kSteps[] = {{"#c51b7d", "none hold"},        {"#de77ae", "under 1/4 hold"},
+                           {"#f1b6da", "1/4 to under 1/2"}, {"#b8e186", "1/2 to under 3/4"},
+                           {"#7fbc41", "3/4 to under all"}, {"#276419", "all hold"}};
+constexpr double kPale = 0.4;
+constexpr const char* kFailsInside = "#c51b7d";  // words about a claim that fails
 constexpr const char* kClaimed = "#2166ac";
 constexpr int kLeft = 190;     // room for row labels
 constexpr int kMaxBands = 64;  // rows drawn at most; more cases are grouped into bands
@@ -157,38 +168,93 @@ std::pair<std::size_t, std::size_t> column_codes(const Map& map, const Panel& p,
   return {from, std::min(map.columns, from + p.per_column)};
 }
 
-bool cell_fails(const Map& map, const Geometry& g, std::size_t band, std::size_t from, std::size_t to) {
+// The cases of one cell: those of the band's rows in codes from..to-1 of the map.
+struct Count {
+  std::size_t holding = 0;
+  std::size_t total = 0;
+};
+
+Count cell_count(const Map& map, const Geometry& g, std::size_t band, std::size_t from, std::size_t to) {
+  Count n;
   for (std::size_t column = from; column < to; ++column) {
     for (std::size_t r = band * g.rows_per_band; r < std::min(map.rows, (band + 1) * g.rows_per_band); ++r) {
-      if (map.fails(r, column)) return true;
+      ++n.total;
+      if (!map.fails(r, column)) ++n.holding;
     }
   }
-  return false;
+  return n;
 }
 
-// Cells, merged into horizontal runs of one colour. A binned cell fails when any
-// of its cases fails, and is inside the claim when any of its codes is.
+// The step of a share of holding cases: 0 none, 5 all, quarters between.
+std::size_t share_step(const Count& n) {
+  if (n.holding == 0) return 0;
+  if (n.holding == n.total) return 5;
+  return 1 + std::min<std::size_t>(3, 4 * n.holding / n.total);
+}
+
+// A step's colour, inside the claimed interval or (paler) outside it.
+std::string step_colour(std::size_t step, bool inside) {
+  const std::string colour = kSteps[step].colour;
+  if (inside) return colour;
+  std::string pale = "#";
+  for (std::size_t i = 1; i < 7; i += 2) {
+    const int c = std::stoi(colour.substr(i, 2), nullptr, 16);
+    pale += fmt::format("{:02x}", static_cast<int>(255 - (255 - c) * kPale + 0.5));
+  }
+  return pale;
+}
+
+// What a cell's <title> says: its codes, its rows and how many of its cases hold.
+std::string cell_title(const Map& map, const Geometry& g, const std::vector<std::string>& labels, std::size_t band,
+                       std::uint32_t from, std::uint32_t to, const Count& n, bool hex) {
+  const std::string codes = from == to ? fmt::format("code {}", code_text(from, hex))
+                                       : fmt::format("codes {}..{}", code_text(from, hex), code_text(to, hex));
+  const std::size_t r0 = band * g.rows_per_band, r1 = std::min(map.rows, (band + 1) * g.rows_per_band) - 1;
+  const std::string rows = r0 == r1 ? (labels.size() == map.rows ? labels[r0] : fmt::format("case {}", r0))
+                                    : fmt::format("cases {}..{}", r0, r1);
+  return fmt::format("{}, {}: {}/{} hold", codes, xml_escape(rows), n.holding, n.total);
+}
+
+// Cells, each shaded by the share of its cases that hold and titled with its
+// codes and counts. Neighbours where every case holds (or none does), on the same
+// side of the claim, merge into one rectangle whose title sums them.
 void draw_cells(std::string& svg, const Map& map, const Panel& p, const Geometry& g, int y0, std::uint32_t first,
-                std::uint32_t lo, std::uint32_t hi) {
+                std::uint32_t lo, std::uint32_t hi, const std::vector<std::string>& labels, bool hex) {
+  struct Run {
+    std::size_t start = 0, end = 0;  // columns start..end-1
+    std::string colour;
+    bool uniform = false;
+    Count n;
+  };
   for (std::size_t band = 0; band < g.bands; ++band) {
-    std::size_t start = 0;
-    const char* run_colour = nullptr;
-    for (std::size_t col = 0; col <= p.columns; ++col) {
-      const char* colour = nullptr;
-      if (col < p.columns) {
-        const auto [from, to] = column_codes(map, p, first, col);
-        const bool inside = first + to - 1 >= lo && first + from <= hi;
-        const bool fails = cell_fails(map, g, band, from, to);
-        colour = fails ? (inside ? kFailsInside : kFailsOutside) : (inside ? kHoldsInside : kHoldsOutside);
+    auto flush = [&](const Run& run) {
+      const std::size_t from = column_codes(map, p, first, run.start).first;
+      const std::size_t to = column_codes(map, p, first, run.end - 1).second;
+      svg +=
+          fmt::format("    <rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n",
+                      kLeft + run.start * g.cell_w, y0 + band * g.cell_h, (run.end - run.start) * g.cell_w,
+                      g.cell_h - 1, run.colour,
+                      cell_title(map, g, labels, band, static_cast<std::uint32_t>(first + from),
+                                 static_cast<std::uint32_t>(first + to - 1), run.n, hex));
+    };
+    std::optional<Run> run;
+    for (std::size_t col = 0; col < p.columns; ++col) {
+      const auto [from, to] = column_codes(map, p, first, col);
+      const bool inside = first + to - 1 >= lo && first + from <= hi;
+      const Count n = cell_count(map, g, band, from, to);
+      const std::size_t step = share_step(n);
+      const std::string colour = step_colour(step, inside);
+      const bool uniform = step == 0 || step == 5;
+      if (run && run->uniform && uniform && run->colour == colour) {
+        run->end = col + 1;
+        run->n.holding += n.holding;
+        run->n.total += n.total;
+        continue;
       }
-      if (colour == run_colour) continue;
-      if (run_colour != nullptr) {
-        svg += fmt::format("    <rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n",
-                           kLeft + start * g.cell_w, y0 + band * g.cell_h, (col - start) * g.cell_w, g.cell_h - 1, run_colour);
-      }
-      start = col;
-      run_colour = colour;
+      if (run) flush(*run);
+      run = Run{col, col + 1, colour, uniform, n};
     }
+    if (run) flush(*run);
   }
 }
 
@@ -261,21 +327,32 @@ void draw_intervals(std::string& svg, const Json& claim, const Panel& p, const G
                      holds_word(claim), code_text(mlo, hex), code_text(mhi, hex), code_text(lo, hex), code_text(hi, hex));
 }
 
+// The legend: the six steps of the share of a cell's cases that hold, the paler
+// twin outside the claim, the claimed interval's outline, and the <title>s.
 void draw_legend(std::string& svg, int y) {
-  const std::pair<const char*, const char*> items[] = {{kHoldsInside, "holds, claimed"},
-                                                       {kFailsInside, "fails, claimed"},
-                                                       {kHoldsOutside, "holds, outside the claim"},
-                                                       {kFailsOutside, "fails, outside the claim"}};
+  svg += fmt::format(
+      "  <text x=\"{}\" y=\"{}\">each cell: the share of its cases that hold (left swatch: inside the claimed "
+      "interval; "
+      "right, paler: outside it)</text>\n",
+      kLeft, y + 10);
+  y += 18;
   int x = kLeft;
-  for (const auto& [colour, text] : items) {
-    svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", x, y, colour);
-    svg += fmt::format("  <text x=\"{}\" y=\"{}\">{}</text>\n", x + 16, y + 10, text);
-    x += 170;
+  for (std::size_t step = 0; step < std::size(kSteps); ++step) {
+    svg +=
+        fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", x, y, kSteps[step].colour);
+    svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", x + 13, y,
+                       step_colour(step, false));
+    svg += fmt::format("  <text x=\"{}\" y=\"{}\">{}</text>\n", x + 30, y + 10, kSteps[step].words);
+    x += 126;
   }
-  svg += fmt::format("  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
-                     x, y, kClaimed);
-  svg += fmt::format("  <text x=\"{}\" y=\"{}\">claimed interval; black bar: where the claim holds around it</text>\n",
-                     x + 16, y + 10);
+  y += 20;
+  svg += fmt::format(
+      "  <rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", kLeft,
+      y, kClaimed);
+  svg += fmt::format(
+      "  <text x=\"{}\" y=\"{}\">claimed interval; black bar: where the claim holds around it; a cell's tooltip: its "
+      "codes and how many of its cases hold</text>\n",
+      kLeft + 16, y + 10);
 }
 
 std::string claim_title(const Json& claim) {
@@ -298,7 +375,9 @@ int draw_panel(std::string& body, const Json& result, std::size_t c, const Map& 
       "data-cell-h=\"{}\" data-rows=\"{}\" data-rows-per-band=\"{}\" data-columns=\"{}\" data-first-code=\"{}\" "
       "data-codes-per-column=\"{}\" data-map-first-code=\"{}\">\n",
       c, p.first, c, kLeft, y0, g.cell_w, g.cell_h, g.bands, g.rows_per_band, p.columns, p.first, p.per_column, first);
-  draw_cells(body, map, p, g, y0, first, lo, hi);
+  const std::vector<std::string> labels =
+      map.rows == g.bands ? row_labels(result, map.rows) : std::vector<std::string>{};
+  draw_cells(body, map, p, g, y0, first, lo, hi, labels, hex);
   body += "  </g>\n";
   draw_intervals(body, result["claims"][c], p, g, y0, lo, hi, hex);
   draw_axes(body, result, map, p, g, y0, hex);
@@ -339,8 +418,8 @@ Expected<std::string> render_domain_svg(const Json& report, const std::string& p
     y += 8;
   }
   draw_legend(body, y);
-  width = std::max(width, kLeft + 4 * 170 + 380);
-  const int height = y + 40;
+  width = std::max(width, kLeft + static_cast<int>(std::size(kSteps)) * 126 + 24);
+  const int height = y + 76;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-family=\"DejaVu Sans, sans-serif\" font-size=\"11\">\n",

@@ -237,7 +237,7 @@ def markdown_domain(run, work, spec, refuted):
     check("domain --markdown: exit 0", r.returncode == 0, r.stderr)
     check("the CLI's holding set is there", "- holds on scale codes: 113..128" in md, md[:1500])
     check("the maximal interval, in bold", "- maximal interval around 114..126: **113..128** (16 codes)" in md)
-    nested = re.search(r"^- first counterexample below, at scale `0x70` = 3\.0517578125e-05:\n  - case 1793 \(zero\):.*\n    - `turbomind\.mxfp4_fp16\.folded` → ",
+    nested = re.search(r"^- first counterexample below, at scale `0x70` = 3\.0517578125e-05:\n  - case 1793 \(mismatch: zero\):.*\n    - `turbomind\.mxfp4_fp16\.folded` → ",
                        md, re.M)
     check("a counterexample's case nests under 'first counterexample', its recipes under the case", nested is not None,
           md[:2500])

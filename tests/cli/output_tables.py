@@ -77,6 +77,10 @@ spec = load(os.path.join(example, "proof.json"))
 done = bitproof_cases(example)
 check("spec cases says what it wrote", "16384 cases x 2 inputs (element e4m3, scale fp16), uint16 npy shape (16384, 2)"
       in done.stdout, done.stdout)
+one = run("spec", "cases", os.path.join(root, "proofs", "fnuz-e4m3-bf16-nan-guard.json"), "--out",
+          os.path.join(work, "one-input.npy"))
+check("one input: \"256 cases x 1 input (element e4m3fnuz)\"", "256 cases x 1 input (element e4m3fnuz)" in one.stdout,
+      one.stdout + one.stderr)
 data = read(os.path.join(example, "cases.npy"))
 words, start = npy_words(data)
 header = data[10:start].decode()

@@ -4,17 +4,36 @@
 Reads the map geometry the SVG declares (data-x0, data-y0, data-cell-w/h,
 data-columns on <g class="cells">) and the claimed interval, then checks pixel
 colours in the PNG that headless Chromium made of it: for every column of the
-first row, the colour says equal / mismatch and inside / outside the claimed
-interval exactly as the report's own map does; the picture is not blank.
-Exit 1 on the first wrong pixel. Standard library only (zlib PNG decoding)."""
+first row, the colour is the step of the share of its cases that hold (none,
+quarters, all) and says inside / outside the claimed interval exactly as the
+report's own map does; every cell's <title> names its codes and its
+holding/total counts as the map has them; the picture is not blank.
+Exit 1 on the first wrong pixel or title. Standard library only (zlib PNG decoding)."""
 import json
 import struct
 import sys
 import xml.etree.ElementTree as ET
 import zlib
 
-COLOURS = {"#4dac26": ("holds", True), "#d01c8b": ("fails", True),
-           "#b8e186": ("holds", False), "#f1b6da": ("fails", False)}
+import re
+
+# The six steps of the share of a cell's cases that hold (src/report/svg.cpp's
+# kSteps), and outside the claimed interval the same colour at 40% on white.
+STEPS = ["#c51b7d", "#de77ae", "#f1b6da", "#b8e186", "#7fbc41", "#276419"]
+PALE = 0.4
+
+
+def step_of(holding, total):
+    if holding == 0:
+        return 0
+    if holding == total:
+        return 5
+    return 1 + min(3, 4 * holding // total)
+
+
+def colour_of(holding, total, inside):
+    rgb = hex_rgb(STEPS[step_of(holding, total)])
+    return rgb if inside else tuple(int(255 - (255 - c) * PALE + 0.5) for c in rgb)
 
 
 def read_png(path):
@@ -76,21 +95,57 @@ def check_panel(cells, report, pixel, size):
         codes = range(first + column * per, min(first + (column + 1) * per, map_first + map_columns))
         if any(c in codes for c in (lo - 1, lo, hi, hi + 1)):
             continue  # the claimed-interval outline is drawn over these cells' edges
-        fails = False
+        holding = total = 0
         for code in codes:
             for row in range(band * per_band, min(rows, (band + 1) * per_band)):
                 bit = (code - map_first) * rows + row
-                fails = fails or (int(bits[bit // 4], 16) >> (3 - bit % 4)) & 1 == 1
+                total += 1
+                holding += 0 if (int(bits[bit // 4], 16) >> (3 - bit % 4)) & 1 else 1
         inside = codes[-1] >= lo and codes[0] <= hi
-        want = [c for c, v in COLOURS.items() if v == ("fails" if fails else "holds", inside)][0]
+        want = colour_of(holding, total, inside)
         x, y = x0 + column * cw + cw // 2, y0 + band * ch + ch // 2
         got = pixel(x, y)
-        if max(abs(g - w) for g, w in zip(got, hex_rgb(want))) > 24:
-            print(f"pixel ({x},{y}) for column {column} (codes {codes[0]}..{codes[-1]}): rgb{got}, expected {want} "
-                  f"({'mismatch' if fails else 'equal'}, {'inside' if inside else 'outside'} the claim)")
+        if max(abs(g - w) for g, w in zip(got, want)) > 24:
+            print(f"pixel ({x},{y}) for column {column} (codes {codes[0]}..{codes[-1]}): rgb{got}, expected rgb{want} "
+                  f"({holding}/{total} hold, {'inside' if inside else 'outside'} the claim)")
             return None
         checked += 1
     return checked
+
+
+TITLE = re.compile(r"^codes? (\S+?)(?:\.\.(\S+))?, (.*): (\d+)/(\d+) hold$")
+
+
+def check_titles(cells, report):
+    """Every rectangle of a panel has a <title> "codes A..B, ROWS: H/T hold" whose
+    counts are the map's over those codes and the rectangle's band of rows."""
+    ns = "{http://www.w3.org/2000/svg}"
+    y0, ch = int(cells.get("data-y0")), int(cells.get("data-cell-h"))
+    per_band = int(cells.get("data-rows-per-band", "1"))
+    map_first = int(cells.get("data-map-first-code", "0"))
+    claim = report["claims"][int(cells.get("data-claim", "0"))]
+    rows, bits = claim["map"]["rows"], claim["map"]["failing_hex"]
+    n = 0
+    for rect in cells.iter(f"{ns}rect"):
+        title = rect.find(f"{ns}title")
+        m = TITLE.match(title.text if title is not None else "")
+        if not m:
+            print(f"a cell without a title of codes and counts: {ET.tostring(rect)[:200]}")
+            return None
+        lo = int(m.group(1), 0)  # "0x3C00" (inputs over 8 bits) or "113"
+        hi = int(m.group(2), 0) if m.group(2) else lo
+        band = (int(rect.get("y")) - y0) // ch
+        holding = total = 0
+        for code in range(lo, hi + 1):
+            for row in range(band * per_band, min(rows, (band + 1) * per_band)):
+                bit = (code - map_first) * rows + row
+                total += 1
+                holding += 0 if (int(bits[bit // 4], 16) >> (3 - bit % 4)) & 1 else 1
+        if (holding, total) != (int(m.group(4)), int(m.group(5))):
+            print(f"title {title.text!r}: the map has {holding}/{total} there")
+            return None
+        n += 1
+    return n
 
 
 def main(svg_path, png_path, report_path):
@@ -100,17 +155,20 @@ def main(svg_path, png_path, report_path):
     width, height, pixel = read_png(png_path)
     panels = svg.findall(".//s:g[@class='cells']", ns)
     checked = 0
+    titles = 0
     for cells in panels:
         n = check_panel(cells, report, pixel, (width, height))
-        if n is None:
+        t = check_titles(cells, report)
+        if n is None or t is None:
             return 1
         checked += n
+        titles += t
     y0, ch = int(panels[0].get("data-y0")), int(panels[0].get("data-cell-h"))
     distinct = {pixel(x, y0 + ch // 2) for x in range(0, width, 7)}
     if len(distinct) < 4:
         print(f"picture nearly blank: {len(distinct)} colours on the first map row")
         return 1
-    print(f"{checked} columns of {len(panels)} panels checked in the browser's rendering; "
+    print(f"{checked} columns of {len(panels)} panels checked in the browser's rendering, {titles} cell titles; "
           f"{len(distinct)} colours on the first row")
     return 0
 
