@@ -32,7 +32,7 @@ struct ConcretePolicy {
   static Value constant(std::uint64_t bits) { return bits; }
   static std::optional<std::uint64_t> concrete(Value v) { return v; }
   // One thread's result of an ALU instruction (every Op but ld/st/bra/exit/bar/shfl/vote/
-  // activemask/warpsync) from its source values s[0..nsrc) into d[0..ndst). nullptr, or why the
+  // warpsync) from its source values s[0..nsrc) into d[0..ndst). nullptr, or why the
   // result is undefined (integer division by zero, cvta outside the window).
   static const char* alu(const Inst& in, const Value* s, Value* d);
   static Value load(const std::uint8_t* p, unsigned size, bool sign_extend) {

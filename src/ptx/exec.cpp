@@ -205,7 +205,7 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
   return buf->data() + o;
 }
 
-// shfl.sync / vote.sync / bar.warp.sync / activemask over the issuing group `exec`.
+// shfl.sync / vote.sync / bar.warp.sync over the issuing group `exec`.
 template <class P>
 Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) {
   Value* R = w.regs.data();
@@ -215,12 +215,6 @@ Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) 
     if (!v) return fail(w, lane, in, fmt::format("{} depends on tensor data (not provable by tracing)", what));
     return *v;
   };
-  if (in.op == Op::kActiveMask) {
-    for (int l = 0; l < kWarp; ++l) {
-      if (exec >> l & 1) reg(in.dst[0], l) = P::constant(exec);
-    }
-    return Ok{};
-  }
   const std::uint32_t mask_slot = in.op == Op::kShfl ? in.src[3] : in.op == Op::kVote ? in.src[1] : in.src[0];
   for (int l = 0; l < kWarp; ++l) {
     if (!(exec >> l & 1)) continue;
@@ -335,7 +329,6 @@ Expected<bool> Runner<P>::step(Warp& w) {
     case Op::kShfl:
     case Op::kVote:
     case Op::kWarpSync:
-    case Op::kActiveMask:
       if (exec != 0) {
         if (auto r = collective(w, in, exec); !r) return r.error();
       }

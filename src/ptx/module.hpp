@@ -15,7 +15,7 @@ namespace bitproof::ptx {
 
 enum class Op : std::uint8_t {
   kMov, kAdd, kSub, kMul, kMad, kFma, kDiv, kRem, kNeg, kAbs, kMin, kMax, kShl, kShr, kAnd, kOr, kXor,
-  kNot, kSelp, kSetp, kCvt, kCvta, kRcp, kSqrt, kLd, kSt, kBra, kExit, kBar, kShfl, kVote, kActiveMask,
+  kNot, kSelp, kSetp, kCvt, kCvta, kRcp, kSqrt, kLd, kSt, kBra, kExit, kBar, kShfl, kVote,
   kPack, kUnpack,  // mov.bN d, {a, b} and mov.bN {a, b}, s: vector moves, lowest element first
   kWarpSync,       // bar.warp.sync mask: every lane of the mask converged here
 };

@@ -199,6 +199,7 @@ class Parser {
     return std::nullopt;
   }
   Expected<std::uint32_t> src_slot(const RawOp& op, const Type& type, std::uint32_t line);
+  Expected<Ok> refused(std::string_view opcode, std::uint32_t line) const;
   Expected<Ok> decode(std::string_view opcode, std::uint32_t line, std::uint32_t guard, bool neg_guard,
                       std::vector<RawOp>& ops);
 };
@@ -611,6 +612,7 @@ Expected<Ok> Parser::instruction() {
   }
   if (peek().k != Tok::kIdent) return err(line, fmt::format("instruction expected, found '{}'", peek().text));
   const std::string_view opcode = next().text;
+  if (auto r = refused(opcode, line); !r) return r.error();  // before operands it cannot read
   std::vector<RawOp> ops;
   if (opcode.starts_with("bra")) {  // the label is not an operand slot
     if (peek().k != Tok::kIdent) return err(line, "bra: label expected");
@@ -668,6 +670,7 @@ const char* refusal(std::string_view base) {
       {"tex", "textures are not implemented"}, {"tld4", "textures are not implemented"},
       {"suld", "surfaces are not implemented"}, {"sust", "surfaces are not implemented"},
       {"call", "calls are not implemented"},
+      {"activemask", "activemask is not implemented: which threads are active is the scheduler's choice"},
   };
   for (const auto& [name, why] : table) {
     if (base == name) return why;
@@ -704,6 +707,26 @@ bool ignorable(std::string_view base, std::string_view m) {
 
 }  // namespace
 
+// The instructions refused by name or modifier, with the reason (docs/ptx-executor.md).
+Expected<Ok> Parser::refused(std::string_view opcode, std::uint32_t line) const {
+  std::size_t start = 0;
+  bool first = true;
+  while (start <= opcode.size()) {
+    const std::size_t dot = std::min(opcode.find('.', start), opcode.size());
+    const std::string_view m = opcode.substr(start, dot - start);
+    if (first) {
+      if (const char* why = refusal(m)) return err(line, fmt::format("{}: {}", opcode, why));
+    } else if (m == "approx" || m == "full") {
+      return err(line, fmt::format("{}: approximate instructions are not implemented (they run on the GPU only)", opcode));
+    } else if (m == "rm" || m == "rp" || m == "rmi" || m == "rpi") {
+      return err(line, fmt::format("{}: rounding .{} is not implemented (the soft arithmetic has .rn and .rz)", opcode, m));
+    }
+    first = false;
+    start = dot + 1;
+  }
+  return Ok{};
+}
+
 Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::uint32_t guard, bool neg_guard,
                             std::vector<RawOp>& ops) {
   std::vector<std::string_view> mods;
@@ -716,15 +739,6 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
   }
   const std::string_view base = mods.front();
   mods.erase(mods.begin());
-  if (const char* why = refusal(base)) return err(line, fmt::format("{}: {}", opcode, why));
-  for (auto m : mods) {
-    if (m == "approx" || m == "full") {
-      return err(line, fmt::format("{}: approximate instructions are not implemented (they run on the GPU only)", opcode));
-    }
-    if (m == "rm" || m == "rp" || m == "rmi" || m == "rpi") {
-      return err(line, fmt::format("{}: rounding .{} is not implemented (the soft arithmetic has .rn and .rz)", opcode, m));
-    }
-  }
   Inst in;
   in.line = line, in.guard = guard, in.neg_guard = neg_guard;
   if (guard != kNoSlot && k_->slots[guard].init != SlotInit::kZero) return err(line, "the guard is not a register");
@@ -1104,16 +1118,6 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     BP_TRY(p, src(1, Type{Kind::kPred, 1}));
     BP_TRY(m, src(2, Type{Kind::kBits, 32}));
     in.dst[0] = d, in.src[0] = p, in.src[1] = m, in.ndst = 1, in.nsrc = 2;
-    return finish();
-  }
-  if (base == "activemask") {
-    in.op = Op::kActiveMask;
-    BP_TRY(type, one_type());
-    if (type.bits != 32) return err(line, "activemask: .b32 expected");
-    in.type = type;
-    if (auto e = need(1); !e) return e.error();
-    BP_TRY(d, dst(0));
-    in.dst[0] = d, in.ndst = 1;
     return finish();
   }
 #undef BP_TRY
