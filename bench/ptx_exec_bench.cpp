@@ -2,12 +2,14 @@
 // GEMV of tests/ptx/data/kernels.ptx (gemv_fused: one warp a row, 4 rows a block of 128) over
 // N0 + N1 + N2 rows of K random f16 weights, one launch, on one core. Prints one JSON line:
 // thread instructions (each instruction counted once per thread that ran it), warp
-// instructions (one per issue to a warp), seconds, and their rates. bench/ptx_exec.sh runs it.
+// instructions (one per issue to a warp), wall and CPU seconds, and their rates (the CPU-time rate
+// is the one to read on a loaded machine). bench/ptx_exec.sh runs it.
 //
 //   bitproof_ptx_bench [N0 N1 N2 K]     (default 2048 512 64 4096, the issue's shape)
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -47,12 +49,15 @@ int main(int argc, char** argv) {
   ptx::LaunchConfig cfg;
   cfg.grid = {(rows + 3) / 4}, cfg.block = {128};
   const auto t0 = std::chrono::steady_clock::now();
+  const std::clock_t c0 = std::clock();
   auto r = ptx::launch(*m, **kernel, cfg, args, mem);
+  const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r) return fmt::print(stderr, "{}\n", r.error().message), 2;
-  fmt::print("{{\"rows\": {}, \"k\": {}, \"thread_instructions\": {}, \"warp_instructions\": {}, \"seconds\": {:.4f}, "
-             "\"thread_instructions_per_second\": {:.4g}, \"warp_instructions_per_second\": {:.4g}}}\n",
-             rows, k, r->thread_steps, r->warp_steps, s, static_cast<double>(r->thread_steps) / s,
-             static_cast<double>(r->warp_steps) / s);
+  fmt::print("{{\"rows\": {}, \"k\": {}, \"thread_instructions\": {}, \"warp_instructions\": {}, \"seconds\": {:.4f}, \"cpu_seconds\": {:.4f}, "
+             "\"thread_instructions_per_second\": {:.4g}, \"warp_instructions_per_second\": {:.4g}, "
+             "\"thread_instructions_per_cpu_second\": {:.4g}}}\n",
+             rows, k, r->thread_steps, r->warp_steps, s, cpu, static_cast<double>(r->thread_steps) / s,
+             static_cast<double>(r->warp_steps) / s, static_cast<double>(r->thread_steps) / cpu);
   return 0;
 }

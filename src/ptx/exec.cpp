@@ -47,6 +47,7 @@ class Runner {
   std::vector<std::uint8_t> params_, shared_;
   std::vector<std::vector<std::uint8_t>> globals_;
   std::vector<Warp> warps_;
+  std::vector<std::uint32_t> init_slots_;  // the slots that do not start at 0
   Dim3 block_id_;
   LaunchResult result_;
 
@@ -89,6 +90,9 @@ Expected<LaunchResult> Runner<P>::run(std::span<const Arg> args) {
     P::store(params_.data() + p.offset, p.size, P::constant(bits));
   }
   for (const auto& gv : mod_.globals) globals_.push_back(gv.bytes);
+  for (std::size_t s = 0; s < k_.slots.size(); ++s) {
+    if (k_.slots[s].init != SlotInit::kZero) init_slots_.push_back(static_cast<std::uint32_t>(s));
+  }
   shared_.resize(shared);
   warps_.resize((b.count() + kWarp - 1) / kWarp);
   for (auto& w : warps_) {
@@ -134,20 +138,24 @@ void Runner<P>::start_block(const Dim3& b) {
     w.lanes = static_cast<std::uint32_t>(std::min<std::uint64_t>(kWarp, threads - first));
     for (int l = 0; l < kWarp; ++l) w.pc[l] = 0, w.state[l] = static_cast<std::uint32_t>(l) < w.lanes ? kRun : kExited;
     std::fill(w.local.begin(), w.local.end(), 0);
-    for (std::size_t s = 0; s < k_.slots.size(); ++s) {
+    std::fill(w.regs.begin(), w.regs.end(), P::constant(0));
+    std::uint32_t tid[3][kWarp];
+    for (int l = 0; l < kWarp; ++l) {
+      const std::uint64_t t = first + static_cast<std::uint64_t>(l);
+      tid[0][l] = static_cast<std::uint32_t>(t % bd.x), tid[1][l] = static_cast<std::uint32_t>(t / bd.x % bd.y);
+      tid[2][l] = static_cast<std::uint32_t>(t / (std::uint64_t{bd.x} * bd.y));
+    }
+    const std::uint32_t ntid[3] = {bd.x, bd.y, bd.z}, ctaid[3] = {b.x, b.y, b.z};
+    const std::uint32_t nctaid[3] = {cfg_.grid.x, cfg_.grid.y, cfg_.grid.z};
+    for (std::uint32_t s : init_slots_) {
       const SlotSource& src = k_.slots[s];
-      Value* r = &w.regs[s * kWarp];
+      Value* r = &w.regs[std::size_t{s} * kWarp];
       for (int l = 0; l < kWarp; ++l) {
-        const std::uint64_t t = first + static_cast<std::uint64_t>(l);
-        const std::uint32_t tid[3] = {static_cast<std::uint32_t>(t % bd.x), static_cast<std::uint32_t>(t / bd.x % bd.y),
-                                      static_cast<std::uint32_t>(t / (std::uint64_t{bd.x} * bd.y))};
-        const std::uint32_t ntid[3] = {bd.x, bd.y, bd.z}, ctaid[3] = {b.x, b.y, b.z};
-        const std::uint32_t nctaid[3] = {cfg_.grid.x, cfg_.grid.y, cfg_.grid.z};
         std::uint64_t v = 0;
         switch (src.init) {
           case SlotInit::kZero: v = 0; break;
           case SlotInit::kConst: v = src.value; break;
-          case SlotInit::kTid: v = tid[src.dim]; break;
+          case SlotInit::kTid: v = tid[src.dim][l]; break;
           case SlotInit::kNtid: v = ntid[src.dim]; break;
           case SlotInit::kCtaid: v = ctaid[src.dim]; break;
           case SlotInit::kNctaid: v = nctaid[src.dim]; break;
@@ -194,14 +202,17 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
   }
   const std::uint64_t win = addr >> kWindowShift, o = addr & kWindowMask;
   std::vector<std::uint8_t>* buf = nullptr;
-  std::string name;
-  if (win >= 1 && win - 1 < mem_.size() && win - 1 < 0xEF) {
-    buf = &mem_.bytes(win - 1), name = fmt::format("buffer {}", win - 1);
+  const bool is_arg = win >= 1 && win - 1 < mem_.size() && win - 1 < 0xEF;
+  if (is_arg) {
+    buf = &mem_.bytes(win - 1);
   } else if (win >= kGlobalVarWindow && win - kGlobalVarWindow < globals_.size()) {
-    buf = &globals_[win - kGlobalVarWindow], name = mod_.globals[win - kGlobalVarWindow].name;
+    buf = &globals_[win - kGlobalVarWindow];
   }
   if (buf == nullptr) return where("outside every buffer");
-  if (o > buf->size() || size > buf->size() - o) return where(fmt::format("past the end of {} ({} bytes)", name, buf->size()));
+  if (o > buf->size() || size > buf->size() - o) {
+    const std::string name = is_arg ? fmt::format("buffer {}", win - 1) : mod_.globals[win - kGlobalVarWindow].name;
+    return where(fmt::format("past the end of {} ({} bytes)", name, buf->size()));
+  }
   return buf->data() + o;
 }
 
