@@ -20,14 +20,14 @@ inline std::string ptx_fixture(const std::string& file) {
 }
 
 template <class T>
-std::vector<std::uint8_t> bytes_of(const std::vector<T>& v) {
+std::vector<std::uint8_t> ptx_bytes_of(const std::vector<T>& v) {
   std::vector<std::uint8_t> b(v.size() * sizeof(T));
   if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
   return b;
 }
 
 template <class T>
-std::vector<T> values_of(const std::vector<std::uint8_t>& b) {
+std::vector<T> ptx_values_of(const std::vector<std::uint8_t>& b) {
   std::vector<T> v(b.size() / sizeof(T));
   if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
   return v;
@@ -48,7 +48,7 @@ inline Expected<ptx::LaunchResult> run_ptx(const std::string& text, const std::s
 
 // Text with every `from` replaced by `to` (the mutated fixtures of the negative controls); at
 // least one occurrence is required.
-inline std::string mutate(std::string text, const std::string& from, const std::string& to) {
+inline std::string ptx_mutate(std::string text, const std::string& from, const std::string& to) {
   std::size_t at = 0, n = 0;
   while ((at = text.find(from, at)) != std::string::npos) {
     text.replace(at, from.size(), to);

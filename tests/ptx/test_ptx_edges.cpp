@@ -22,7 +22,7 @@ namespace {
 // A kernel k(out, in) around `body`: %r0 = the thread's index in the grid (x only), %r29 =
 // tid.x, %rd4 = &out[%r0] and %rd5 = &in[%r0] (4-byte elements), %rd1/%rd2 the global
 // addresses of out/in.
-std::string edge_kernel(const std::string& body, const std::string& decls = "") {
+std::string ptx_edge_kernel(const std::string& body, const std::string& decls = "") {
   return ".version 8.0\n.target sm_90\n.address_size 64\n" + decls +
          "\n.visible .entry k(\n\t.param .u64 k_out,\n\t.param .u64 k_in\n)\n.maxntid 1024, 1, 1\n{\n"
          "\t.reg .pred %p<8>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<16>;\n\t.reg .f32 %f<16>;\n\t.reg .b16 %h<8>;\n"
@@ -33,19 +33,19 @@ std::string edge_kernel(const std::string& body, const std::string& decls = "") 
          body + "\n\tret;\n}\n";
 }
 
-int line_of(const std::string& text, const std::string& needle) {
+int ptx_line_of(const std::string& text, const std::string& needle) {
   const auto at = text.find(needle);
   REQUIRE(at != std::string::npos);
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
 }
 
 // Runs k over `threads` threads in blocks of `block`; out has `out_words` u32 per thread.
-Expected<std::vector<std::uint32_t>> run_edge(const std::string& text, const std::vector<std::uint32_t>& in,
+Expected<std::vector<std::uint32_t>> ptx_run_edge(const std::string& text, const std::vector<std::uint32_t>& in,
                                               unsigned threads, unsigned out_words = 1, unsigned block = 0,
                                               std::uint32_t dyn_shared = 0) {
   ptx::Memory mem;
   const auto bo = mem.add(std::vector<std::uint8_t>(std::size_t{threads} * out_words * 4, 0xAB));
-  const auto bi = mem.add(bytes_of(in));
+  const auto bi = mem.add(ptx_bytes_of(in));
   auto m = ptx::parse_module(text, "edge.ptx");
   if (!m) return m.error();
   ptx::LaunchConfig cfg;
@@ -54,11 +54,11 @@ Expected<std::vector<std::uint32_t>> run_edge(const std::string& text, const std
   const std::vector<Arg> args = {Arg::buf(bo), Arg::buf(bi)};
   auto r = ptx::launch(*m, m->kernels.at(0), cfg, args, mem);
   if (!r) return r.error();
-  return values_of<std::uint32_t>(mem.bytes(bo));
+  return ptx_values_of<std::uint32_t>(mem.bytes(bo));
 }
 
-std::string error_of(const std::string& text, unsigned threads = 32) {
-  auto r = run_edge(text, std::vector<std::uint32_t>(threads, 0), threads);
+std::string ptx_error_of(const std::string& text, unsigned threads = 32) {
+  auto r = ptx_run_edge(text, std::vector<std::uint32_t>(threads, 0), threads);
   REQUIRE(!r.ok());
   return r.error().message;
 }
@@ -68,7 +68,7 @@ std::string error_of(const std::string& text, unsigned threads = 32) {
 TEST_SUITE("ptx") {
   TEST_CASE("shfl.sync: up/down/idx/bfly at widths 32 and 8 give CUDA's __shfl_*_sync lanes") {
     // value = 100 + lane; c = ((32 - width) << 8) | clamp, as CUDA's intrinsics encode it.
-    const std::string text = edge_kernel(
+    const std::string text = ptx_edge_kernel(
         "\tadd.u32 %r1, %r0, 100;\n"
         "\tshfl.sync.up.b32 %r2|%p1, %r1, 3, 0, -1;\n"
         "\tshfl.sync.down.b32 %r3, %r1, 5, 31, -1;\n"
@@ -79,7 +79,7 @@ TEST_SUITE("ptx") {
         "\tselp.u32 %r8, 1, 0, %p1;\n"
         "\tmul.wide.u32 %rd6, %r0, 32;\n\tadd.s64 %rd7, %rd1, %rd6;\n"
         "\tst.global.v4.u32 [%rd7], {%r2, %r3, %r4, %r5};\n\tst.global.v4.u32 [%rd7+16], {%r6, %r7, %r8, %r8};");
-    auto r = run_edge(text, {}, 32, 8);
+    auto r = ptx_run_edge(text, {}, 32, 8);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     for (unsigned l = 0; l < 32; ++l) {
       const std::uint32_t* o = r->data() + l * 8;
@@ -94,7 +94,7 @@ TEST_SUITE("ptx") {
   }
 
   TEST_CASE("vote.sync all/any/ballot, on all lanes and on a guarded half") {
-    const std::string text = edge_kernel(
+    const std::string text = ptx_edge_kernel(
         "\tsetp.lt.u32 %p1, %r0, 20;\n"
         "\tvote.sync.ballot.b32 %r1, %p1, -1;\n"
         "\tvote.sync.all.pred %p2, %p1, -1;\n\tselp.u32 %r2, 1, 0, %p2;\n"
@@ -104,7 +104,7 @@ TEST_SUITE("ptx") {
         "\t@%p4 selp.u32 %r4, 1, 0, %p5;\n"
         "\tmul.wide.u32 %rd6, %r0, 16;\n\tadd.s64 %rd7, %rd1, %rd6;\n"
         "\tst.global.v4.u32 [%rd7], {%r1, %r2, %r3, %r4};");
-    auto r = run_edge(text, {}, 32, 4);
+    auto r = ptx_run_edge(text, {}, 32, 4);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     for (unsigned l = 0; l < 32; ++l) {
       const std::uint32_t* o = r->data() + l * 4;
@@ -116,27 +116,27 @@ TEST_SUITE("ptx") {
   }
 
   TEST_CASE("divergent branches reconverge before a shuffle; a shuffle inside a branch is refused") {
-    const std::string good = edge_kernel(
+    const std::string good = ptx_edge_kernel(
         "\tand.b32 %r1, %r0, 1;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra $EVEN;\n"
         "\tmul.lo.u32 %r2, %r0, 3;\n\tbra.uni $JOIN;\n$EVEN:\n\tadd.u32 %r2, %r0, 1000;\n"
         "$JOIN:\n\tshfl.sync.bfly.b32 %r3, %r2, 1, 31, -1;\n\tst.global.u32 [%rd4], %r3;");
-    auto r = run_edge(good, {}, 32);
+    auto r = ptx_run_edge(good, {}, 32);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     for (unsigned l = 0; l < 32; ++l) {
       const unsigned src = l ^ 1;
       CHECK((*r)[l] == (src % 2 == 0 ? src + 1000 : src * 3));
     }
-    const std::string bad = edge_kernel(
+    const std::string bad = ptx_edge_kernel(
         "\tand.b32 %r1, %r0, 1;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra $EVEN;\n"
         "\tshfl.sync.bfly.b32 %r3, %r0, 1, 31, -1;\n$EVEN:\n\tst.global.u32 [%rd4], %r0;");
-    const std::string m = error_of(bad);
-    CHECK(contains(m, fmt::format("edge.ptx:{}: block (0,0,0) thread (1,0,0): member mask 0xffffffff names lanes not converged", line_of(bad, "shfl.sync"))));
+    const std::string m = ptx_error_of(bad);
+    CHECK(contains(m, fmt::format("edge.ptx:{}: block (0,0,0) thread (1,0,0): member mask 0xffffffff names lanes not converged", ptx_line_of(bad, "shfl.sync"))));
   }
 
   TEST_CASE("bar.sync over warps of a block with a partial last warp; shared and dynamic shared memory") {
     // Thread t writes t+1 to static and dynamic shared memory; after the barrier it reads thread
     // (t + 17) % 40's words: every warp must have written before any reads.
-    const std::string text = edge_kernel(
+    const std::string text = ptx_edge_kernel(
         "\tshl.b32 %r1, %r29, 2;\n\tmov.u32 %r2, st_s;\n\tadd.u32 %r3, %r2, %r1;\n\tadd.u32 %r4, %r29, 1;\n"
         "\tst.shared.u32 [%r3], %r4;\n\tmov.u64 %rd8, dyn_s;\n\tcvta.shared.u64 %rd9, %rd8;\n"
         "\tmul.wide.u32 %rd10, %r29, 4;\n\tadd.s64 %rd11, %rd9, %rd10;\n\tmul.lo.u32 %r9, %r4, 3;\n\tst.u32 [%rd11], %r9;\n"
@@ -145,15 +145,15 @@ TEST_SUITE("ptx") {
         "\tld.shared.u32 %r10, [%r8];\n\tmul.wide.u32 %rd12, %r6, 4;\n\tadd.s64 %rd13, %rd9, %rd12;\n\tld.u32 %r11, [%rd13];\n"
         "\tadd.u32 %r12, %r10, %r11;\n\tst.global.u32 [%rd4], %r12;",
         ".shared .align 4 .b8 st_s[160];\n.extern .shared .align 16 .b8 dyn_s[];\n");
-    auto r = run_edge(text, {}, 80, 1, 40, 160);
+    auto r = ptx_run_edge(text, {}, 80, 1, 40, 160);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     for (unsigned t = 0; t < 80; ++t) CHECK((*r)[t] == 4 * ((t % 40 + 17) % 40 + 1));
     // Without enough dynamic shared memory the read past it is refused.
-    auto small = run_edge(text, {}, 80, 1, 40, 64);
+    auto small = ptx_run_edge(text, {}, 80, 1, 40, 64);
     REQUIRE(!small.ok());
     CHECK(contains(small.error().message, "outside the block's 224 bytes of shared memory"));
     // Without the barrier, warp 0 reads words warp 1 has not written yet.
-    auto raced = run_edge(mutate(text, "\tbar.sync 0;\n", ""), {}, 80, 1, 40, 160);
+    auto raced = ptx_run_edge(ptx_mutate(text, "\tbar.sync 0;\n", ""), {}, 80, 1, 40, 160);
     REQUIRE(raced.ok());
     CHECK((*raced)[20] != 4 * 38);
   }
@@ -161,14 +161,14 @@ TEST_SUITE("ptx") {
   TEST_CASE("conversions: float->int saturating with .rzi/.rni, int->float rounding, int widths") {
     const std::vector<std::uint32_t> in = {0x4F32D05Eu /*3e9*/, 0xCF32D05Eu, 0x7FC00000u, 0xBFC00000u /*-1.5*/,
                                            0x40200000u /*2.5*/, 0x3F400000u /*0.75*/, 0x4B800001u, 0xFFFFFFFFu};
-    const std::string text = edge_kernel(
+    const std::string text = ptx_edge_kernel(
         "\tld.global.u32 %r1, [%rd5];\n\tmov.b32 %f1, %r1;\n"
         "\tcvt.rzi.s32.f32 %r2, %f1;\n\tcvt.rni.s32.f32 %r3, %f1;\n\tcvt.rzi.u32.f32 %r4, %f1;\n"
         "\tcvt.rn.f32.s32 %f2, %r1;\n\tmov.b32 %r5, %f2;\n\tcvt.rz.f32.u32 %f3, %r1;\n\tmov.b32 %r6, %f3;\n"
         "\tcvt.u16.u32 %h1, %r1;\n\tcvt.s32.s16 %r7, %h1;\n\tcvt.rn.f16.f32 %h2, %f1;\n\tcvt.u32.u16 %r8, %h2;\n"
         "\tmul.wide.u32 %rd6, %r0, 32;\n\tadd.s64 %rd7, %rd1, %rd6;\n"
         "\tst.global.v4.u32 [%rd7], {%r2, %r3, %r4, %r5};\n\tst.global.v4.u32 [%rd7+16], {%r6, %r7, %r8, %r8};");
-    auto r = run_edge(text, in, 8, 8);
+    auto r = ptx_run_edge(text, in, 8, 8);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     const auto at = [&](unsigned t, unsigned i) { return (*r)[t * 8 + i]; };
     CHECK(at(0, 0) == 0x7FFFFFFFu);  // 3e9 saturates
@@ -190,14 +190,14 @@ TEST_SUITE("ptx") {
 
   TEST_CASE("min/max NaN and signed zeros, .sat, .ftz, f32 add/fma NaN canonical, immediates") {
     const std::vector<std::uint32_t> in = {0x7FC00001u, 0x80000000u, 0x00000001u, 0x3F000000u, 0xFF800000u, 0x40000000u};
-    const std::string text = edge_kernel(
+    const std::string text = ptx_edge_kernel(
         "\tld.global.u32 %r1, [%rd5];\n\tmov.b32 %f1, %r1;\n"
         "\tmin.f32 %f2, %f1, 0f3F800000;\n\tmax.f32 %f3, %f1, 0f00000000;\n"
         "\tadd.rn.sat.f32 %f4, %f1, 0f3F000000;\n\tmul.rn.ftz.f32 %f5, %f1, 0f4B000000;\n"
         "\tfma.rn.f32 %f6, %f1, 0f00000000, 0fBF800000;\n\tadd.f32 %f7, %f1, 0f7F800000;\n"
         "\tmul.wide.u32 %rd6, %r0, 32;\n\tadd.s64 %rd7, %rd1, %rd6;\n"
         "\tst.global.v4.f32 [%rd7], {%f2, %f3, %f4, %f5};\n\tst.global.v2.f32 [%rd7+16], {%f6, %f7};");
-    auto r = run_edge(text, in, 6, 8);
+    auto r = ptx_run_edge(text, in, 6, 8);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     const auto at = [&](unsigned t, unsigned i) { return (*r)[t * 8 + i]; };
     CHECK(at(0, 0) == 0x3F800000u);  // min(NaN, 1) = 1
@@ -218,10 +218,10 @@ TEST_SUITE("ptx") {
   TEST_CASE("mul.rn.ftz.f16 equals SoftArith::hmul_ftz (the H200's tininess rule) on every a x 64 b; add.rn.f32 equals fadd") {
     std::vector<std::uint32_t> in;
     for (std::uint32_t a = 0; a < 65536; ++a) in.push_back(a | (((a * 2654435761u) >> 10) & 0x3FF) << 16);
-    const std::string text = edge_kernel(
+    const std::string text = ptx_edge_kernel(
         "\tld.global.u32 %r1, [%rd5];\n\tmov.b32 {%h1, %h2}, %r1;\n\tmul.rn.ftz.f16 %h3, %h1, %h2;\n"
         "\tmul.rn.f16 %h4, %h1, %h2;\n\tmov.b32 %r2, {%h3, %h4};\n\tst.global.u32 [%rd4], %r2;");
-    auto r = run_edge(text, in, 65536, 1, 1024);
+    auto r = ptx_run_edge(text, in, 65536, 1, 1024);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     int ftz_bad = 0, rn_bad = 0, flushed = 0;
     for (std::uint32_t t = 0; t < 65536; ++t) {
@@ -236,11 +236,11 @@ TEST_SUITE("ptx") {
     const auto edges = float32_edges();
     std::vector<std::uint32_t> pairs;
     for (std::size_t i = 0; i < edges.size(); ++i) pairs.push_back(edges[i]), pairs.push_back(edges[(i * 7919) % edges.size()]);
-    const std::string add = edge_kernel(
+    const std::string add = ptx_edge_kernel(
         "\tmul.wide.u32 %rd6, %r0, 8;\n\tadd.s64 %rd7, %rd2, %rd6;\n\tld.global.v2.f32 {%f1, %f2}, [%rd7];\n"
         "\tadd.rn.f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd4], %f3;");
     const unsigned n = static_cast<unsigned>(edges.size());
-    auto ra = run_edge(add, pairs, n, 1, 512);
+    auto ra = ptx_run_edge(add, pairs, n, 1, 512);
     REQUIRE_MESSAGE(ra.ok(), ra.error().message);
     int add_bad = 0;
     for (unsigned i = 0; i < n; ++i) add_bad += (*ra)[i] != SoftArith::fadd(pairs[2 * i], pairs[2 * i + 1]);
@@ -248,15 +248,15 @@ TEST_SUITE("ptx") {
   }
 
   TEST_CASE("local memory, module .global tables and setp.and with a negated predicate") {
-    const std::string text = edge_kernel(
+    const std::string text = ptx_edge_kernel(
         "\tmov.u64 %rd8, __local_depot0;\n\tcvta.local.u64 %rd9, %rd8;\n\tst.u32 [%rd9+4], %r0;\n"
         "\tld.local.u32 %r1, [__local_depot0+4];\n"
         "\tand.b32 %r2, %r0, 3;\n\tmul.wide.u32 %rd10, %r2, 4;\n\tmov.u64 %rd11, table;\n\tadd.s64 %rd12, %rd11, %rd10;\n"
         "\tld.global.u32 %r3, [%rd12];\n\tsetp.gt.u32 %p1, %r0, 2;\n\tsetp.lt.and.u32 %p2, %r0, 6, !%p1;\n"
         "\tselp.u32 %r4, 1000, 0, %p2;\n\tadd.u32 %r5, %r3, %r4;\n\tadd.u32 %r5, %r5, %r1;\n\tst.global.u32 [%rd4], %r5;",
         ".global .align 4 .u32 table[4] = {10, 20, 30, 40};\n");
-    const std::string with_depot = mutate(text, "\tmov.u64 %rd8", "\t.local .align 4 .b8 __local_depot0[8];\n\tmov.u64 %rd8");
-    auto r = run_edge(with_depot, {}, 8);
+    const std::string with_depot = ptx_mutate(text, "\tmov.u64 %rd8", "\t.local .align 4 .b8 __local_depot0[8];\n\tmov.u64 %rd8");
+    auto r = ptx_run_edge(with_depot, {}, 8);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     for (unsigned t = 0; t < 8; ++t) CHECK((*r)[t] == 10 * (t % 4 + 1) + (t <= 2 ? 1000 : 0) + t);
   }
@@ -277,10 +277,10 @@ TEST_SUITE("ptx") {
         {"\tadd.f64 %rd6, %rd7, %rd8;", "f64 arithmetic is not implemented"},
     };
     for (const auto& [inst, why] : cases) {
-      const std::string text = edge_kernel(inst);
+      const std::string text = ptx_edge_kernel(inst);
       auto m = ptx::parse_module(text, "edge.ptx");
       REQUIRE(!m.ok());
-      CHECK_MESSAGE(contains(m.error().message, fmt::format("edge.ptx:{}: ", line_of(text, inst.substr(1)))), m.error().message);
+      CHECK_MESSAGE(contains(m.error().message, fmt::format("edge.ptx:{}: ", ptx_line_of(text, inst.substr(1)))), m.error().message);
       CHECK_MESSAGE(contains(m.error().message, why), m.error().message);
     }
   }
@@ -300,16 +300,16 @@ TEST_SUITE("ptx") {
         {"\tadd.u32 %r1, %r2, %r3 /* never closed", "unterminated comment"},
     };
     for (const auto& [inst, why] : cases) {
-      const std::string text = edge_kernel(inst);
+      const std::string text = ptx_edge_kernel(inst);
       auto m = ptx::parse_module(text, "edge.ptx");
       REQUIRE_MESSAGE(!m.ok(), inst);
-      CHECK_MESSAGE(contains(m.error().message, fmt::format("edge.ptx:{}: ", line_of(text, inst.substr(1)))), m.error().message);
+      CHECK_MESSAGE(contains(m.error().message, fmt::format("edge.ptx:{}: ", ptx_line_of(text, inst.substr(1)))), m.error().message);
       CHECK_MESSAGE(contains(m.error().message, why), m.error().message);
     }
   }
 
   TEST_CASE("launch limits and argument checks; a loop that never ends; undefined values are errors") {
-    const std::string text = edge_kernel("\tst.global.u32 [%rd4], %r0;");
+    const std::string text = ptx_edge_kernel("\tst.global.u32 [%rd4], %r0;");
     auto m = ptx::parse_module(text, "edge.ptx");
     REQUIRE(m.ok());
     const ptx::Kernel& k = m->kernels[0];
@@ -332,10 +332,10 @@ TEST_SUITE("ptx") {
     big = cfg;
     big.dynamic_shared = 300000;
     fails(big, {Arg::buf(b), Arg::buf(b)}, "past the 227 KiB limit");
-    const std::string spin = edge_kernel("$L:\n\tadd.u32 %r1, %r1, 1;\n\tbra.uni $L;");
-    const std::string m1 = error_of(spin);
+    const std::string spin = ptx_edge_kernel("$L:\n\tadd.u32 %r1, %r1, 1;\n\tbra.uni $L;");
+    const std::string m1 = ptx_error_of(spin);
     CHECK(contains(m1, "more than 100000 warp instructions"));
-    const std::string div0 = edge_kernel("\tdiv.u32 %r1, %r0, 0;");
-    CHECK(contains(error_of(div0), fmt::format("edge.ptx:{}: block (0,0,0) thread (0,0,0): integer division by zero", line_of(div0, "div.u32"))));
+    const std::string div0 = ptx_edge_kernel("\tdiv.u32 %r1, %r0, 0;");
+    CHECK(contains(ptx_error_of(div0), fmt::format("edge.ptx:{}: block (0,0,0) thread (0,0,0): integer division by zero", ptx_line_of(div0, "div.u32"))));
   }
 }

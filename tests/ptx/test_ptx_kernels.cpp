@@ -18,7 +18,7 @@ using ptx::Arg;
 namespace {
 
 // Random binary32 values in about [-4, 4], every exponent of that range (sums are order-sensitive).
-std::vector<std::uint32_t> random_floats(std::size_t n, std::uint64_t seed) {
+std::vector<std::uint32_t> ptx_random_floats(std::size_t n, std::uint64_t seed) {
   std::vector<std::uint32_t> v(n);
   for (auto& x : v) {
     const std::uint64_t r = splitmix64_next(seed);
@@ -27,7 +27,7 @@ std::vector<std::uint32_t> random_floats(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-std::vector<std::uint16_t> random_halves(std::size_t n, std::uint64_t seed) {
+std::vector<std::uint16_t> ptx_random_halves(std::size_t n, std::uint64_t seed) {
   std::vector<std::uint16_t> v(n);
   for (auto& x : v) {
     const std::uint64_t r = splitmix64_next(seed);
@@ -36,8 +36,8 @@ std::vector<std::uint16_t> random_halves(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// The butterfly sum each lane of a warp holds after offsets 16, 8, 4, 2, 1 (v += shfl_xor(v, o)).
-std::vector<std::uint32_t> butterfly(std::vector<std::uint32_t> v) {
+// The ptx_butterfly sum each lane of a warp holds after offsets 16, 8, 4, 2, 1 (v += shfl_xor(v, o)).
+std::vector<std::uint32_t> ptx_butterfly(std::vector<std::uint32_t> v) {
   for (unsigned o = 16; o > 0; o >>= 1) {
     std::vector<std::uint32_t> next(32);
     for (unsigned l = 0; l < 32; ++l) next[l] = SoftArith::fadd(v[l], v[l ^ o]);
@@ -46,13 +46,13 @@ std::vector<std::uint32_t> butterfly(std::vector<std::uint32_t> v) {
   return v;
 }
 
-// y[row] of the fixture's gemv_row: lane-strided FMA chains, a butterfly, one rounding to f16.
-std::uint16_t gemv_row_reference(const std::vector<std::uint16_t>& x, const std::uint16_t* w, unsigned k) {
+// y[row] of the fixture's gemv_row: lane-strided FMA chains, a ptx_butterfly, one rounding to f16.
+std::uint16_t ptx_gemv_row_reference(const std::vector<std::uint16_t>& x, const std::uint16_t* w, unsigned k) {
   std::vector<std::uint32_t> acc(32, 0);
   for (unsigned lane = 0; lane < 32; ++lane) {
     for (unsigned j = lane; j < k; j += 32) acc[lane] = SoftArith::ffma(SoftArith::half2float(w[j]), SoftArith::half2float(x[j]), acc[lane]);
   }
-  return SoftArith::float2half_rn(butterfly(acc)[0]);
+  return SoftArith::float2half_rn(ptx_butterfly(acc)[0]);
 }
 
 }  // namespace
@@ -61,15 +61,15 @@ TEST_SUITE("ptx") {
   TEST_CASE("nvcc's saxpy equals a*x+y with one rounding, every element; .rz instead of .rn differs") {
     const std::string text = ptx_fixture("kernels.ptx");
     const unsigned n = 1000;
-    const auto x = random_floats(n, 1), y = random_floats(n, 2);
+    const auto x = ptx_random_floats(n, 1), y = ptx_random_floats(n, 2);
     const std::uint32_t a = 0x3FC00001u;  // 1.5 + 2^-22: products need rounding
     for (const bool mutated : {false, true}) {
       ptx::Memory mem;
-      const auto bx = mem.add(bytes_of(x)), by = mem.add(bytes_of(y));
-      const std::string t = mutated ? mutate(text, "fma.rn.f32 \t%f4", "fma.rz.f32 \t%f4") : text;
+      const auto bx = mem.add(ptx_bytes_of(x)), by = mem.add(ptx_bytes_of(y));
+      const std::string t = mutated ? ptx_mutate(text, "fma.rn.f32 \t%f4", "fma.rz.f32 \t%f4") : text;
       auto r = run_ptx(t, "saxpy", {8}, {128}, {Arg::f32_bits(a), Arg::buf(bx), Arg::buf(by), Arg::u32(n)}, mem, "kernels.ptx");
       REQUIRE_MESSAGE(r.ok(), r.error().message);
-      const auto out = values_of<std::uint32_t>(mem.bytes(by));
+      const auto out = ptx_values_of<std::uint32_t>(mem.bytes(by));
       int differ = 0;
       for (unsigned i = 0; i < n; ++i) differ += out[i] != SoftArith::ffma(x[i], a, y[i]);
       if (mutated) CHECK(differ > 100);
@@ -78,20 +78,20 @@ TEST_SUITE("ptx") {
     }
   }
 
-  TEST_CASE("nvcc's warp reduce (shfl.sync.bfly) equals the butterfly order; .up instead of .bfly differs") {
+  TEST_CASE("nvcc's warp reduce (shfl.sync.bfly) equals the ptx_butterfly order; .up instead of .bfly differs") {
     const std::string text = ptx_fixture("kernels.ptx");
-    const auto in = random_floats(256, 3);
+    const auto in = ptx_random_floats(256, 3);
     for (const bool mutated : {false, true}) {
       ptx::Memory mem;
-      const auto bi = mem.add(bytes_of(in)), bo = mem.add(std::vector<std::uint8_t>(8 * 4, 0xEE));
-      const std::string t = mutated ? mutate(text, "shfl.sync.bfly.b32 \t%r9", "shfl.sync.up.b32 \t%r9") : text;
+      const auto bi = mem.add(ptx_bytes_of(in)), bo = mem.add(std::vector<std::uint8_t>(8 * 4, 0xEE));
+      const std::string t = mutated ? ptx_mutate(text, "shfl.sync.bfly.b32 \t%r9", "shfl.sync.up.b32 \t%r9") : text;
       auto r = run_ptx(t, "warp_reduce", {2}, {128}, {Arg::buf(bi), Arg::buf(bo)}, mem);
       REQUIRE_MESSAGE(r.ok(), r.error().message);
-      const auto out = values_of<std::uint32_t>(mem.bytes(bo));
+      const auto out = ptx_values_of<std::uint32_t>(mem.bytes(bo));
       int differ = 0;
       for (unsigned wp = 0; wp < 8; ++wp) {
         const std::vector<std::uint32_t> lanes(in.begin() + wp * 32, in.begin() + wp * 32 + 32);
-        differ += out[wp] != butterfly(lanes)[0];
+        differ += out[wp] != ptx_butterfly(lanes)[0];
       }
       CHECK(differ == (mutated ? 8 : 0));
     }
@@ -99,14 +99,14 @@ TEST_SUITE("ptx") {
 
   TEST_CASE("nvcc's shared-memory block reduce (bar.sync) equals the tree order; without bar.sync it differs") {
     const std::string text = ptx_fixture("kernels.ptx");
-    const auto in = random_floats(3 * 128, 4);
+    const auto in = ptx_random_floats(3 * 128, 4);
     for (const bool mutated : {false, true}) {
       ptx::Memory mem;
-      const auto bi = mem.add(bytes_of(in)), bo = mem.add(std::vector<std::uint8_t>(3 * 4));
-      const std::string t = mutated ? mutate(text, "bar.sync \t0;", "") : text;
+      const auto bi = mem.add(ptx_bytes_of(in)), bo = mem.add(std::vector<std::uint8_t>(3 * 4));
+      const std::string t = mutated ? ptx_mutate(text, "bar.sync \t0;", "") : text;
       auto r = run_ptx(t, "block_reduce", {3}, {128}, {Arg::buf(bi), Arg::buf(bo)}, mem);
       REQUIRE_MESSAGE(r.ok(), r.error().message);
-      const auto out = values_of<std::uint32_t>(mem.bytes(bo));
+      const auto out = ptx_values_of<std::uint32_t>(mem.bytes(bo));
       int differ = 0;
       for (unsigned b = 0; b < 3; ++b) {
         std::vector<std::uint32_t> s(in.begin() + b * 128, in.begin() + b * 128 + 128);
@@ -122,12 +122,12 @@ TEST_SUITE("ptx") {
   TEST_CASE("nvcc's f16 GEMV: fused (one launch over joined rows) == separate == the host order; a .rz output conversion differs") {
     const std::string text = ptx_fixture("kernels.ptx");
     const unsigned n0 = 64, n1 = 16, n2 = 8, k = 256, rows = n0 + n1 + n2;
-    const auto x = random_halves(k, 5), w = random_halves(std::size_t{rows} * k, 6);
+    const auto x = ptx_random_halves(k, 5), w = ptx_random_halves(std::size_t{rows} * k, 6);
     std::vector<std::uint16_t> expect(rows);
-    for (unsigned r = 0; r < rows; ++r) expect[r] = gemv_row_reference(x, w.data() + std::size_t{r} * k, k);
+    for (unsigned r = 0; r < rows; ++r) expect[r] = ptx_gemv_row_reference(x, w.data() + std::size_t{r} * k, k);
     // Fused: one launch, 4 rows a block of 128 threads.
     ptx::Memory fm;
-    const auto fx = fm.add(bytes_of(x)), fw = fm.add(bytes_of(w));
+    const auto fx = fm.add(ptx_bytes_of(x)), fw = fm.add(ptx_bytes_of(w));
     const auto y0 = fm.add(std::vector<std::uint8_t>(n0 * 2)), y1 = fm.add(std::vector<std::uint8_t>(n1 * 2)),
                y2 = fm.add(std::vector<std::uint8_t>(n2 * 2));
     auto r = run_ptx(text, "gemv_fused", {rows / 4}, {128},
@@ -135,7 +135,7 @@ TEST_SUITE("ptx") {
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     std::vector<std::uint16_t> fused;
     for (auto b : {y0, y1, y2}) {
-      const auto v = values_of<std::uint16_t>(fm.bytes(b));
+      const auto v = ptx_values_of<std::uint16_t>(fm.bytes(b));
       fused.insert(fused.end(), v.begin(), v.end());
     }
     CHECK(fused == expect);
@@ -145,27 +145,27 @@ TEST_SUITE("ptx") {
     for (const unsigned n : {n0, n1, n2}) {
       ptx::Memory sm;
       const std::vector<std::uint16_t> part(w.begin() + std::size_t{first} * k, w.begin() + std::size_t{first + n} * k);
-      const auto sx = sm.add(bytes_of(x)), sw = sm.add(bytes_of(part)), sy = sm.add(std::vector<std::uint8_t>(n * 2));
+      const auto sx = sm.add(ptx_bytes_of(x)), sw = sm.add(ptx_bytes_of(part)), sy = sm.add(std::vector<std::uint8_t>(n * 2));
       auto rs = run_ptx(text, "gemv_sep", {(n + 3) / 4}, {128}, {Arg::buf(sx), Arg::buf(sw), Arg::buf(sy), Arg::u32(n), Arg::u32(k)}, sm);
       REQUIRE_MESSAGE(rs.ok(), rs.error().message);
-      const auto v = values_of<std::uint16_t>(sm.bytes(sy));
+      const auto v = ptx_values_of<std::uint16_t>(sm.bytes(sy));
       separate.insert(separate.end(), v.begin(), v.end());
       first += n;
     }
     CHECK(separate == expect);
     // The negative control: the fused kernel's first arm rounding its sums to f16 with .rz.
     ptx::Memory mm;
-    const auto mx = mm.add(bytes_of(x)), mw = mm.add(bytes_of(w));
+    const auto mx = mm.add(ptx_bytes_of(x)), mw = mm.add(ptx_bytes_of(w));
     const auto m0 = mm.add(std::vector<std::uint8_t>(n0 * 2)), m1 = mm.add(std::vector<std::uint8_t>(n1 * 2)),
                m2 = mm.add(std::vector<std::uint8_t>(n2 * 2));
-    auto rm = run_ptx(mutate(text, "cvt.rn.f16.f32 %rs9", "cvt.rz.f16.f32 %rs9"), "gemv_fused", {rows / 4}, {128},
+    auto rm = run_ptx(ptx_mutate(text, "cvt.rn.f16.f32 %rs9", "cvt.rz.f16.f32 %rs9"), "gemv_fused", {rows / 4}, {128},
                       {Arg::buf(mx), Arg::buf(mw), Arg::buf(m0), Arg::buf(m1), Arg::buf(m2), Arg::u32(n0), Arg::u32(n1), Arg::u32(n2), Arg::u32(k)}, mm);
     REQUIRE_MESSAGE(rm.ok(), rm.error().message);
-    const auto mut0 = values_of<std::uint16_t>(mm.bytes(m0));
+    const auto mut0 = ptx_values_of<std::uint16_t>(mm.bytes(m0));
     int differ = 0;
     for (unsigned i = 0; i < n0; ++i) differ += mut0[i] != expect[i];
     CHECK(differ > 0);
-    CHECK(values_of<std::uint16_t>(mm.bytes(m1)) == std::vector<std::uint16_t>(expect.begin() + n0, expect.begin() + n0 + n1));
+    CHECK(ptx_values_of<std::uint16_t>(mm.bytes(m1)) == std::vector<std::uint16_t>(expect.begin() + n0, expect.begin() + n0 + n1));
   }
 
   TEST_CASE("nvcc's half2 kernel: fma/add/mul.f16x2 lane-wise through SoftArith, and vote.sync.ballot") {
@@ -178,10 +178,10 @@ TEST_SUITE("ptx") {
       c[i] = static_cast<std::uint32_t>(splitmix64_next(seed)) & 0xBBFFBBFFu;
     }
     ptx::Memory mem;
-    const auto ba = mem.add(bytes_of(a)), bb = mem.add(bytes_of(b)), bc = mem.add(bytes_of(c)), bm = mem.add(std::vector<std::uint8_t>(4));
+    const auto ba = mem.add(ptx_bytes_of(a)), bb = mem.add(ptx_bytes_of(b)), bc = mem.add(ptx_bytes_of(c)), bm = mem.add(std::vector<std::uint8_t>(4));
     auto r = run_ptx(text, "half_ops", {1}, {32}, {Arg::buf(ba), Arg::buf(bb), Arg::buf(bc), Arg::buf(bm)}, mem);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
-    const auto out = values_of<std::uint32_t>(mem.bytes(bc));
+    const auto out = ptx_values_of<std::uint32_t>(mem.bytes(bc));
     std::uint32_t ballot = 0;
     const auto lane2 = [](auto f, std::uint32_t x, std::uint32_t y) {
       return std::uint32_t{f(static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y))} |
@@ -194,7 +194,7 @@ TEST_SUITE("ptx") {
       const std::uint32_t low = SoftArith::half2float(static_cast<std::uint16_t>(s));
       if ((low & 0x80000000u) == 0 && (low & 0x7FFFFFFFu) != 0 && (low & 0x7FFFFFFFu) <= 0x7F800000u) ballot |= 1u << i;
     }
-    CHECK(values_of<std::uint32_t>(mem.bytes(bm))[0] == ballot);
+    CHECK(ptx_values_of<std::uint32_t>(mem.bytes(bm))[0] == ballot);
     CHECK(ballot != 0);
     CHECK(ballot != 0xFFFFFFFFu);
   }
