@@ -370,10 +370,18 @@ Expected<Ok> Parser::entry() {
       if (*a == 0 || (*a & (*a - 1)) != 0 || *a > 256) return err(pl, ".align: not a power of two up to 256");
       align = *a;
     }
-    if (is(".ptr")) return err(pl, ".param .ptr attributes are not implemented");
     const auto type = parse_type(peek().text.empty() ? "" : peek().text.substr(1));
     if (!type || type->kind == Kind::kPred) return err(pl, fmt::format("parameter type '{}' not understood", peek().text));
     next();
+    // Triton's pointer attributes: .ptr [.global|.shared|.const|.local] [.align N] (no effect here).
+    if (is(".ptr")) {
+      next();
+      if (is(".global") || is(".shared") || is(".const") || is(".local")) next();
+      if (is(".align")) {
+        next();
+        if (auto a = number(".align"); !a) return a.error();
+      }
+    }
     if (peek().k != Tok::kIdent) return err(pl, "parameter name expected");
     Param prm;
     prm.name = std::string(next().text);

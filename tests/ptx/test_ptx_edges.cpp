@@ -308,6 +308,15 @@ TEST_SUITE("ptx") {
     }
   }
 
+  TEST_CASE("Triton's parameter attributes (.ptr .global .align) and .reqntid are read") {
+    const std::string text = ptx_mutate(ptx_mutate(ptx_edge_kernel("\tst.global.u32 [%rd4], %r0;"), ".param .u64 k_out",
+                                                   ".param .u64 .ptr .global .align 16 k_out"),
+                                        ".maxntid 1024, 1, 1", ".reqntid 32");
+    auto r = ptx_run_edge(text, {}, 32);
+    REQUIRE_MESSAGE(r.ok(), r.error().message);
+    CHECK((*r)[31] == 31);
+  }
+
   TEST_CASE("launch limits and argument checks; a loop that never ends; undefined values are errors") {
     const std::string text = ptx_edge_kernel("\tst.global.u32 [%rd4], %r0;");
     auto m = ptx::parse_module(text, "edge.ptx");
