@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -22,7 +22,9 @@
 
 int main(int argc, char** argv) {
   using namespace bitproof;
-  const auto arg = [&](int i, unsigned dflt) { return argc > i ? static_cast<unsigned>(std::strtoul(argv[i], nullptr, 10)) : dflt; };
+  const auto arg = [&](int i, unsigned dflt) {
+    return argc > i ? static_cast<unsigned>(std::strtoul(argv[i], nullptr, 10)) : dflt;
+  };
   const unsigned n0 = arg(1, 2048), n1 = arg(2, 512), n2 = arg(3, 64), k = arg(4, 4096), rows = n0 + n1 + n2;
   std::ifstream in(BITPROOF_SOURCE_DIR "/tests/ptx/data/kernels.ptx", std::ios::binary);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -44,8 +46,9 @@ int main(int argc, char** argv) {
   const auto x = mem.add(halves(k)), w = mem.add(halves(std::size_t{rows} * k));
   const auto y0 = mem.add(std::vector<std::uint8_t>(2 * n0)), y1 = mem.add(std::vector<std::uint8_t>(2 * n1)),
              y2 = mem.add(std::vector<std::uint8_t>(2 * n2));
-  const std::vector<ptx::Arg> args = {ptx::Arg::buf(x),  ptx::Arg::buf(w),  ptx::Arg::buf(y0), ptx::Arg::buf(y1), ptx::Arg::buf(y2),
-                                      ptx::Arg::u32(n0), ptx::Arg::u32(n1), ptx::Arg::u32(n2), ptx::Arg::u32(k)};
+  const std::vector<ptx::Arg> args = {ptx::Arg::buf(x),  ptx::Arg::buf(w),  ptx::Arg::buf(y0),
+                                      ptx::Arg::buf(y1), ptx::Arg::buf(y2), ptx::Arg::u32(n0),
+                                      ptx::Arg::u32(n1), ptx::Arg::u32(n2), ptx::Arg::u32(k)};
   ptx::LaunchConfig cfg;
   cfg.grid = {(rows + 3) / 4}, cfg.block = {128};
   const auto t0 = std::chrono::steady_clock::now();
@@ -54,10 +57,12 @@ int main(int argc, char** argv) {
   const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r) return fmt::print(stderr, "{}\n", r.error().message), 2;
-  fmt::print("{{\"rows\": {}, \"k\": {}, \"thread_instructions\": {}, \"warp_instructions\": {}, \"seconds\": {:.4f}, \"cpu_seconds\": {:.4f}, "
-             "\"thread_instructions_per_second\": {:.4g}, \"warp_instructions_per_second\": {:.4g}, "
-             "\"thread_instructions_per_cpu_second\": {:.4g}}}\n",
-             rows, k, r->thread_steps, r->warp_steps, s, cpu, static_cast<double>(r->thread_steps) / s,
-             static_cast<double>(r->warp_steps) / s, static_cast<double>(r->thread_steps) / cpu);
+  fmt::print(
+      "{{\"rows\": {}, \"k\": {}, \"thread_instructions\": {}, \"warp_instructions\": {}, \"seconds\": {:.4f}, "
+      "\"cpu_seconds\": {:.4f}, "
+      "\"thread_instructions_per_second\": {:.4g}, \"warp_instructions_per_second\": {:.4g}, "
+      "\"thread_instructions_per_cpu_second\": {:.4g}}}\n",
+      rows, k, r->thread_steps, r->warp_steps, s, cpu, static_cast<double>(r->thread_steps) / s,
+      static_cast<double>(r->warp_steps) / s, static_cast<double>(r->thread_steps) / cpu);
   return 0;
 }

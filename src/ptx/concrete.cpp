@@ -66,9 +66,12 @@ typename F::Bits float_op(const Inst& in, typename F::Bits a, typename F::Bits b
     case Op::kMax: {
       rounds = false;
       const bool na = is_nan<F>(a), nb = is_nan<F>(b);
-      if (na && nb) r = F::kNaN;
-      else if (na) r = b;
-      else if (nb) r = a;
+      if (na && nb)
+        r = F::kNaN;
+      else if (na)
+        r = b;
+      else if (nb)
+        r = a;
       else {
         // -0 is below +0 here (float_order calls them equal): the sign decides.
         const int o = float_order<F>(a, b);
@@ -97,8 +100,10 @@ typename F::Bits float_op(const Inst& in, typename F::Bits a, typename F::Bits b
   }
   if (in.sat) {  // [+0, 1]; NaN and every negative value (-0 too) to +0
     const Bits one = static_cast<Bits>(F::kBias) << F::kMan;
-    if (is_nan<F>(r) || (r & F::kSign) != 0) r = 0;
-    else if (float_order<F>(r, one) > 0) r = one;
+    if (is_nan<F>(r) || (r & F::kSign) != 0)
+      r = 0;
+    else if (float_order<F>(r, one) > 0)
+      r = one;
   }
   return r;
 }
@@ -125,10 +130,16 @@ bool compare(const Inst& in, std::uint64_t a, std::uint64_t b) {
       using F = decltype(tag);
       return in.ftz ? soft::flush_subnormal<F>(static_cast<typename F::Bits>(v)) : v;
     };
-    if (t.bits == 32) o = float_order<soft::Binary32>(static_cast<std::uint32_t>(flush(soft::Binary32{}, a)), static_cast<std::uint32_t>(flush(soft::Binary32{}, b)));
-    else if (t.bf) o = float_order<soft::Bfloat16>(static_cast<std::uint32_t>(a & 0xFFFF), static_cast<std::uint32_t>(b & 0xFFFF));
-    else o = float_order<soft::Binary16>(static_cast<std::uint32_t>(flush(soft::Binary16{}, a & 0xFFFF)), static_cast<std::uint32_t>(flush(soft::Binary16{}, b & 0xFFFF)));
-  } else if (t.kind == Kind::kSigned && in.cmp != Cmp::kLo && in.cmp != Cmp::kLs && in.cmp != Cmp::kHi && in.cmp != Cmp::kHs) {
+    if (t.bits == 32)
+      o = float_order<soft::Binary32>(static_cast<std::uint32_t>(flush(soft::Binary32{}, a)),
+                                      static_cast<std::uint32_t>(flush(soft::Binary32{}, b)));
+    else if (t.bf)
+      o = float_order<soft::Bfloat16>(static_cast<std::uint32_t>(a & 0xFFFF), static_cast<std::uint32_t>(b & 0xFFFF));
+    else
+      o = float_order<soft::Binary16>(static_cast<std::uint32_t>(flush(soft::Binary16{}, a & 0xFFFF)),
+                                      static_cast<std::uint32_t>(flush(soft::Binary16{}, b & 0xFFFF)));
+  } else if (t.kind == Kind::kSigned && in.cmp != Cmp::kLo && in.cmp != Cmp::kLs && in.cmp != Cmp::kHi &&
+             in.cmp != Cmp::kHs) {
     const std::int64_t x = sign_extend(a, t.bits), y = sign_extend(b, t.bits);
     o = x < y ? -1 : x > y ? 1 : 0;
   } else {
@@ -139,10 +150,14 @@ bool compare(const Inst& in, std::uint64_t a, std::uint64_t b) {
   switch (in.cmp) {
     case Cmp::kEq: return !un && o == 0;
     case Cmp::kNe: return !un && o != 0;
-    case Cmp::kLt: case Cmp::kLo: return !un && o < 0;
-    case Cmp::kLe: case Cmp::kLs: return !un && o <= 0;
-    case Cmp::kGt: case Cmp::kHi: return !un && o == 1;
-    case Cmp::kGe: case Cmp::kHs: return !un && (o == 0 || o == 1);
+    case Cmp::kLt:
+    case Cmp::kLo: return !un && o < 0;
+    case Cmp::kLe:
+    case Cmp::kLs: return !un && o <= 0;
+    case Cmp::kGt:
+    case Cmp::kHi: return !un && o == 1;
+    case Cmp::kGe:
+    case Cmp::kHs: return !un && (o == 0 || o == 1);
     case Cmp::kEqu: return un || o == 0;
     case Cmp::kNeu: return un || o != 0;
     case Cmp::kLtu: return un || o < 0;
@@ -218,7 +233,8 @@ std::uint64_t convert(const Inst& in, std::uint64_t v) {
   }
   if (df) return d.bits == 32 ? int_to_float<soft::Binary32>(in, v) : int_to_float<soft::Binary16>(in, v);
   if (sf) return s.bits == 32 ? float_to_int<soft::Binary32>(in, f) : float_to_int<soft::Binary16>(in, h);
-  const std::uint64_t x = s.kind == Kind::kSigned ? static_cast<std::uint64_t>(sign_extend(v, s.bits)) : v & bits_mask(s.bits);
+  const std::uint64_t x =
+      s.kind == Kind::kSigned ? static_cast<std::uint64_t>(sign_extend(v, s.bits)) : v & bits_mask(s.bits);
   return x & bits_mask(d.bits);
 }
 
@@ -256,7 +272,8 @@ const char* int_op(const Inst& in, const std::uint64_t* s, std::uint64_t* d) {
       if (b == 0) return "integer division by zero (the result is undefined)";
       if (sgn) {
         const std::int64_t x = sign_extend(a, w), y = sign_extend(b, w);
-        if (y == -1 && x == sign_extend(std::uint64_t{1} << (w - 1), w)) return "signed division overflow (the result is undefined)";
+        if (y == -1 && x == sign_extend(std::uint64_t{1} << (w - 1), w))
+          return "signed division overflow (the result is undefined)";
         d[0] = static_cast<std::uint64_t>(in.op == Op::kDiv ? x / y : x % y) & m;
       } else {
         d[0] = in.op == Op::kDiv ? a / b : a % b;
@@ -271,12 +288,16 @@ const char* int_op(const Inst& in, const std::uint64_t* s, std::uint64_t* d) {
       d[0] = (in.op == Op::kMin) == lt ? a : b;
       break;
     }
-    case Op::kShl: d[0] = (s[1] & 0xFFFFFFFF) >= static_cast<std::uint64_t>(w) ? 0 : (a << (s[1] & 0xFFFFFFFF)) & m; break;
+    case Op::kShl:
+      d[0] = (s[1] & 0xFFFFFFFF) >= static_cast<std::uint64_t>(w) ? 0 : (a << (s[1] & 0xFFFFFFFF)) & m;
+      break;
     case Op::kShr: {
       // Shift amounts past the width give 0, or the sign (PTX ISA 9.7.8.8: clamped to the width).
       const std::uint64_t n = std::min<std::uint64_t>(s[1] & 0xFFFFFFFF, static_cast<std::uint64_t>(w));
-      if (sgn) d[0] = static_cast<std::uint64_t>(sign_extend(a, w) >> std::min<std::uint64_t>(n, 63)) & m;
-      else d[0] = n >= static_cast<std::uint64_t>(w) ? 0 : a >> n;
+      if (sgn)
+        d[0] = static_cast<std::uint64_t>(sign_extend(a, w) >> std::min<std::uint64_t>(n, 63)) & m;
+      else
+        d[0] = n >= static_cast<std::uint64_t>(w) ? 0 : a >> n;
       break;
     }
     case Op::kAnd: d[0] = a & b; break;
@@ -323,7 +344,7 @@ const char* ConcretePolicy::alu(const Inst& in, const Value* s, Value* d) {
     }
     case Op::kCvt: d[0] = convert(in, s[0]); return nullptr;
     case Op::kCvta: {
-      const std::uint64_t window = in.space == Space::kShared ? kSharedWindow
+      const std::uint64_t window = in.space == Space::kShared  ? kSharedWindow
                                    : in.space == Space::kLocal ? kLocalWindow
                                    : in.space == Space::kParam ? kParamWindow
                                                                : 0;
@@ -331,7 +352,8 @@ const char* ConcretePolicy::alu(const Inst& in, const Value* s, Value* d) {
         if (window != 0 && s[0] > kWindowMask) return "cvta: the address is not in its state space";
         d[0] = s[0] + window;
       } else {
-        if (window != 0 && (s[0] & ~kWindowMask) != window) return "cvta.to: the generic address is not in that state space";
+        if (window != 0 && (s[0] & ~kWindowMask) != window)
+          return "cvta.to: the generic address is not in that state space";
         d[0] = s[0] - window;
       }
       return nullptr;

@@ -28,8 +28,7 @@ template <class P>
 class Runner {
  public:
   using Value = typename P::Value;
-  Runner(const Module& m, const Kernel& k, const LaunchConfig& c, Memory& mem)
-      : mod_(m), k_(k), cfg_(c), mem_(mem) {}
+  Runner(const Module& m, const Kernel& k, const LaunchConfig& c, Memory& mem) : mod_(m), k_(k), cfg_(c), mem_(mem) {}
   Expected<LaunchResult> run(std::span<const Arg> args);
 
  private:
@@ -54,7 +53,8 @@ class Runner {
   Error fail(const Warp& w, int lane, const Inst& in, const std::string& what) const;
   void start_block(const Dim3& b);
   Expected<bool> step(Warp& w);  // false: no runnable lane
-  Expected<std::uint8_t*> resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size, bool write);
+  Expected<std::uint8_t*> resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
+                                  bool write);
   Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
 };
 
@@ -62,8 +62,8 @@ template <class P>
 Error Runner<P>::fail(const Warp& w, int lane, const Inst& in, const std::string& what) const {
   const std::uint64_t t = static_cast<std::uint64_t>(&w - warps_.data()) * kWarp + static_cast<unsigned>(lane);
   const Dim3& b = cfg_.block;
-  return Error{fmt::format("{}:{}: block ({},{},{}) thread ({},{},{}): {}", mod_.name, in.line, block_id_.x, block_id_.y,
-                           block_id_.z, t % b.x, t / b.x % b.y, t / (std::uint64_t{b.x} * b.y), what)};
+  return Error{fmt::format("{}:{}: block ({},{},{}) thread ({},{},{}): {}", mod_.name, in.line, block_id_.x,
+                           block_id_.y, block_id_.z, t % b.x, t / b.x % b.y, t / (std::uint64_t{b.x} * b.y), what)};
 }
 
 template <class P>
@@ -71,18 +71,23 @@ Expected<LaunchResult> Runner<P>::run(std::span<const Arg> args) {
   const Dim3 &g = cfg_.grid, &b = cfg_.block;
   const auto bad = [&](const std::string& m) { return Error{fmt::format("{}: kernel {}: {}", mod_.name, k_.name, m)}; };
   if (g.count() == 0 || b.count() == 0) return bad("a launch dimension is 0");
-  if (b.count() > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64) return bad("the block is past the limits (1024 threads; 1024 x 1024 x 64)");
-  if (g.x > 0x7FFFFFFFu || g.y > 65535 || g.z > 65535) return bad("the grid is past the limits (2^31-1 x 65535 x 65535)");
+  if (b.count() > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64)
+    return bad("the block is past the limits (1024 threads; 1024 x 1024 x 64)");
+  if (g.x > 0x7FFFFFFFu || g.y > 65535 || g.z > 65535)
+    return bad("the grid is past the limits (2^31-1 x 65535 x 65535)");
   const std::uint64_t shared = (k_.static_shared + 15) / 16 * 16 + std::uint64_t{cfg_.dynamic_shared};
   if (shared > 232448) return bad(fmt::format("{} bytes of shared memory: past the 227 KiB limit", shared));
-  if (args.size() != k_.params.size()) return bad(fmt::format("{} parameters, {} arguments", k_.params.size(), args.size()));
+  if (args.size() != k_.params.size())
+    return bad(fmt::format("{} parameters, {} arguments", k_.params.size(), args.size()));
   params_.assign(k_.param_bytes, 0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const Param& p = k_.params[i];
     std::uint64_t bits = args[i].bits;
     if (args[i].is_buffer) {
-      if (!p.pointer_sized) return bad(fmt::format("argument {}: a buffer for {}, which is not a 64-bit integer", i, p.name));
-      if (args[i].buffer >= mem_.size() || args[i].buffer >= 0xEF) return bad(fmt::format("argument {}: no buffer {}", i, args[i].buffer));
+      if (!p.pointer_sized)
+        return bad(fmt::format("argument {}: a buffer for {}, which is not a 64-bit integer", i, p.name));
+      if (args[i].buffer >= mem_.size() || args[i].buffer >= 0xEF)
+        return bad(fmt::format("argument {}: no buffer {}", i, args[i].buffer));
       bits = (args[i].buffer + 1) << kWindowShift;
     } else if (args[i].size != p.size) {
       return bad(fmt::format("argument {}: {} bytes for {}, which has {}", i, args[i].size, p.name, p.size));
@@ -171,11 +176,12 @@ void Runner<P>::start_block(const Dim3& b) {
 // The bytes an access of `size` at `addr` touches, or the Error naming thread, line and address.
 template <class P>
 Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
-                                          bool write) {
+                                           bool write) {
   const char* op = in.op == Op::kLd ? "ld" : "st";
   static constexpr const char* kSpace[] = {"", ".global", ".shared", ".local", ".param", ".const"};
   const auto where = [&](const std::string& why) {
-    return fail(w, lane, in, fmt::format("{}{} of {} bytes at 0x{:x}: {}", op, kSpace[static_cast<int>(in.space)], size, addr, why));
+    return fail(w, lane, in,
+                fmt::format("{}{} of {} bytes at 0x{:x}: {}", op, kSpace[static_cast<int>(in.space)], size, addr, why));
   };
   if (addr % size != 0) return where("misaligned");
   Space space = in.space;
@@ -183,17 +189,23 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
   if (space == Space::kGeneric) {
     const std::uint64_t win = addr & ~kWindowMask;
     off = addr & kWindowMask;
-    space = win == kSharedWindow ? Space::kShared : win == kLocalWindow ? Space::kLocal : win == kParamWindow ? Space::kParam : Space::kGlobal;
+    space = win == kSharedWindow  ? Space::kShared
+            : win == kLocalWindow ? Space::kLocal
+            : win == kParamWindow ? Space::kParam
+                                  : Space::kGlobal;
     if (space == Space::kGlobal) off = addr;
   }
   const auto in_range = [&](std::uint64_t limit) { return off <= limit && size <= limit - off; };
   switch (space) {
     case Space::kShared:
-      if (!in_range(shared_.size())) return where(fmt::format("outside the block's {} bytes of shared memory", shared_.size()));
+      if (!in_range(shared_.size()))
+        return where(fmt::format("outside the block's {} bytes of shared memory", shared_.size()));
       return shared_.data() + off;
     case Space::kLocal:
-      if (!in_range(k_.local_bytes)) return where(fmt::format("outside the thread's {} bytes of local memory", k_.local_bytes));
-      return const_cast<std::uint8_t*>(w.local.data()) + std::size_t{k_.local_bytes} * static_cast<unsigned>(lane) + off;
+      if (!in_range(k_.local_bytes))
+        return where(fmt::format("outside the thread's {} bytes of local memory", k_.local_bytes));
+      return const_cast<std::uint8_t*>(w.local.data()) + std::size_t{k_.local_bytes} * static_cast<unsigned>(lane) +
+             off;
     case Space::kParam:
       if (write) return where("parameters are read-only");
       if (!in_range(params_.size())) return where(fmt::format("outside the {} bytes of parameters", params_.size()));
@@ -220,7 +232,9 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
 template <class P>
 Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) {
   Value* R = w.regs.data();
-  const auto reg = [&](std::uint32_t slot, int lane) -> Value& { return R[std::size_t{slot} * kWarp + static_cast<unsigned>(lane)]; };
+  const auto reg = [&](std::uint32_t slot, int lane) -> Value& {
+    return R[std::size_t{slot} * kWarp + static_cast<unsigned>(lane)];
+  };
   const auto concrete = [&](std::uint32_t slot, int lane, const char* what) -> Expected<std::uint64_t> {
     const auto v = P::concrete(reg(slot, lane));
     if (!v) return fail(w, lane, in, fmt::format("{} depends on tensor data (not provable by tracing)", what));
@@ -234,7 +248,8 @@ Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) 
     const auto mask = static_cast<std::uint32_t>(*m);
     if (!(mask >> l & 1)) return fail(w, l, in, "the executing lane is not in the member mask (undefined)");
     if ((mask & ~exec) != 0) {
-      return fail(w, l, in, fmt::format("member mask 0x{:08x} names lanes not converged here (issuing 0x{:08x})", mask, exec));
+      return fail(w, l, in,
+                  fmt::format("member mask 0x{:08x} names lanes not converged here (issuing 0x{:08x})", mask, exec));
     }
   }
   if (in.op == Op::kWarpSync) return Ok{};
@@ -275,7 +290,9 @@ Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) 
     std::int64_t j = 0;
     bool pval = false;
     switch (in.shfl) {
-      case ShflMode::kUp: j = static_cast<std::int64_t>(lane) - b, pval = j >= static_cast<std::int64_t>(max_lane); break;
+      case ShflMode::kUp:
+        j = static_cast<std::int64_t>(lane) - b, pval = j >= static_cast<std::int64_t>(max_lane);
+        break;
       case ShflMode::kDown: j = lane + b, pval = j <= static_cast<std::int64_t>(max_lane); break;
       case ShflMode::kBfly: j = lane ^ b, pval = j <= static_cast<std::int64_t>(max_lane); break;
       case ShflMode::kIdx: j = min_lane | (b & ~seg), pval = j <= static_cast<std::int64_t>(max_lane); break;
@@ -300,13 +317,16 @@ Expected<bool> Runner<P>::step(Warp& w) {
   std::uint32_t pc = 0xFFFFFFFFu, group = 0;
   for (int l = 0; l < kWarp; ++l) {
     if (w.state[l] != kRun) continue;
-    if (w.pc[l] < pc) pc = w.pc[l], group = 1u << l;
-    else if (w.pc[l] == pc) group |= 1u << l;
+    if (w.pc[l] < pc)
+      pc = w.pc[l], group = 1u << l;
+    else if (w.pc[l] == pc)
+      group |= 1u << l;
   }
   if (group == 0) return false;
   const Inst& in = k_.code[pc];
   if (++result_.warp_steps > cfg_.max_warp_steps) {
-    return fail(w, std::countr_zero(group), in, fmt::format("more than {} warp instructions: a loop that does not end?", cfg_.max_warp_steps));
+    return fail(w, std::countr_zero(group), in,
+                fmt::format("more than {} warp instructions: a loop that does not end?", cfg_.max_warp_steps));
   }
   Value* R = w.regs.data();
   std::uint32_t exec = group;

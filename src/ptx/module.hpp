@@ -14,10 +14,40 @@
 namespace bitproof::ptx {
 
 enum class Op : std::uint8_t {
-  kMov, kAdd, kSub, kMul, kMad, kFma, kDiv, kRem, kNeg, kAbs, kMin, kMax, kShl, kShr, kAnd, kOr, kXor,
-  kNot, kSelp, kSetp, kCvt, kCvta, kRcp, kSqrt, kLd, kSt, kBra, kExit, kBar, kShfl, kVote,
-  kPack, kUnpack,  // mov.bN d, {a, b} and mov.bN {a, b}, s: vector moves, lowest element first
-  kWarpSync,       // bar.warp.sync mask: every lane of the mask converged here
+  kMov,
+  kAdd,
+  kSub,
+  kMul,
+  kMad,
+  kFma,
+  kDiv,
+  kRem,
+  kNeg,
+  kAbs,
+  kMin,
+  kMax,
+  kShl,
+  kShr,
+  kAnd,
+  kOr,
+  kXor,
+  kNot,
+  kSelp,
+  kSetp,
+  kCvt,
+  kCvta,
+  kRcp,
+  kSqrt,
+  kLd,
+  kSt,
+  kBra,
+  kExit,
+  kBar,
+  kShfl,
+  kVote,
+  kPack,
+  kUnpack,    // mov.bN d, {a, b} and mov.bN {a, b}, s: vector moves, lowest element first
+  kWarpSync,  // bar.warp.sync mask: every lane of the mask converged here
 };
 
 // Scalar types; Kind says how the bits are read.
@@ -32,7 +62,24 @@ struct Type {
 enum class Space : std::uint8_t { kGeneric, kGlobal, kShared, kLocal, kParam, kConst };
 enum class Rnd : std::uint8_t { kNone, kRn, kRz, kRni, kRzi };
 enum class Cmp : std::uint8_t {
-  kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs, kEqu, kNeu, kLtu, kLeu, kGtu, kGeu, kNum, kNan,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kLo,
+  kLs,
+  kHi,
+  kHs,
+  kEqu,
+  kNeu,
+  kLtu,
+  kLeu,
+  kGtu,
+  kGeu,
+  kNum,
+  kNan,
 };
 enum class BoolOp : std::uint8_t { kNone, kAnd, kOr, kXor };
 enum class ShflMode : std::uint8_t { kUp, kDown, kBfly, kIdx };
@@ -54,14 +101,14 @@ struct Inst {
   ShflMode shfl = ShflMode::kIdx;
   VoteMode vote = VoteMode::kAll;
   bool ftz = false, sat = false, neg_guard = false, neg_src = false;  // neg_src: vote's !%p
-  std::uint8_t vec = 1;  // ld/st .v2/.v4, pack/unpack element count
+  std::uint8_t vec = 1;                                               // ld/st .v2/.v4, pack/unpack element count
   std::uint8_t ndst = 0, nsrc = 0;
   std::uint32_t guard = kNoSlot;  // @%p / @!%p
   std::uint32_t dst[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
   std::uint32_t src[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
-  std::int64_t offset = 0;         // ld/st: [src[0] + offset] (src[0] kNoSlot: absolute)
-  std::uint32_t target = 0;        // bra: instruction index
-  std::uint32_t line = 0;          // the PTX line, for every message
+  std::int64_t offset = 0;   // ld/st: [src[0] + offset] (src[0] kNoSlot: absolute)
+  std::uint32_t target = 0;  // bra: instruction index
+  std::uint32_t line = 0;    // the PTX line, for every message
 };
 
 // Where a slot's initial value comes from before a warp starts.

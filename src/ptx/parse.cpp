@@ -22,7 +22,9 @@ struct Tok {
   std::uint32_t line = 0;
 };
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.'; }
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.';
+}
 bool ident_char(char c) { return ident_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
 
 // The text split into tokens; comments dropped. nullopt + line on a character PTX has no use for.
@@ -32,8 +34,15 @@ Expected<std::vector<Tok>> tokenize(std::string_view s, const std::string& name)
   std::size_t i = 0;
   while (i < s.size()) {
     const char c = s[i];
-    if (c == '\n') { ++line; ++i; continue; }
-    if (std::isspace(static_cast<unsigned char>(c))) { ++i; continue; }
+    if (c == '\n') {
+      ++line;
+      ++i;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
     if (s.compare(i, 2, "//") == 0) {
       while (i < s.size() && s[i] != '\n') ++i;
       continue;
@@ -105,13 +114,25 @@ std::optional<Number> parse_number(std::string_view t) {
 
 std::optional<Type> parse_type(std::string_view m) {
   static const std::unordered_map<std::string_view, Type> types = {
-      {"b8", {Kind::kBits, 8}},      {"b16", {Kind::kBits, 16}},     {"b32", {Kind::kBits, 32}},
-      {"b64", {Kind::kBits, 64}},    {"u8", {Kind::kUnsigned, 8}},   {"u16", {Kind::kUnsigned, 16}},
-      {"u32", {Kind::kUnsigned, 32}}, {"u64", {Kind::kUnsigned, 64}}, {"s8", {Kind::kSigned, 8}},
-      {"s16", {Kind::kSigned, 16}},  {"s32", {Kind::kSigned, 32}},   {"s64", {Kind::kSigned, 64}},
-      {"f16", {Kind::kFloat, 16}},   {"f32", {Kind::kFloat, 32}},    {"f64", {Kind::kFloat, 64}},
-      {"f16x2", {Kind::kFloat, 32, true}}, {"bf16", {Kind::kFloat, 16, false, true}},
-      {"bf16x2", {Kind::kFloat, 32, true, true}}, {"pred", {Kind::kPred, 1}},
+      {"b8", {Kind::kBits, 8}},
+      {"b16", {Kind::kBits, 16}},
+      {"b32", {Kind::kBits, 32}},
+      {"b64", {Kind::kBits, 64}},
+      {"u8", {Kind::kUnsigned, 8}},
+      {"u16", {Kind::kUnsigned, 16}},
+      {"u32", {Kind::kUnsigned, 32}},
+      {"u64", {Kind::kUnsigned, 64}},
+      {"s8", {Kind::kSigned, 8}},
+      {"s16", {Kind::kSigned, 16}},
+      {"s32", {Kind::kSigned, 32}},
+      {"s64", {Kind::kSigned, 64}},
+      {"f16", {Kind::kFloat, 16}},
+      {"f32", {Kind::kFloat, 32}},
+      {"f64", {Kind::kFloat, 64}},
+      {"f16x2", {Kind::kFloat, 32, true}},
+      {"bf16", {Kind::kFloat, 16, false, true}},
+      {"bf16x2", {Kind::kFloat, 32, true, true}},
+      {"pred", {Kind::kPred, 1}},
   };
   const auto it = types.find(m);
   if (it == types.end()) return std::nullopt;
@@ -158,7 +179,11 @@ class Parser {
   std::vector<std::uint32_t> dyn_slots_;  // slots holding the dynamic shared base
 
   const Tok& peek(std::size_t ahead = 0) const { return t_[std::min(p_ + ahead, t_.size() - 1)]; }
-  const Tok& next() { const Tok& t = t_[p_]; if (p_ + 1 < t_.size()) ++p_; return t; }
+  const Tok& next() {
+    const Tok& t = t_[p_];
+    if (p_ + 1 < t_.size()) ++p_;
+    return t;
+  }
   bool is(std::string_view s) const { return peek().k != Tok::kEnd && peek().text == s; }
   Error err(std::uint32_t line, const std::string& msg) const {
     return Error{fmt::format("{}:{}: {}", mod_.name, line, msg)};
@@ -229,8 +254,7 @@ Expected<Module> Parser::run() {
 
 Expected<Ok> Parser::module_statement() {
   const Tok& t = peek();
-  if (t.text == ".version" || t.text == ".target" || t.text == ".file" || t.text == ".loc" ||
-      t.text == ".section") {
+  if (t.text == ".version" || t.text == ".target" || t.text == ".file" || t.text == ".loc" || t.text == ".section") {
     skip_line();
     return Ok{};
   }
@@ -270,7 +294,8 @@ Expected<Ok> Parser::variable(bool in_kernel) {
   }
   if (is(".v2") || is(".v4")) return err(line, "vector variables are not implemented");
   const auto type = parse_type(peek().text.empty() ? "" : peek().text.substr(1));
-  if (!type || type->kind == Kind::kPred) return err(line, fmt::format("variable type '{}' not understood", peek().text));
+  if (!type || type->kind == Kind::kPred)
+    return err(line, fmt::format("variable type '{}' not understood", peek().text));
   next();
   if (peek().k != Tok::kIdent) return err(line, "variable name expected");
   const std::string vname(next().text);
@@ -306,7 +331,9 @@ Expected<Ok> Parser::variable(bool in_kernel) {
       if (!braced || !is(",")) break;
       next();
     }
-    if (braced) { if (auto e = expect("}"); !e) return e.error(); }
+    if (braced) {
+      if (auto e = expect("}"); !e) return e.error();
+    }
     if (init.size() > bytes) return err(line, "initialiser longer than the variable");
   }
   if (auto e = expect(";"); !e) return e.error();
@@ -371,7 +398,8 @@ Expected<Ok> Parser::entry() {
       align = *a;
     }
     const auto type = parse_type(peek().text.empty() ? "" : peek().text.substr(1));
-    if (!type || type->kind == Kind::kPred) return err(pl, fmt::format("parameter type '{}' not understood", peek().text));
+    if (!type || type->kind == Kind::kPred)
+      return err(pl, fmt::format("parameter type '{}' not understood", peek().text));
     next();
     // Triton's pointer attributes: .ptr [.global|.shared|.const|.local] [.align N] (no effect here).
     if (is(".ptr")) {
@@ -405,8 +433,10 @@ Expected<Ok> Parser::entry() {
     if (kernel_syms_.count(prm.name) != 0) return err(pl, fmt::format("parameter '{}' declared twice", prm.name));
     kernel_syms_[prm.name] = {SymKind::kParam, off};
     k_->params.push_back(std::move(prm));
-    if (is(",")) next();
-    else if (!is(")")) return err(peek().line, fmt::format("expected ',' or ')', found '{}'", peek().text));
+    if (is(","))
+      next();
+    else if (!is(")"))
+      return err(peek().line, fmt::format("expected ',' or ')', found '{}'", peek().text));
   }
   next();  // )
   // Performance directives (.maxntid 128, 1, 1 / .reqntid / .minnctapersm ...): no effect here.
@@ -508,8 +538,10 @@ Expected<RawOp> Parser::operand() {
   const Tok& t = peek();
   const auto named = [&](std::string_view n, std::uint32_t line) -> Expected<std::uint32_t> {
     if (auto r = reg(n)) return *r;
-    static const std::pair<std::string_view, SlotInit> specials[] = {
-        {"%tid", SlotInit::kTid}, {"%ntid", SlotInit::kNtid}, {"%ctaid", SlotInit::kCtaid}, {"%nctaid", SlotInit::kNctaid}};
+    static const std::pair<std::string_view, SlotInit> specials[] = {{"%tid", SlotInit::kTid},
+                                                                     {"%ntid", SlotInit::kNtid},
+                                                                     {"%ctaid", SlotInit::kCtaid},
+                                                                     {"%nctaid", SlotInit::kNctaid}};
     for (const auto& [prefix, init] : specials) {
       if (n.size() == prefix.size() + 2 && n.starts_with(prefix) && n[prefix.size()] == '.') {
         const char d = n.back();
@@ -529,7 +561,9 @@ Expected<RawOp> Parser::operand() {
       }
       return const_slot(s->value);
     }
-    if (n.starts_with("%")) return err(line, fmt::format("'{}' is not a declared register or a special register this executor implements", n));
+    if (n.starts_with("%"))
+      return err(line,
+                 fmt::format("'{}' is not a declared register or a special register this executor implements", n));
     return err(line, fmt::format("'{}' is not declared", n));
   };
   if (t.text == "[") {
@@ -539,8 +573,10 @@ Expected<RawOp> Parser::operand() {
       auto s = named(next().text, t.line);
       if (!s) return s.error();
       op.slot = *s;
-      if (is("+")) next();
-      else if (!is("]")) return err(t.line, "address: expected '+' or ']'");
+      if (is("+"))
+        next();
+      else if (!is("]"))
+        return err(t.line, "address: expected '+' or ']'");
     }
     if (!is("]")) {
       const bool neg = is("-");
@@ -632,8 +668,10 @@ Expected<Ok> Parser::instruction() {
       if (!op) return op.error();
       ops.push_back(std::move(*op));
       if (ops.size() > 8) return err(line, "too many operands");
-      if (is(",")) next();
-      else if (!is(";")) return err(line, fmt::format("expected ',' or ';', found '{}'", peek().text));
+      if (is(","))
+        next();
+      else if (!is(";"))
+        return err(line, fmt::format("expected ',' or ';', found '{}'", peek().text));
     }
   }
   if (auto e = expect(";"); !e) return e.error();
@@ -650,7 +688,8 @@ Expected<std::uint32_t> Parser::src_slot(const RawOp& op, const Type& type, std:
   if (op.k != RawOp::kImm) return err(line, "a register or an immediate was expected");
   std::uint64_t bits = op.imm.bits;
   if (op.imm.is_f32 || op.imm.is_f64) {
-    if (type.kind != Kind::kFloat && type.kind != Kind::kBits) return err(line, "a float immediate for an integer operand");
+    if (type.kind != Kind::kFloat && type.kind != Kind::kBits)
+      return err(line, "a float immediate for an integer operand");
     if (op.imm.is_f64 && type.bits == 32 && !type.x2) {
       bits = soft::convert<soft::Binary32, soft::Binary64>(bits, soft::Round::kNearestEven);
     } else if ((op.imm.is_f32 && type.bits != 32) || (op.imm.is_f64 && type.bits != 64)) {
@@ -675,8 +714,10 @@ const char* refusal(std::string_view base) {
       {"red", "atomic reductions are not implemented: their order is not defined"},
       {"mma", "tensor-core mma is not implemented: its accumulation is the hardware's"},
       {"wgmma", "tensor-core wgmma is not implemented: its accumulation is the hardware's"},
-      {"tex", "textures are not implemented"}, {"tld4", "textures are not implemented"},
-      {"suld", "surfaces are not implemented"}, {"sust", "surfaces are not implemented"},
+      {"tex", "textures are not implemented"},
+      {"tld4", "textures are not implemented"},
+      {"suld", "surfaces are not implemented"},
+      {"sust", "surfaces are not implemented"},
       {"call", "calls are not implemented"},
       {"activemask", "activemask is not implemented: which threads are active is the scheduler's choice"},
   };
@@ -725,9 +766,11 @@ Expected<Ok> Parser::refused(std::string_view opcode, std::uint32_t line) const 
     if (first) {
       if (const char* why = refusal(m)) return err(line, fmt::format("{}: {}", opcode, why));
     } else if (m == "approx" || m == "full") {
-      return err(line, fmt::format("{}: approximate instructions are not implemented (they run on the GPU only)", opcode));
+      return err(line,
+                 fmt::format("{}: approximate instructions are not implemented (they run on the GPU only)", opcode));
     } else if (m == "rm" || m == "rp" || m == "rmi" || m == "rpi") {
-      return err(line, fmt::format("{}: rounding .{} is not implemented (the soft arithmetic has .rn and .rz)", opcode, m));
+      return err(line,
+                 fmt::format("{}: rounding .{} is not implemented (the soft arithmetic has .rn and .rz)", opcode, m));
     }
     first = false;
     start = dot + 1;
@@ -754,15 +797,24 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
   std::vector<Type> types;
   std::vector<std::string_view> rest;
   for (auto m : mods) {
-    if (auto t = parse_type(m)) types.push_back(*t);
-    else if (m == "rn") in.rnd = Rnd::kRn;
-    else if (m == "rz") in.rnd = Rnd::kRz;
-    else if (m == "rni") in.rnd = Rnd::kRni;
-    else if (m == "rzi") in.rnd = Rnd::kRzi;
-    else if (m == "ftz") in.ftz = true;
-    else if (m == "sat") in.sat = true;
-    else if (m == "v2" || m == "v4") in.vec = static_cast<std::uint8_t>(m[1] - '0');
-    else if (!ignorable(base, m)) rest.push_back(m);
+    if (auto t = parse_type(m))
+      types.push_back(*t);
+    else if (m == "rn")
+      in.rnd = Rnd::kRn;
+    else if (m == "rz")
+      in.rnd = Rnd::kRz;
+    else if (m == "rni")
+      in.rnd = Rnd::kRni;
+    else if (m == "rzi")
+      in.rnd = Rnd::kRzi;
+    else if (m == "ftz")
+      in.ftz = true;
+    else if (m == "sat")
+      in.sat = true;
+    else if (m == "v2" || m == "v4")
+      in.vec = static_cast<std::uint8_t>(m[1] - '0');
+    else if (!ignorable(base, m))
+      rest.push_back(m);
   }
   const auto take = [&](std::string_view m) {
     for (auto it = rest.begin(); it != rest.end(); ++it) {
@@ -774,8 +826,10 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     return false;
   };
   const auto dst = [&](std::size_t i) -> Expected<std::uint32_t> {
-    if (i >= ops.size() || ops[i].k != RawOp::kSlot || ops[i].negated) return err(line, fmt::format("{}: operand {} must be a register", opcode, i));
-    if (k_->slots[ops[i].slot].init != SlotInit::kZero) return err(line, fmt::format("{}: operand {} is not a register it may write", opcode, i));
+    if (i >= ops.size() || ops[i].k != RawOp::kSlot || ops[i].negated)
+      return err(line, fmt::format("{}: operand {} must be a register", opcode, i));
+    if (k_->slots[ops[i].slot].init != SlotInit::kZero)
+      return err(line, fmt::format("{}: operand {} is not a register it may write", opcode, i));
     return ops[i].slot;
   };
   const auto src = [&](std::size_t i, const Type& t) -> Expected<std::uint32_t> {
@@ -798,38 +852,44 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     k_->code.push_back(in);
     return Ok{};
   };
-#define BP_TRY(var, expr)              \
-  auto var##_e = (expr);               \
+#define BP_TRY(var, expr)               \
+  auto var##_e = (expr);                \
   if (!var##_e) return var##_e.error(); \
   auto var = *var##_e;
 
   static const std::unordered_map<std::string_view, Op> arith = {
-      {"add", Op::kAdd}, {"sub", Op::kSub}, {"mul", Op::kMul}, {"mad", Op::kMad}, {"fma", Op::kFma},
-      {"div", Op::kDiv}, {"rem", Op::kRem}, {"neg", Op::kNeg}, {"abs", Op::kAbs}, {"min", Op::kMin},
-      {"max", Op::kMax}, {"shl", Op::kShl}, {"shr", Op::kShr}, {"and", Op::kAnd}, {"or", Op::kOr},
+      {"add", Op::kAdd}, {"sub", Op::kSub}, {"mul", Op::kMul}, {"mad", Op::kMad},   {"fma", Op::kFma},
+      {"div", Op::kDiv}, {"rem", Op::kRem}, {"neg", Op::kNeg}, {"abs", Op::kAbs},   {"min", Op::kMin},
+      {"max", Op::kMax}, {"shl", Op::kShl}, {"shr", Op::kShr}, {"and", Op::kAnd},   {"or", Op::kOr},
       {"xor", Op::kXor}, {"not", Op::kNot}, {"rcp", Op::kRcp}, {"sqrt", Op::kSqrt},
   };
   if (auto it = arith.find(base); it != arith.end()) {
     in.op = it->second;
     BP_TRY(type, one_type());
     in.type = type;
-    if (take("lo")) in.part = MulPart::kLo;
-    else if (take("hi")) in.part = MulPart::kHi;
-    else if (take("wide")) in.part = MulPart::kWide;
+    if (take("lo"))
+      in.part = MulPart::kLo;
+    else if (take("hi"))
+      in.part = MulPart::kHi;
+    else if (take("wide"))
+      in.part = MulPart::kWide;
     const bool flt = type.kind == Kind::kFloat;
-    const bool unary = in.op == Op::kNeg || in.op == Op::kAbs || in.op == Op::kNot || in.op == Op::kRcp || in.op == Op::kSqrt;
+    const bool unary =
+        in.op == Op::kNeg || in.op == Op::kAbs || in.op == Op::kNot || in.op == Op::kRcp || in.op == Op::kSqrt;
     const std::size_t n = unary ? 2 : (in.op == Op::kMad || in.op == Op::kFma) ? 4 : 3;
     if (auto e = need(n); !e) return e.error();
     if (flt) {
       if (type.bits == 64) return err(line, fmt::format("{}: f64 arithmetic is not implemented", opcode));
-      if (in.part != MulPart::kNone || in.rnd == Rnd::kRni || in.rnd == Rnd::kRzi) return err(line, fmt::format("{}: modifier not valid for a float type", opcode));
+      if (in.part != MulPart::kNone || in.rnd == Rnd::kRni || in.rnd == Rnd::kRzi)
+        return err(line, fmt::format("{}: modifier not valid for a float type", opcode));
       const bool bitwise = in.op == Op::kAnd || in.op == Op::kOr || in.op == Op::kXor || in.op == Op::kNot ||
                            in.op == Op::kShl || in.op == Op::kShr || in.op == Op::kRem;
       if (bitwise) return err(line, fmt::format("{}: not valid for a float type", opcode));
       if (in.op == Op::kMad) in.op = Op::kFma;  // mad.rnd.f32 is fused (PTX ISA 9.7.3.6)
       const bool rounds = in.op == Op::kAdd || in.op == Op::kSub || in.op == Op::kMul || in.op == Op::kFma ||
                           in.op == Op::kDiv || in.op == Op::kRcp || in.op == Op::kSqrt;
-      if (!rounds && in.rnd != Rnd::kNone) return err(line, fmt::format("{}: a rounding modifier is not valid here", opcode));
+      if (!rounds && in.rnd != Rnd::kNone)
+        return err(line, fmt::format("{}: a rounding modifier is not valid here", opcode));
       if (in.op == Op::kDiv || in.op == Op::kRcp || in.op == Op::kSqrt) {
         if (in.rnd != Rnd::kRn || type.bits != 32 || type.x2 || in.ftz || in.sat) {
           return err(line, fmt::format("{}: only the .rn.f32 form (without .ftz/.sat) is implemented", opcode));
@@ -840,23 +900,30 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
         k_->contractible_lines.push_back(line);
       }
       if (rounds && in.rnd == Rnd::kNone) in.rnd = Rnd::kRn;
-      if (type.bf && (in.ftz || in.sat)) return err(line, fmt::format("{}: .ftz/.sat on bf16 are not implemented", opcode));
+      if (type.bf && (in.ftz || in.sat))
+        return err(line, fmt::format("{}: .ftz/.sat on bf16 are not implemented", opcode));
       if (in.sat && (in.op == Op::kMin || in.op == Op::kMax || in.op == Op::kNeg || in.op == Op::kAbs)) {
         return err(line, fmt::format("{}: .sat is not valid here", opcode));
       }
-      if (take("NaN") || take("xorsign")) return err(line, fmt::format("{}: the .NaN/.xorsign forms are not implemented", opcode));
+      if (take("NaN") || take("xorsign"))
+        return err(line, fmt::format("{}: the .NaN/.xorsign forms are not implemented", opcode));
     } else {
       if (in.rnd != Rnd::kNone || in.ftz || in.sat || type.kind == Kind::kPred) {
-        if (!(type.kind == Kind::kPred && (in.op == Op::kAnd || in.op == Op::kOr || in.op == Op::kXor || in.op == Op::kNot))) {
+        if (!(type.kind == Kind::kPred &&
+              (in.op == Op::kAnd || in.op == Op::kOr || in.op == Op::kXor || in.op == Op::kNot))) {
           return err(line, fmt::format("{}: modifiers or type not implemented for integers", opcode));
         }
       }
-      if (in.op == Op::kRcp || in.op == Op::kSqrt || in.op == Op::kFma) return err(line, fmt::format("{}: needs a float type", opcode));
+      if (in.op == Op::kRcp || in.op == Op::kSqrt || in.op == Op::kFma)
+        return err(line, fmt::format("{}: needs a float type", opcode));
       const bool mul = in.op == Op::kMul || in.op == Op::kMad;
       if (mul && in.part == MulPart::kNone) return err(line, fmt::format("{}: .lo, .hi or .wide is required", opcode));
-      if (!mul && in.part != MulPart::kNone) return err(line, fmt::format("{}: .lo/.hi/.wide only on mul and mad", opcode));
-      if (in.part == MulPart::kWide && type.bits > 32) return err(line, fmt::format("{}: .wide needs a 16- or 32-bit type", opcode));
-      if (type.bits < 16 && type.kind != Kind::kPred) return err(line, fmt::format("{}: 8-bit arithmetic is not valid", opcode));
+      if (!mul && in.part != MulPart::kNone)
+        return err(line, fmt::format("{}: .lo/.hi/.wide only on mul and mad", opcode));
+      if (in.part == MulPart::kWide && type.bits > 32)
+        return err(line, fmt::format("{}: .wide needs a 16- or 32-bit type", opcode));
+      if (type.bits < 16 && type.kind != Kind::kPred)
+        return err(line, fmt::format("{}: 8-bit arithmetic is not valid", opcode));
     }
     BP_TRY(d, dst(0));
     in.dst[0] = d, in.ndst = 1;
@@ -886,7 +953,8 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
       in.vec = static_cast<std::uint8_t>(vec.size());
       for (std::size_t i = 0; i < vec.size(); ++i) {
         if (vec[i] == kNoSlot && !unpack) return err(line, fmt::format("{}: '_' is not a source", opcode));
-        if (unpack && vec[i] != kNoSlot && k_->slots[vec[i]].init != SlotInit::kZero) return err(line, fmt::format("{}: a vector element is not a register", opcode));
+        if (unpack && vec[i] != kNoSlot && k_->slots[vec[i]].init != SlotInit::kZero)
+          return err(line, fmt::format("{}: a vector element is not a register", opcode));
         (unpack ? in.dst : in.src)[i] = vec[i];
       }
       if (unpack) {
@@ -923,22 +991,29 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     if (!cmp) return err(line, fmt::format("setp: comparison .{} not understood", rest.front()));
     in.cmp = *cmp;
     rest.erase(rest.begin());
-    if (take("and")) in.bool_op = BoolOp::kAnd;
-    else if (take("or")) in.bool_op = BoolOp::kOr;
-    else if (take("xor")) in.bool_op = BoolOp::kXor;
+    if (take("and"))
+      in.bool_op = BoolOp::kAnd;
+    else if (take("or"))
+      in.bool_op = BoolOp::kOr;
+    else if (take("xor"))
+      in.bool_op = BoolOp::kXor;
     BP_TRY(type, one_type());
     in.type = type;
     const bool flt = type.kind == Kind::kFloat;
-    if (type.kind == Kind::kPred || type.x2 || (flt && type.bits == 64)) return err(line, fmt::format("{}: type not implemented", opcode));
-    if (in.rnd != Rnd::kNone || in.sat || (in.ftz && !flt)) return err(line, fmt::format("{}: modifier not valid", opcode));
+    if (type.kind == Kind::kPred || type.x2 || (flt && type.bits == 64))
+      return err(line, fmt::format("{}: type not implemented", opcode));
+    if (in.rnd != Rnd::kNone || in.sat || (in.ftz && !flt))
+      return err(line, fmt::format("{}: modifier not valid", opcode));
     const bool float_only = in.cmp >= Cmp::kEqu;
     const bool int_only = in.cmp >= Cmp::kLo && in.cmp <= Cmp::kHs;
-    if ((float_only && !flt) || (int_only && flt)) return err(line, fmt::format("{}: comparison not valid for the type", opcode));
+    if ((float_only && !flt) || (int_only && flt))
+      return err(line, fmt::format("{}: comparison not valid for the type", opcode));
     if (auto e = need(in.bool_op == BoolOp::kNone ? 3 : 4); !e) return e.error();
     BP_TRY(d, dst(0));
     in.dst[0] = d, in.ndst = 1;
     if (ops[0].slot2 != kNoSlot) {
-      if (k_->slots[ops[0].slot2].init != SlotInit::kZero) return err(line, "setp: the second destination is not a register");
+      if (k_->slots[ops[0].slot2].init != SlotInit::kZero)
+        return err(line, "setp: the second destination is not a register");
       in.dst[1] = ops[0].slot2, in.ndst = 2;
     }
     BP_TRY(a, src(1, type));
@@ -964,17 +1039,21 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     }
     const bool df = d.kind == Kind::kFloat, sf = s.kind == Kind::kFloat;
     if (df && sf) {
-      if (d.bits == s.bits) return err(line, fmt::format("{}: rounding to an integral value is not implemented", opcode));
+      if (d.bits == s.bits)
+        return err(line, fmt::format("{}: rounding to an integral value is not implemented", opcode));
       const bool narrows = d.bits < s.bits;
-      if (narrows && in.rnd != Rnd::kRn && in.rnd != Rnd::kRz) return err(line, fmt::format("{}: .rn or .rz is required", opcode));
-      if (!narrows && in.rnd != Rnd::kNone) return err(line, fmt::format("{}: an exact conversion takes no rounding", opcode));
+      if (narrows && in.rnd != Rnd::kRn && in.rnd != Rnd::kRz)
+        return err(line, fmt::format("{}: .rn or .rz is required", opcode));
+      if (!narrows && in.rnd != Rnd::kNone)
+        return err(line, fmt::format("{}: an exact conversion takes no rounding", opcode));
       if (d.bf && in.rnd != Rnd::kRn) return err(line, fmt::format("{}: only .rn to bf16 is implemented", opcode));
       if (in.ftz || in.sat) return err(line, fmt::format("{}: .ftz/.sat conversions are not implemented", opcode));
     } else if (df) {
       if (in.rnd != Rnd::kRn && in.rnd != Rnd::kRz) return err(line, fmt::format("{}: .rn or .rz is required", opcode));
       if (d.bf || in.ftz || in.sat) return err(line, fmt::format("{}: conversion not implemented", opcode));
     } else if (sf) {
-      if (in.rnd != Rnd::kRni && in.rnd != Rnd::kRzi) return err(line, fmt::format("{}: .rni or .rzi is required", opcode));
+      if (in.rnd != Rnd::kRni && in.rnd != Rnd::kRzi)
+        return err(line, fmt::format("{}: .rni or .rzi is required", opcode));
       if (s.bf || in.ftz || in.sat) return err(line, fmt::format("{}: conversion not implemented", opcode));
     } else if (in.rnd != Rnd::kNone || in.ftz || in.sat) {
       return err(line, fmt::format("{}: integer conversions with modifiers are not implemented", opcode));
@@ -988,11 +1067,16 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
   if (base == "cvta") {
     in.op = Op::kCvta;
     in.part = take("to") ? MulPart::kLo : MulPart::kNone;  // kLo: generic -> space
-    if (take("shared")) in.space = Space::kShared;
-    else if (take("global")) in.space = Space::kGlobal;
-    else if (take("local")) in.space = Space::kLocal;
-    else if (take("param")) in.space = Space::kParam;
-    else return err(line, "cvta: state space expected");
+    if (take("shared"))
+      in.space = Space::kShared;
+    else if (take("global"))
+      in.space = Space::kGlobal;
+    else if (take("local"))
+      in.space = Space::kLocal;
+    else if (take("param"))
+      in.space = Space::kParam;
+    else
+      return err(line, "cvta: state space expected");
     BP_TRY(type, one_type());
     if (type.bits != 64) return err(line, "cvta: .u64 expected (.address_size 64)");
     in.type = type;
@@ -1004,24 +1088,30 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
   }
   if (base == "ld" || base == "st") {
     in.op = base == "ld" ? Op::kLd : Op::kSt;
-    static const std::pair<std::string_view, Space> spaces[] = {
-        {"global", Space::kGlobal}, {"shared", Space::kShared}, {"local", Space::kLocal}, {"param", Space::kParam}, {"const", Space::kConst}};
+    static const std::pair<std::string_view, Space> spaces[] = {{"global", Space::kGlobal},
+                                                                {"shared", Space::kShared},
+                                                                {"local", Space::kLocal},
+                                                                {"param", Space::kParam},
+                                                                {"const", Space::kConst}};
     for (const auto& [n, sp] : spaces) {
       if (take(n)) in.space = sp;
     }
-    if (in.space == Space::kGlobal && take("nc")) {}
+    if (in.space == Space::kGlobal && take("nc")) {
+    }
     BP_TRY(type, one_type());
     in.type = type;
     if (type.kind == Kind::kPred) return err(line, fmt::format("{}: .pred is not a memory type", opcode));
     if (in.rnd != Rnd::kNone || in.ftz || in.sat) return err(line, fmt::format("{}: modifier not valid", opcode));
-    if (in.op == Op::kSt && (in.space == Space::kParam || in.space == Space::kConst)) return err(line, fmt::format("{}: that space is read-only here", opcode));
+    if (in.op == Op::kSt && (in.space == Space::kParam || in.space == Space::kConst))
+      return err(line, fmt::format("{}: that space is read-only here", opcode));
     if (auto e = need(2); !e) return e.error();
     const std::size_t ai = in.op == Op::kLd ? 1 : 0, vi = 1 - ai;
     if (ops[ai].k != RawOp::kAddr) return err(line, fmt::format("{}: an address [..] expected", opcode));
     in.src[0] = ops[ai].slot, in.offset = ops[ai].offset;
     std::vector<std::uint32_t> vals;
     if (in.vec > 1) {
-      if (ops[vi].k != RawOp::kVec || ops[vi].vec.size() != in.vec) return err(line, fmt::format("{}: a {}-element vector expected", opcode, in.vec));
+      if (ops[vi].k != RawOp::kVec || ops[vi].vec.size() != in.vec)
+        return err(line, fmt::format("{}: a {}-element vector expected", opcode, in.vec));
       vals = ops[vi].vec;
     } else if (ops[vi].k == RawOp::kVec) {
       return err(line, fmt::format("{}: a vector needs .v2 or .v4", opcode));
@@ -1029,7 +1119,8 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     if (in.op == Op::kLd) {
       if (in.vec > 1) {
         for (std::size_t i = 0; i < vals.size(); ++i) {
-          if (vals[i] != kNoSlot && k_->slots[vals[i]].init != SlotInit::kZero) return err(line, "ld: a vector element is not a register");
+          if (vals[i] != kNoSlot && k_->slots[vals[i]].init != SlotInit::kZero)
+            return err(line, "ld: a vector element is not a register");
           in.dst[i] = vals[i];
         }
       } else {
@@ -1076,7 +1167,9 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
       return err(line, fmt::format("{}: only bar.sync / barrier.sync are implemented", opcode));
     }
     if (ops.size() != 1 || ops[0].k != RawOp::kImm || ops[0].imm.is_f32 || ops[0].imm.is_f64 || ops[0].imm.bits > 15) {
-      return err(line, fmt::format("{}: one immediate barrier number (0..15) expected; a thread count is not implemented", opcode));
+      return err(
+          line,
+          fmt::format("{}: one immediate barrier number (0..15) expected; a thread count is not implemented", opcode));
     }
     in.offset = static_cast<std::int64_t>(ops[0].imm.bits);
     if (!types.empty()) return err(line, fmt::format("{}: no type expected", opcode));
@@ -1084,12 +1177,18 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
   }
   if (base == "shfl") {
     in.op = Op::kShfl;
-    if (take("up")) in.shfl = ShflMode::kUp;
-    else if (take("down")) in.shfl = ShflMode::kDown;
-    else if (take("bfly")) in.shfl = ShflMode::kBfly;
-    else if (take("idx")) in.shfl = ShflMode::kIdx;
-    else return err(line, "shfl: mode .up, .down, .bfly or .idx expected");
-    if (std::find(mods.begin(), mods.end(), std::string_view("sync")) == mods.end()) return err(line, "shfl: only shfl.sync is implemented");
+    if (take("up"))
+      in.shfl = ShflMode::kUp;
+    else if (take("down"))
+      in.shfl = ShflMode::kDown;
+    else if (take("bfly"))
+      in.shfl = ShflMode::kBfly;
+    else if (take("idx"))
+      in.shfl = ShflMode::kIdx;
+    else
+      return err(line, "shfl: mode .up, .down, .bfly or .idx expected");
+    if (std::find(mods.begin(), mods.end(), std::string_view("sync")) == mods.end())
+      return err(line, "shfl: only shfl.sync is implemented");
     BP_TRY(type, one_type());
     if (type.bits != 32 || type.kind == Kind::kFloat) return err(line, "shfl: .b32 expected");
     in.type = type;
@@ -1097,7 +1196,8 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     BP_TRY(d, dst(0));
     in.dst[0] = d, in.ndst = 1;
     if (ops[0].slot2 != kNoSlot) {
-      if (k_->slots[ops[0].slot2].init != SlotInit::kZero) return err(line, "shfl: the predicate destination is not a register");
+      if (k_->slots[ops[0].slot2].init != SlotInit::kZero)
+        return err(line, "shfl: the predicate destination is not a register");
       in.dst[1] = ops[0].slot2, in.ndst = 2;
     }
     for (std::size_t i = 1; i < 5; ++i) {
@@ -1109,15 +1209,22 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
   }
   if (base == "vote") {
     in.op = Op::kVote;
-    if (take("all")) in.vote = VoteMode::kAll;
-    else if (take("any")) in.vote = VoteMode::kAny;
-    else if (take("uni")) in.vote = VoteMode::kUni;
-    else if (take("ballot")) in.vote = VoteMode::kBallot;
-    else return err(line, "vote: mode expected");
-    if (std::find(mods.begin(), mods.end(), std::string_view("sync")) == mods.end()) return err(line, "vote: only vote.sync is implemented");
+    if (take("all"))
+      in.vote = VoteMode::kAll;
+    else if (take("any"))
+      in.vote = VoteMode::kAny;
+    else if (take("uni"))
+      in.vote = VoteMode::kUni;
+    else if (take("ballot"))
+      in.vote = VoteMode::kBallot;
+    else
+      return err(line, "vote: mode expected");
+    if (std::find(mods.begin(), mods.end(), std::string_view("sync")) == mods.end())
+      return err(line, "vote: only vote.sync is implemented");
     BP_TRY(type, one_type());
     const bool ballot = in.vote == VoteMode::kBallot;
-    if (ballot ? type.bits != 32 || type.kind == Kind::kFloat : type.kind != Kind::kPred) return err(line, "vote: type does not fit the mode");
+    if (ballot ? type.bits != 32 || type.kind == Kind::kFloat : type.kind != Kind::kPred)
+      return err(line, "vote: type does not fit the mode");
     in.type = type;
     if (auto e = need(3); !e) return e.error();
     BP_TRY(d, dst(0));

@@ -27,7 +27,8 @@ std::string ptx_edge_kernel(const std::string& body, const std::string& decls = 
          "\n.visible .entry k(\n\t.param .u64 k_out,\n\t.param .u64 k_in\n)\n.maxntid 1024, 1, 1\n{\n"
          "\t.reg .pred %p<8>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<16>;\n\t.reg .f32 %f<16>;\n\t.reg .b16 %h<8>;\n"
          "\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd2, [k_in];\n\tcvta.to.global.u64 %rd1, %rd1;\n"
-         "\tcvta.to.global.u64 %rd2, %rd2;\n\tmov.u32 %r29, %tid.x;\n\tmov.u32 %r30, %ctaid.x;\n\tmov.u32 %r31, %ntid.x;\n"
+         "\tcvta.to.global.u64 %rd2, %rd2;\n\tmov.u32 %r29, %tid.x;\n\tmov.u32 %r30, %ctaid.x;\n\tmov.u32 %r31, "
+         "%ntid.x;\n"
          "\tmad.lo.u32 %r0, %r30, %r31, %r29;\n\tmul.wide.u32 %rd3, %r0, 4;\n"
          "\tadd.s64 %rd4, %rd1, %rd3;\n\tadd.s64 %rd5, %rd2, %rd3;\n" +
          body + "\n\tret;\n}\n";
@@ -41,8 +42,8 @@ int ptx_line_of(const std::string& text, const std::string& needle) {
 
 // Runs k over `threads` threads in blocks of `block`; out has `out_words` u32 per thread.
 Expected<std::vector<std::uint32_t>> ptx_run_edge(const std::string& text, const std::vector<std::uint32_t>& in,
-                                              unsigned threads, unsigned out_words = 1, unsigned block = 0,
-                                              std::uint32_t dyn_shared = 0) {
+                                                  unsigned threads, unsigned out_words = 1, unsigned block = 0,
+                                                  std::uint32_t dyn_shared = 0) {
   ptx::Memory mem;
   const auto bo = mem.add(std::vector<std::uint8_t>(std::size_t{threads} * out_words * 4, 0xAB));
   const auto bi = mem.add(ptx_bytes_of(in));
@@ -73,7 +74,7 @@ TEST_SUITE("ptx") {
         "\tshfl.sync.up.b32 %r2|%p1, %r1, 3, 0, -1;\n"
         "\tshfl.sync.down.b32 %r3, %r1, 5, 31, -1;\n"
         "\tshfl.sync.idx.b32 %r4, %r1, 13, 6175, -1;\n"  // width 8: c = 0x1800 | 31
-        "\tshfl.sync.up.b32 %r5, %r1, 3, 6144, -1;\n"     // width 8: c = 0x1800
+        "\tshfl.sync.up.b32 %r5, %r1, 3, 6144, -1;\n"    // width 8: c = 0x1800
         "\tshfl.sync.down.b32 %r6, %r1, 5, 6175, -1;\n"
         "\tshfl.sync.bfly.b32 %r7, %r1, 6, 31, -1;\n"
         "\tselp.u32 %r8, 1, 0, %p1;\n"
@@ -130,7 +131,9 @@ TEST_SUITE("ptx") {
         "\tand.b32 %r1, %r0, 1;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra $EVEN;\n"
         "\tshfl.sync.bfly.b32 %r3, %r0, 1, 31, -1;\n$EVEN:\n\tst.global.u32 [%rd4], %r0;");
     const std::string m = ptx_error_of(bad);
-    CHECK(contains(m, fmt::format("edge.ptx:{}: block (0,0,0) thread (1,0,0): member mask 0xffffffff names lanes not converged", ptx_line_of(bad, "shfl.sync"))));
+    CHECK(contains(
+        m, fmt::format("edge.ptx:{}: block (0,0,0) thread (1,0,0): member mask 0xffffffff names lanes not converged",
+                       ptx_line_of(bad, "shfl.sync"))));
   }
 
   TEST_CASE("bar.sync over warps of a block with a partial last warp; shared and dynamic shared memory") {
@@ -139,10 +142,12 @@ TEST_SUITE("ptx") {
     const std::string text = ptx_edge_kernel(
         "\tshl.b32 %r1, %r29, 2;\n\tmov.u32 %r2, st_s;\n\tadd.u32 %r3, %r2, %r1;\n\tadd.u32 %r4, %r29, 1;\n"
         "\tst.shared.u32 [%r3], %r4;\n\tmov.u64 %rd8, dyn_s;\n\tcvta.shared.u64 %rd9, %rd8;\n"
-        "\tmul.wide.u32 %rd10, %r29, 4;\n\tadd.s64 %rd11, %rd9, %rd10;\n\tmul.lo.u32 %r9, %r4, 3;\n\tst.u32 [%rd11], %r9;\n"
+        "\tmul.wide.u32 %rd10, %r29, 4;\n\tadd.s64 %rd11, %rd9, %rd10;\n\tmul.lo.u32 %r9, %r4, 3;\n\tst.u32 [%rd11], "
+        "%r9;\n"
         "\tbar.sync 0;\n"
         "\tadd.u32 %r5, %r29, 17;\n\trem.u32 %r6, %r5, 40;\n\tshl.b32 %r7, %r6, 2;\n\tadd.u32 %r8, %r2, %r7;\n"
-        "\tld.shared.u32 %r10, [%r8];\n\tmul.wide.u32 %rd12, %r6, 4;\n\tadd.s64 %rd13, %rd9, %rd12;\n\tld.u32 %r11, [%rd13];\n"
+        "\tld.shared.u32 %r10, [%r8];\n\tmul.wide.u32 %rd12, %r6, 4;\n\tadd.s64 %rd13, %rd9, %rd12;\n\tld.u32 %r11, "
+        "[%rd13];\n"
         "\tadd.u32 %r12, %r10, %r11;\n\tst.global.u32 [%rd4], %r12;",
         ".shared .align 4 .b8 st_s[160];\n.extern .shared .align 16 .b8 dyn_s[];\n");
     auto r = ptx_run_edge(text, {}, 80, 1, 40, 160);
@@ -159,7 +164,7 @@ TEST_SUITE("ptx") {
   }
 
   TEST_CASE("conversions: float->int saturating with .rzi/.rni, int->float rounding, int widths") {
-    const std::vector<std::uint32_t> in = {0x4F32D05Eu /*3e9*/, 0xCF32D05Eu, 0x7FC00000u, 0xBFC00000u /*-1.5*/,
+    const std::vector<std::uint32_t> in = {0x4F32D05Eu /*3e9*/, 0xCF32D05Eu,          0x7FC00000u, 0xBFC00000u /*-1.5*/,
                                            0x40200000u /*2.5*/, 0x3F400000u /*0.75*/, 0x4B800001u, 0xFFFFFFFFu};
     const std::string text = ptx_edge_kernel(
         "\tld.global.u32 %r1, [%rd5];\n\tmov.b32 %f1, %r1;\n"
@@ -189,7 +194,8 @@ TEST_SUITE("ptx") {
   }
 
   TEST_CASE("min/max NaN and signed zeros, .sat, .ftz, f32 add/fma NaN canonical, immediates") {
-    const std::vector<std::uint32_t> in = {0x7FC00001u, 0x80000000u, 0x00000001u, 0x3F000000u, 0xFF800000u, 0x40000000u};
+    const std::vector<std::uint32_t> in = {0x7FC00001u, 0x80000000u, 0x00000001u,
+                                           0x3F000000u, 0xFF800000u, 0x40000000u};
     const std::string text = ptx_edge_kernel(
         "\tld.global.u32 %r1, [%rd5];\n\tmov.b32 %f1, %r1;\n"
         "\tmin.f32 %f2, %f1, 0f3F800000;\n\tmax.f32 %f3, %f1, 0f00000000;\n"
@@ -215,7 +221,9 @@ TEST_SUITE("ptx") {
     CHECK(at(5, 4) == 0xBF800000u);
   }
 
-  TEST_CASE("mul.rn.ftz.f16 equals SoftArith::hmul_ftz (the H200's tininess rule) on every a x 64 b; add.rn.f32 equals fadd") {
+  TEST_CASE(
+      "mul.rn.ftz.f16 equals SoftArith::hmul_ftz (the H200's tininess rule) on every a x 64 b; add.rn.f32 equals "
+      "fadd") {
     std::vector<std::uint32_t> in;
     for (std::uint32_t a = 0; a < 65536; ++a) in.push_back(a | (((a * 2654435761u) >> 10) & 0x3FF) << 16);
     const std::string text = ptx_edge_kernel(
@@ -235,7 +243,8 @@ TEST_SUITE("ptx") {
     CHECK(flushed > 100);  // the two modes do differ on these pairs
     const auto edges = float32_edges();
     std::vector<std::uint32_t> pairs;
-    for (std::size_t i = 0; i < edges.size(); ++i) pairs.push_back(edges[i]), pairs.push_back(edges[(i * 7919) % edges.size()]);
+    for (std::size_t i = 0; i < edges.size(); ++i)
+      pairs.push_back(edges[i]), pairs.push_back(edges[(i * 7919) % edges.size()]);
     const std::string add = ptx_edge_kernel(
         "\tmul.wide.u32 %rd6, %r0, 8;\n\tadd.s64 %rd7, %rd2, %rd6;\n\tld.global.v2.f32 {%f1, %f2}, [%rd7];\n"
         "\tadd.rn.f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd4], %f3;");
@@ -251,11 +260,14 @@ TEST_SUITE("ptx") {
     const std::string text = ptx_edge_kernel(
         "\tmov.u64 %rd8, __local_depot0;\n\tcvta.local.u64 %rd9, %rd8;\n\tst.u32 [%rd9+4], %r0;\n"
         "\tld.local.u32 %r1, [__local_depot0+4];\n"
-        "\tand.b32 %r2, %r0, 3;\n\tmul.wide.u32 %rd10, %r2, 4;\n\tmov.u64 %rd11, table;\n\tadd.s64 %rd12, %rd11, %rd10;\n"
+        "\tand.b32 %r2, %r0, 3;\n\tmul.wide.u32 %rd10, %r2, 4;\n\tmov.u64 %rd11, table;\n\tadd.s64 %rd12, %rd11, "
+        "%rd10;\n"
         "\tld.global.u32 %r3, [%rd12];\n\tsetp.gt.u32 %p1, %r0, 2;\n\tsetp.lt.and.u32 %p2, %r0, 6, !%p1;\n"
-        "\tselp.u32 %r4, 1000, 0, %p2;\n\tadd.u32 %r5, %r3, %r4;\n\tadd.u32 %r5, %r5, %r1;\n\tst.global.u32 [%rd4], %r5;",
+        "\tselp.u32 %r4, 1000, 0, %p2;\n\tadd.u32 %r5, %r3, %r4;\n\tadd.u32 %r5, %r5, %r1;\n\tst.global.u32 [%rd4], "
+        "%r5;",
         ".global .align 4 .u32 table[4] = {10, 20, 30, 40};\n");
-    const std::string with_depot = ptx_mutate(text, "\tmov.u64 %rd8", "\t.local .align 4 .b8 __local_depot0[8];\n\tmov.u64 %rd8");
+    const std::string with_depot =
+        ptx_mutate(text, "\tmov.u64 %rd8", "\t.local .align 4 .b8 __local_depot0[8];\n\tmov.u64 %rd8");
     auto r = ptx_run_edge(with_depot, {}, 8);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     for (unsigned t = 0; t < 8; ++t) CHECK((*r)[t] == 10 * (t % 4 + 1) + (t <= 2 ? 1000 : 0) + t);
@@ -265,7 +277,9 @@ TEST_SUITE("ptx") {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"\tatom.global.add.u32 %r1, [%rd4], 1;", "atomics are not implemented"},
         {"\tred.global.add.u32 [%rd4], 1;", "atomic reductions are not implemented"},
-        {"\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f5,%f6,%f7,%f8};", "mma is not implemented"},
+        {"\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, "
+         "{%f5,%f6,%f7,%f8};",
+         "mma is not implemented"},
         {"\tex2.approx.f32 %f1, %f2;", "ex2.approx.f32: approximate instructions are not implemented"},
         {"\trcp.approx.ftz.f32 %f1, %f2;", "rcp.approx.ftz.f32: approximate"},
         {"\tdiv.full.f32 %f1, %f2, %f3;", "approximate"},
@@ -280,7 +294,8 @@ TEST_SUITE("ptx") {
       const std::string text = ptx_edge_kernel(inst);
       auto m = ptx::parse_module(text, "edge.ptx");
       REQUIRE(!m.ok());
-      CHECK_MESSAGE(contains(m.error().message, fmt::format("edge.ptx:{}: ", ptx_line_of(text, inst.substr(1)))), m.error().message);
+      CHECK_MESSAGE(contains(m.error().message, fmt::format("edge.ptx:{}: ", ptx_line_of(text, inst.substr(1)))),
+                    m.error().message);
       CHECK_MESSAGE(contains(m.error().message, why), m.error().message);
     }
   }
@@ -303,7 +318,8 @@ TEST_SUITE("ptx") {
       const std::string text = ptx_edge_kernel(inst);
       auto m = ptx::parse_module(text, "edge.ptx");
       REQUIRE_MESSAGE(!m.ok(), inst);
-      CHECK_MESSAGE(contains(m.error().message, fmt::format("edge.ptx:{}: ", ptx_line_of(text, inst.substr(1)))), m.error().message);
+      CHECK_MESSAGE(contains(m.error().message, fmt::format("edge.ptx:{}: ", ptx_line_of(text, inst.substr(1)))),
+                    m.error().message);
       CHECK_MESSAGE(contains(m.error().message, why), m.error().message);
     }
   }
@@ -345,6 +361,8 @@ TEST_SUITE("ptx") {
     const std::string m1 = ptx_error_of(spin);
     CHECK(contains(m1, "more than 100000 warp instructions"));
     const std::string div0 = ptx_edge_kernel("\tdiv.u32 %r1, %r0, 0;");
-    CHECK(contains(ptx_error_of(div0), fmt::format("edge.ptx:{}: block (0,0,0) thread (0,0,0): integer division by zero", ptx_line_of(div0, "div.u32"))));
+    CHECK(
+        contains(ptx_error_of(div0), fmt::format("edge.ptx:{}: block (0,0,0) thread (0,0,0): integer division by zero",
+                                                 ptx_line_of(div0, "div.u32"))));
   }
 }

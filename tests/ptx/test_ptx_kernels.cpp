@@ -50,7 +50,8 @@ std::vector<std::uint32_t> ptx_butterfly(std::vector<std::uint32_t> v) {
 std::uint16_t ptx_gemv_row_reference(const std::vector<std::uint16_t>& x, const std::uint16_t* w, unsigned k) {
   std::vector<std::uint32_t> acc(32, 0);
   for (unsigned lane = 0; lane < 32; ++lane) {
-    for (unsigned j = lane; j < k; j += 32) acc[lane] = SoftArith::ffma(SoftArith::half2float(w[j]), SoftArith::half2float(x[j]), acc[lane]);
+    for (unsigned j = lane; j < k; j += 32)
+      acc[lane] = SoftArith::ffma(SoftArith::half2float(w[j]), SoftArith::half2float(x[j]), acc[lane]);
   }
   return SoftArith::float2half_rn(ptx_butterfly(acc)[0]);
 }
@@ -67,13 +68,16 @@ TEST_SUITE("ptx") {
       ptx::Memory mem;
       const auto bx = mem.add(ptx_bytes_of(x)), by = mem.add(ptx_bytes_of(y));
       const std::string t = mutated ? ptx_mutate(text, "fma.rn.f32 \t%f4", "fma.rz.f32 \t%f4") : text;
-      auto r = run_ptx(t, "saxpy", {8}, {128}, {Arg::f32_bits(a), Arg::buf(bx), Arg::buf(by), Arg::u32(n)}, mem, "kernels.ptx");
+      auto r = run_ptx(t, "saxpy", {8}, {128}, {Arg::f32_bits(a), Arg::buf(bx), Arg::buf(by), Arg::u32(n)}, mem,
+                       "kernels.ptx");
       REQUIRE_MESSAGE(r.ok(), r.error().message);
       const auto out = ptx_values_of<std::uint32_t>(mem.bytes(by));
       int differ = 0;
       for (unsigned i = 0; i < n; ++i) differ += out[i] != SoftArith::ffma(x[i], a, y[i]);
-      if (mutated) CHECK(differ > 100);
-      else CHECK(differ == 0);
+      if (mutated)
+        CHECK(differ > 100);
+      else
+        CHECK(differ == 0);
       CHECK(r->thread_steps > n * 10);
     }
   }
@@ -119,7 +123,9 @@ TEST_SUITE("ptx") {
     }
   }
 
-  TEST_CASE("nvcc's f16 GEMV: fused (one launch over joined rows) == separate == the host order; a .rz output conversion differs") {
+  TEST_CASE(
+      "nvcc's f16 GEMV: fused (one launch over joined rows) == separate == the host order; a .rz output conversion "
+      "differs") {
     const std::string text = ptx_fixture("kernels.ptx");
     const unsigned n0 = 64, n1 = 16, n2 = 8, k = 256, rows = n0 + n1 + n2;
     const auto x = ptx_random_halves(k, 5), w = ptx_random_halves(std::size_t{rows} * k, 6);
@@ -131,7 +137,9 @@ TEST_SUITE("ptx") {
     const auto y0 = fm.add(std::vector<std::uint8_t>(n0 * 2)), y1 = fm.add(std::vector<std::uint8_t>(n1 * 2)),
                y2 = fm.add(std::vector<std::uint8_t>(n2 * 2));
     auto r = run_ptx(text, "gemv_fused", {rows / 4}, {128},
-                     {Arg::buf(fx), Arg::buf(fw), Arg::buf(y0), Arg::buf(y1), Arg::buf(y2), Arg::u32(n0), Arg::u32(n1), Arg::u32(n2), Arg::u32(k)}, fm);
+                     {Arg::buf(fx), Arg::buf(fw), Arg::buf(y0), Arg::buf(y1), Arg::buf(y2), Arg::u32(n0), Arg::u32(n1),
+                      Arg::u32(n2), Arg::u32(k)},
+                     fm);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     std::vector<std::uint16_t> fused;
     for (auto b : {y0, y1, y2}) {
@@ -145,8 +153,10 @@ TEST_SUITE("ptx") {
     for (const unsigned n : {n0, n1, n2}) {
       ptx::Memory sm;
       const std::vector<std::uint16_t> part(w.begin() + std::size_t{first} * k, w.begin() + std::size_t{first + n} * k);
-      const auto sx = sm.add(ptx_bytes_of(x)), sw = sm.add(ptx_bytes_of(part)), sy = sm.add(std::vector<std::uint8_t>(n * 2));
-      auto rs = run_ptx(text, "gemv_sep", {(n + 3) / 4}, {128}, {Arg::buf(sx), Arg::buf(sw), Arg::buf(sy), Arg::u32(n), Arg::u32(k)}, sm);
+      const auto sx = sm.add(ptx_bytes_of(x)), sw = sm.add(ptx_bytes_of(part)),
+                 sy = sm.add(std::vector<std::uint8_t>(n * 2));
+      auto rs = run_ptx(text, "gemv_sep", {(n + 3) / 4}, {128},
+                        {Arg::buf(sx), Arg::buf(sw), Arg::buf(sy), Arg::u32(n), Arg::u32(k)}, sm);
       REQUIRE_MESSAGE(rs.ok(), rs.error().message);
       const auto v = ptx_values_of<std::uint16_t>(sm.bytes(sy));
       separate.insert(separate.end(), v.begin(), v.end());
@@ -159,13 +169,16 @@ TEST_SUITE("ptx") {
     const auto m0 = mm.add(std::vector<std::uint8_t>(n0 * 2)), m1 = mm.add(std::vector<std::uint8_t>(n1 * 2)),
                m2 = mm.add(std::vector<std::uint8_t>(n2 * 2));
     auto rm = run_ptx(ptx_mutate(text, "cvt.rn.f16.f32 %rs9", "cvt.rz.f16.f32 %rs9"), "gemv_fused", {rows / 4}, {128},
-                      {Arg::buf(mx), Arg::buf(mw), Arg::buf(m0), Arg::buf(m1), Arg::buf(m2), Arg::u32(n0), Arg::u32(n1), Arg::u32(n2), Arg::u32(k)}, mm);
+                      {Arg::buf(mx), Arg::buf(mw), Arg::buf(m0), Arg::buf(m1), Arg::buf(m2), Arg::u32(n0), Arg::u32(n1),
+                       Arg::u32(n2), Arg::u32(k)},
+                      mm);
     REQUIRE_MESSAGE(rm.ok(), rm.error().message);
     const auto mut0 = ptx_values_of<std::uint16_t>(mm.bytes(m0));
     int differ = 0;
     for (unsigned i = 0; i < n0; ++i) differ += mut0[i] != expect[i];
     CHECK(differ > 0);
-    CHECK(ptx_values_of<std::uint16_t>(mm.bytes(m1)) == std::vector<std::uint16_t>(expect.begin() + n0, expect.begin() + n0 + n1));
+    CHECK(ptx_values_of<std::uint16_t>(mm.bytes(m1)) ==
+          std::vector<std::uint16_t>(expect.begin() + n0, expect.begin() + n0 + n1));
   }
 
   TEST_CASE("nvcc's half2 kernel: fma/add/mul.f16x2 lane-wise through SoftArith, and vote.sync.ballot") {
@@ -178,7 +191,8 @@ TEST_SUITE("ptx") {
       c[i] = static_cast<std::uint32_t>(splitmix64_next(seed)) & 0xBBFFBBFFu;
     }
     ptx::Memory mem;
-    const auto ba = mem.add(ptx_bytes_of(a)), bb = mem.add(ptx_bytes_of(b)), bc = mem.add(ptx_bytes_of(c)), bm = mem.add(std::vector<std::uint8_t>(4));
+    const auto ba = mem.add(ptx_bytes_of(a)), bb = mem.add(ptx_bytes_of(b)), bc = mem.add(ptx_bytes_of(c)),
+               bm = mem.add(std::vector<std::uint8_t>(4));
     auto r = run_ptx(text, "half_ops", {1}, {32}, {Arg::buf(ba), Arg::buf(bb), Arg::buf(bc), Arg::buf(bm)}, mem);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     const auto out = ptx_values_of<std::uint32_t>(mem.bytes(bc));
@@ -203,7 +217,8 @@ TEST_SUITE("ptx") {
     const std::string text = ptx_fixture("kernels.ptx");
     ptx::Memory mem;
     const auto bx = mem.add(std::vector<std::uint8_t>(4 * 100)), by = mem.add(std::vector<std::uint8_t>(4 * 100));
-    auto r = run_ptx(text, "saxpy", {1}, {128}, {Arg::f32_bits(0), Arg::buf(bx), Arg::buf(by), Arg::u32(128)}, mem, "kernels.ptx");
+    auto r = run_ptx(text, "saxpy", {1}, {128}, {Arg::f32_bits(0), Arg::buf(bx), Arg::buf(by), Arg::u32(128)}, mem,
+                     "kernels.ptx");
     REQUIRE(!r.ok());
     const std::string& m = r.error().message;
     CHECK(contains(m, "kernels.ptx:44: block (0,0,0) thread (100,0,0): ld.global of 4 bytes at 0x10000000190"));

@@ -10,15 +10,15 @@
 
 #include "faith_inputs.hpp"
 
-#define CHECK_CU(x)                                                   \
-  do {                                                                \
-    CUresult e = (x);                                                 \
-    if (e != CUDA_SUCCESS) {                                          \
-      const char* s = nullptr;                                        \
-      cuGetErrorString(e, &s);                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, s ? s : "?");              \
-      return 1;                                                       \
-    }                                                                 \
+#define CHECK_CU(x)                                      \
+  do {                                                   \
+    CUresult e = (x);                                    \
+    if (e != CUDA_SUCCESS) {                             \
+      const char* s = nullptr;                           \
+      cuGetErrorString(e, &s);                           \
+      std::fprintf(stderr, "%s: %s\n", #x, s ? s : "?"); \
+      return 1;                                          \
+    }                                                    \
   } while (0)
 
 int main(int argc, char** argv) {

@@ -13,8 +13,8 @@ inline std::vector<std::uint32_t> faith_inputs() {
       for (std::uint32_t m : {0u, 1u, 0x400000u, 0x7FFFFFu}) edges.push_back(sign | (e << 23) | m);
     }
   }
-  static const std::uint16_t h[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x7BFF, 0x7C00,
-                                    0xFC00, 0x7E00, 0x7C01, 0xFE01, 0x3BFF, 0x3555};
+  static const std::uint16_t h[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00,
+                                    0x7BFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE01, 0x3BFF, 0x3555};
   for (int i = 0; i < 16; ++i) {
     for (int j = 0; j < 16; ++j) edges.push_back(std::uint32_t{h[i]} | std::uint32_t{h[j]} << 16);
   }
