@@ -19,8 +19,10 @@ t = statistics.median(r["thread_instructions_per_second"] for r in runs)
 w = statistics.median(r["warp_instructions_per_second"] for r in runs)
 c = statistics.median(r["thread_instructions_per_cpu_second"] for r in runs)
 r0 = runs[0]
-print(f"gemv_fused {r0[\"rows\"]} rows x K {r0[\"k\"]}: {r0[\"thread_instructions\"]} thread instructions "
-      f"({r0[\"warp_instructions\"]} warp instructions); median of {len(runs)}: {t:.3g} thread instr/s, "
-      f"{w:.3g} warp instr/s on one core (wall); {c:.3g} thread instr per CPU second; "
-      f"seconds {[r[\"seconds\"] for r in runs]}, CPU seconds {[r[\"cpu_seconds\"] for r in runs]}")
+rows, k, ti, wi = r0["rows"], r0["k"], r0["thread_instructions"], r0["warp_instructions"]
+secs = [r["seconds"] for r in runs]
+cpus = [r["cpu_seconds"] for r in runs]
+print(f"gemv_fused {rows} rows x K {k}: {ti} thread instructions ({wi} warp instructions); median of {len(runs)}: "
+      f"{t:.3g} thread instr/s, {w:.3g} warp instr/s on one core (wall); {c:.3g} thread instr per CPU second; "
+      f"seconds {secs}, CPU seconds {cpus}")
 '
