@@ -5,8 +5,9 @@
 # from the checkpoint generator), the report reader and
 # renderers (seeds: the committed reports), report merge (seeds: shard sets
 # of small specs), the spec reader (seeds: every committed and test spec),
-# the .npy reader of output tables (10 s) and the user build's texts read back
-# (cache manifests, -M rules, -v search lists, ABI refusals: 10 s).
+# the .npy reader of output tables (10 s), the user build's texts read back
+# (cache manifests, -M rules, -v search lists, ABI refusals: 10 s) and the PTX parser and
+# executor (seeds: tests/ptx/data; 10 s).
 #
 #   scripts/fuzz.sh [SECONDS]      the safetensors run, default 45 (or $FUZZ_SECONDS);
 #                                  the report, merge and spec runs take a third of it each
@@ -31,12 +32,14 @@ if ! grep -q "^BITPROOF_FUZZ:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
   cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DBITPROOF_FUZZ=ON -DBITPROOF_CUDA=OFF \
     -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" >/dev/null
 fi
-cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_spec fuzz_report_seeds fuzz_npy fuzz_npy_seeds fuzz_build_text \
+cmake --build "$build" --target fuzz_safetensors fuzz_safetensors_seeds fuzz_report fuzz_merge fuzz_spec fuzz_report_seeds fuzz_npy fuzz_npy_seeds fuzz_build_text fuzz_ptx \
   -j"$(nproc)" >/dev/null
 
 seeds=$build/fuzz-seeds corpus=$build/fuzz-corpus crashes=$build/fuzz-crashes logs=$build/fuzz-logs
-rm -rf "$seeds" "$seeds-report" "$seeds-merge" "$seeds-spec" "$seeds-npy" "$seeds-build" "$logs"
-mkdir -p "$corpus" "$crashes" "$logs" "$seeds-npy" "$seeds-build"
+rm -rf "$seeds" "$seeds-report" "$seeds-merge" "$seeds-spec" "$seeds-npy" "$seeds-build" "$seeds-ptx" "$logs"
+mkdir -p "$corpus" "$crashes" "$logs" "$seeds-npy" "$seeds-build" "$seeds-ptx"
+# The PTX parser and executor: nvcc's fixture module.
+cp "$root"/tests/ptx/data/*.ptx "$seeds-ptx/"
 "$build/tests/audit/fuzz_safetensors_seeds" "$seeds"
 "$build/tests/report/fuzz/fuzz_report_seeds" "$root" "$seeds-report" "$seeds-merge" "$seeds-spec"
 "$build/tests/user/fuzz/fuzz_npy_seeds" "$seeds-npy"
@@ -74,7 +77,9 @@ others() {
     fuzz spec "$build/tests/report/fuzz/fuzz_spec" "$seeds-spec" "$third" 65536 20 &&
     # The .npy reader of output tables: small, so a fixed 10 s (seeds: each accepted dtype and version).
     fuzz npy "$build/tests/user/fuzz/fuzz_npy" "$seeds-npy" 10 4096 10 &&
-    fuzz build_text "$build/tests/user/fuzz/fuzz_build_text" "$seeds-build" 10 4096 10
+    fuzz build_text "$build/tests/user/fuzz/fuzz_build_text" "$seeds-build" 10 4096 10 &&
+    # The PTX parser and executor (src/ptx): 10 s, texts up to 16 KiB.
+    fuzz ptx "$build/tests/ptx/fuzz/fuzz_ptx" "$seeds-ptx" 10 16384 10
 }
 status=0
 if [ "$(nproc)" -ge 2 ]; then
@@ -86,4 +91,4 @@ else
   fuzz safetensors "$build/tests/audit/fuzz_safetensors" "$seeds" "$seconds" 16384 10 && others || status=1
 fi
 [ "$status" -eq 0 ] || exit 1
-echo "fuzz.sh: no crash in ${seconds}s + 3 x ${third}s + 2 x 10s"
+echo "fuzz.sh: no crash in ${seconds}s + 3 x ${third}s + 3 x 10s"

@@ -27,6 +27,7 @@ ORDER = [
     ("proof", "timing"),
     ("user",),
     ("operator",),
+    ("ptx",),
     ("recipes",),
     ("oracle",),
     ("arith", "format"),

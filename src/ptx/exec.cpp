@@ -1,0 +1,418 @@
+// launch: every block of a grid, warps of 32 threads in lockstep (docs/ptx-executor.md).
+//
+// Reconvergence (the contract): each thread has its own program counter; a warp issues the
+// instruction at the lowest PC among its runnable threads, to exactly the threads at that PC
+// (min-PC scheduling). With the forward branches and backward loop edges compilers emit for
+// structured code, threads that diverge meet again at the first instruction after the
+// if/else (the lower PC waits for nobody; the higher PC waits for the lower to arrive), and a
+// loop runs to its exit before the code after it. Warp-collective instructions (shfl.sync,
+// vote.sync, bar.warp.sync) demand that every lane of their member mask is in the issuing
+// group, else the launch is an Error: a schedule the hardware might run differently is refused,
+// never guessed. bar.sync parks a thread until every thread of the block is parked or has
+// exited (exited threads count as arrived).
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+
+#include "ptx/concrete.hpp"
+#include "ptx/ptx.hpp"
+
+namespace bitproof::ptx {
+namespace {
+
+constexpr int kWarp = 32;
+enum LaneState : std::uint8_t { kRun, kParked, kExited };
+
+template <class P>
+class Runner {
+ public:
+  using Value = typename P::Value;
+  Runner(const Module& m, const Kernel& k, const LaunchConfig& c, Memory& mem) : mod_(m), k_(k), cfg_(c), mem_(mem) {}
+  Expected<LaunchResult> run(std::span<const Arg> args);
+
+ private:
+  struct Warp {
+    std::vector<Value> regs;  // slot * 32 + lane
+    std::uint32_t pc[kWarp] = {};
+    std::uint8_t state[kWarp] = {};
+    std::uint32_t lanes = 0;  // the lanes that exist (a partial last warp has fewer)
+    std::vector<std::uint8_t> local;
+  };
+  const Module& mod_;
+  const Kernel& k_;
+  const LaunchConfig& cfg_;
+  Memory& mem_;
+  std::vector<std::uint8_t> params_, shared_;
+  std::vector<std::vector<std::uint8_t>> globals_;
+  std::vector<Warp> warps_;
+  std::vector<std::uint32_t> init_slots_;  // the slots that do not start at 0
+  Dim3 block_id_;
+  LaunchResult result_;
+
+  Error fail(const Warp& w, int lane, const Inst& in, const std::string& what) const;
+  void start_block(const Dim3& b);
+  Expected<bool> step(Warp& w);  // false: no runnable lane
+  Expected<std::uint8_t*> resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
+                                  bool write);
+  Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
+};
+
+template <class P>
+Error Runner<P>::fail(const Warp& w, int lane, const Inst& in, const std::string& what) const {
+  const std::uint64_t t = static_cast<std::uint64_t>(&w - warps_.data()) * kWarp + static_cast<unsigned>(lane);
+  const Dim3& b = cfg_.block;
+  return Error{fmt::format("{}:{}: block ({},{},{}) thread ({},{},{}): {}", mod_.name, in.line, block_id_.x,
+                           block_id_.y, block_id_.z, t % b.x, t / b.x % b.y, t / (std::uint64_t{b.x} * b.y), what)};
+}
+
+template <class P>
+Expected<LaunchResult> Runner<P>::run(std::span<const Arg> args) {
+  const Dim3 &g = cfg_.grid, &b = cfg_.block;
+  const auto bad = [&](const std::string& m) { return Error{fmt::format("{}: kernel {}: {}", mod_.name, k_.name, m)}; };
+  if (g.count() == 0 || b.count() == 0) return bad("a launch dimension is 0");
+  if (b.count() > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64)
+    return bad("the block is past the limits (1024 threads; 1024 x 1024 x 64)");
+  if (g.x > 0x7FFFFFFFu || g.y > 65535 || g.z > 65535)
+    return bad("the grid is past the limits (2^31-1 x 65535 x 65535)");
+  const std::uint64_t shared = (k_.static_shared + 15) / 16 * 16 + std::uint64_t{cfg_.dynamic_shared};
+  if (shared > 232448) return bad(fmt::format("{} bytes of shared memory: past the 227 KiB limit", shared));
+  if (args.size() != k_.params.size())
+    return bad(fmt::format("{} parameters, {} arguments", k_.params.size(), args.size()));
+  params_.assign(k_.param_bytes, 0);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Param& p = k_.params[i];
+    std::uint64_t bits = args[i].bits;
+    if (args[i].is_buffer) {
+      if (!p.pointer_sized)
+        return bad(fmt::format("argument {}: a buffer for {}, which is not a 64-bit integer", i, p.name));
+      if (args[i].buffer >= mem_.size() || args[i].buffer >= 0xEF)
+        return bad(fmt::format("argument {}: no buffer {}", i, args[i].buffer));
+      bits = (args[i].buffer + 1) << kWindowShift;
+    } else if (args[i].size != p.size) {
+      return bad(fmt::format("argument {}: {} bytes for {}, which has {}", i, args[i].size, p.name, p.size));
+    }
+    P::store(params_.data() + p.offset, p.size, P::constant(bits));
+  }
+  for (const auto& gv : mod_.globals) globals_.push_back(gv.bytes);
+  for (std::size_t s = 0; s < k_.slots.size(); ++s) {
+    if (k_.slots[s].init != SlotInit::kZero) init_slots_.push_back(static_cast<std::uint32_t>(s));
+  }
+  shared_.resize(shared);
+  warps_.resize((b.count() + kWarp - 1) / kWarp);
+  for (auto& w : warps_) {
+    w.regs.resize(k_.slots.size() * kWarp);
+    w.local.resize(std::size_t{k_.local_bytes} * kWarp);
+  }
+  for (std::uint32_t z = 0; z < g.z; ++z) {
+    for (std::uint32_t y = 0; y < g.y; ++y) {
+      for (std::uint32_t x = 0; x < g.x; ++x) {
+        start_block({x, y, z});
+        while (true) {
+          for (auto& w : warps_) {
+            while (true) {
+              auto r = step(w);
+              if (!r) return r.error();
+              if (!*r) break;
+            }
+          }
+          // Every thread is parked at a barrier or has exited: release the barrier.
+          bool parked = false;
+          for (auto& w : warps_) {
+            for (std::uint32_t l = 0; l < w.lanes; ++l) {
+              if (w.state[l] == kParked) w.state[l] = kRun, parked = true;
+            }
+          }
+          if (!parked) break;
+        }
+      }
+    }
+  }
+  return result_;
+}
+
+template <class P>
+void Runner<P>::start_block(const Dim3& b) {
+  block_id_ = b;
+  std::fill(shared_.begin(), shared_.end(), 0);
+  const Dim3& bd = cfg_.block;
+  const std::uint64_t threads = bd.count();
+  for (std::size_t wi = 0; wi < warps_.size(); ++wi) {
+    Warp& w = warps_[wi];
+    const std::uint64_t first = wi * kWarp;
+    w.lanes = static_cast<std::uint32_t>(std::min<std::uint64_t>(kWarp, threads - first));
+    for (int l = 0; l < kWarp; ++l) w.pc[l] = 0, w.state[l] = static_cast<std::uint32_t>(l) < w.lanes ? kRun : kExited;
+    std::fill(w.local.begin(), w.local.end(), 0);
+    std::fill(w.regs.begin(), w.regs.end(), P::constant(0));
+    std::uint32_t tid[3][kWarp];
+    for (int l = 0; l < kWarp; ++l) {
+      const std::uint64_t t = first + static_cast<std::uint64_t>(l);
+      tid[0][l] = static_cast<std::uint32_t>(t % bd.x), tid[1][l] = static_cast<std::uint32_t>(t / bd.x % bd.y);
+      tid[2][l] = static_cast<std::uint32_t>(t / (std::uint64_t{bd.x} * bd.y));
+    }
+    const std::uint32_t ntid[3] = {bd.x, bd.y, bd.z}, ctaid[3] = {b.x, b.y, b.z};
+    const std::uint32_t nctaid[3] = {cfg_.grid.x, cfg_.grid.y, cfg_.grid.z};
+    for (std::uint32_t s : init_slots_) {
+      const SlotSource& src = k_.slots[s];
+      Value* r = &w.regs[std::size_t{s} * kWarp];
+      for (int l = 0; l < kWarp; ++l) {
+        std::uint64_t v = 0;
+        switch (src.init) {
+          case SlotInit::kZero: v = 0; break;
+          case SlotInit::kConst: v = src.value; break;
+          case SlotInit::kTid: v = tid[src.dim][l]; break;
+          case SlotInit::kNtid: v = ntid[src.dim]; break;
+          case SlotInit::kCtaid: v = ctaid[src.dim]; break;
+          case SlotInit::kNctaid: v = nctaid[src.dim]; break;
+          case SlotInit::kLaneId: v = static_cast<std::uint64_t>(l); break;
+          case SlotInit::kWarpId: v = wi; break;
+        }
+        r[l] = P::constant(v);
+      }
+    }
+  }
+}
+
+// The bytes an access of `size` at `addr` touches, or the Error naming thread, line and address.
+template <class P>
+Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
+                                           bool write) {
+  const char* op = in.op == Op::kLd ? "ld" : "st";
+  static constexpr const char* kSpace[] = {"", ".global", ".shared", ".local", ".param", ".const"};
+  const auto where = [&](const std::string& why) {
+    return fail(w, lane, in,
+                fmt::format("{}{} of {} bytes at 0x{:x}: {}", op, kSpace[static_cast<int>(in.space)], size, addr, why));
+  };
+  if (addr % size != 0) return where("misaligned");
+  Space space = in.space;
+  std::uint64_t off = addr;
+  if (space == Space::kGeneric) {
+    const std::uint64_t win = addr & ~kWindowMask;
+    off = addr & kWindowMask;
+    space = win == kSharedWindow  ? Space::kShared
+            : win == kLocalWindow ? Space::kLocal
+            : win == kParamWindow ? Space::kParam
+                                  : Space::kGlobal;
+    if (space == Space::kGlobal) off = addr;
+  }
+  const auto in_range = [&](std::uint64_t limit) { return off <= limit && size <= limit - off; };
+  switch (space) {
+    case Space::kShared:
+      if (!in_range(shared_.size()))
+        return where(fmt::format("outside the block's {} bytes of shared memory", shared_.size()));
+      return shared_.data() + off;
+    case Space::kLocal:
+      if (!in_range(k_.local_bytes))
+        return where(fmt::format("outside the thread's {} bytes of local memory", k_.local_bytes));
+      return const_cast<std::uint8_t*>(w.local.data()) + std::size_t{k_.local_bytes} * static_cast<unsigned>(lane) +
+             off;
+    case Space::kParam:
+      if (write) return where("parameters are read-only");
+      if (!in_range(params_.size())) return where(fmt::format("outside the {} bytes of parameters", params_.size()));
+      return params_.data() + off;
+    default: break;
+  }
+  const std::uint64_t win = addr >> kWindowShift, o = addr & kWindowMask;
+  std::vector<std::uint8_t>* buf = nullptr;
+  const bool is_arg = win >= 1 && win - 1 < mem_.size() && win - 1 < 0xEF;
+  if (is_arg) {
+    buf = &mem_.bytes(win - 1);
+  } else if (win >= kGlobalVarWindow && win - kGlobalVarWindow < globals_.size()) {
+    buf = &globals_[win - kGlobalVarWindow];
+  }
+  if (buf == nullptr) return where("outside every buffer");
+  if (o > buf->size() || size > buf->size() - o) {
+    const std::string name = is_arg ? fmt::format("buffer {}", win - 1) : mod_.globals[win - kGlobalVarWindow].name;
+    return where(fmt::format("past the end of {} ({} bytes)", name, buf->size()));
+  }
+  return buf->data() + o;
+}
+
+// shfl.sync / vote.sync / bar.warp.sync over the issuing group `exec`.
+template <class P>
+Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) {
+  Value* R = w.regs.data();
+  const auto reg = [&](std::uint32_t slot, int lane) -> Value& {
+    return R[std::size_t{slot} * kWarp + static_cast<unsigned>(lane)];
+  };
+  const auto concrete = [&](std::uint32_t slot, int lane, const char* what) -> Expected<std::uint64_t> {
+    const auto v = P::concrete(reg(slot, lane));
+    if (!v) return fail(w, lane, in, fmt::format("{} depends on tensor data (not provable by tracing)", what));
+    return *v;
+  };
+  const std::uint32_t mask_slot = in.op == Op::kShfl ? in.src[3] : in.op == Op::kVote ? in.src[1] : in.src[0];
+  for (int l = 0; l < kWarp; ++l) {
+    if (!(exec >> l & 1)) continue;
+    auto m = concrete(mask_slot, l, "the member mask");
+    if (!m) return m.error();
+    const auto mask = static_cast<std::uint32_t>(*m);
+    if (!(mask >> l & 1)) return fail(w, l, in, "the executing lane is not in the member mask (undefined)");
+    if ((mask & ~exec) != 0) {
+      return fail(w, l, in,
+                  fmt::format("member mask 0x{:08x} names lanes not converged here (issuing 0x{:08x})", mask, exec));
+    }
+  }
+  if (in.op == Op::kWarpSync) return Ok{};
+  if (in.op == Op::kVote) {
+    std::uint32_t ballot = 0;
+    for (int l = 0; l < kWarp; ++l) {
+      if (!(exec >> l & 1)) continue;
+      auto p = concrete(in.src[0], l, "the vote's predicate");
+      if (!p) return p.error();
+      if (((*p & 1) != 0) != in.neg_src) ballot |= 1u << l;
+    }
+    for (int l = 0; l < kWarp; ++l) {
+      if (!(exec >> l & 1)) continue;
+      const auto mask = static_cast<std::uint32_t>(*P::concrete(reg(mask_slot, l)));
+      const std::uint32_t b = ballot & mask;
+      std::uint64_t v = 0;
+      switch (in.vote) {
+        case VoteMode::kBallot: v = b; break;
+        case VoteMode::kAll: v = b == mask; break;
+        case VoteMode::kAny: v = b != 0; break;
+        case VoteMode::kUni: v = b == 0 || b == mask; break;
+      }
+      reg(in.dst[0], l) = P::constant(v);
+    }
+    return Ok{};
+  }
+  // shfl.sync (PTX ISA 9.7.8.6): c packs the clamp (c[4:0]) and the segment mask (c[12:8]).
+  Value got[kWarp];
+  bool valid[kWarp] = {};
+  for (int l = 0; l < kWarp; ++l) {
+    if (!(exec >> l & 1)) continue;
+    auto bv = concrete(in.src[1], l, "the shuffle's lane operand");
+    if (!bv) return bv.error();
+    auto cv = concrete(in.src[2], l, "the shuffle's clamp operand");
+    if (!cv) return cv.error();
+    const std::uint32_t lane = static_cast<std::uint32_t>(l), b = *bv & 31, c = *cv & 31, seg = (*cv >> 8) & 31;
+    const std::uint32_t max_lane = (lane & seg) | (c & ~seg), min_lane = lane & seg;
+    std::int64_t j = 0;
+    bool pval = false;
+    switch (in.shfl) {
+      case ShflMode::kUp:
+        j = static_cast<std::int64_t>(lane) - b, pval = j >= static_cast<std::int64_t>(max_lane);
+        break;
+      case ShflMode::kDown: j = lane + b, pval = j <= static_cast<std::int64_t>(max_lane); break;
+      case ShflMode::kBfly: j = lane ^ b, pval = j <= static_cast<std::int64_t>(max_lane); break;
+      case ShflMode::kIdx: j = min_lane | (b & ~seg), pval = j <= static_cast<std::int64_t>(max_lane); break;
+    }
+    if (!pval) j = lane;
+    if (j < 0 || j >= kWarp || !(exec >> j & 1)) {
+      return fail(w, l, in, fmt::format("shfl.sync reads lane {}, which is not executing it (undefined)", j));
+    }
+    got[l] = reg(in.src[0], static_cast<int>(j));
+    valid[l] = pval;
+  }
+  for (int l = 0; l < kWarp; ++l) {
+    if (!(exec >> l & 1)) continue;
+    reg(in.dst[0], l) = got[l];
+    if (in.ndst == 2) reg(in.dst[1], l) = P::constant(valid[l]);
+  }
+  return Ok{};
+}
+
+template <class P>
+Expected<bool> Runner<P>::step(Warp& w) {
+  std::uint32_t pc = 0xFFFFFFFFu, group = 0;
+  for (int l = 0; l < kWarp; ++l) {
+    if (w.state[l] != kRun) continue;
+    if (w.pc[l] < pc)
+      pc = w.pc[l], group = 1u << l;
+    else if (w.pc[l] == pc)
+      group |= 1u << l;
+  }
+  if (group == 0) return false;
+  const Inst& in = k_.code[pc];
+  if (++result_.warp_steps > cfg_.max_warp_steps) {
+    return fail(w, std::countr_zero(group), in,
+                fmt::format("more than {} warp instructions: a loop that does not end?", cfg_.max_warp_steps));
+  }
+  Value* R = w.regs.data();
+  std::uint32_t exec = group;
+  if (in.guard != kNoSlot) {
+    exec = 0;
+    for (int l = 0; l < kWarp; ++l) {
+      if (!(group >> l & 1)) continue;
+      const auto g = P::concrete(R[std::size_t{in.guard} * kWarp + l]);
+      if (!g) return fail(w, l, in, "a branch or guard depends on tensor data (not provable by tracing)");
+      if (((*g & 1) != 0) != in.neg_guard) exec |= 1u << l;
+    }
+  }
+  result_.thread_steps += static_cast<unsigned>(std::popcount(exec));
+  std::uint32_t next = pc + 1;
+  switch (in.op) {
+    case Op::kBra:
+      for (int l = 0; l < kWarp; ++l) {
+        if (group >> l & 1) w.pc[l] = (exec >> l & 1) ? in.target : next;
+      }
+      return true;
+    case Op::kExit:
+      for (int l = 0; l < kWarp; ++l) {
+        if (exec >> l & 1) w.state[l] = kExited;
+      }
+      break;
+    case Op::kBar:
+      for (int l = 0; l < kWarp; ++l) {
+        if (exec >> l & 1) w.state[l] = kParked;
+      }
+      break;
+    case Op::kShfl:
+    case Op::kVote:
+    case Op::kWarpSync:
+      if (exec != 0) {
+        if (auto r = collective(w, in, exec); !r) return r.error();
+      }
+      break;
+    case Op::kLd:
+    case Op::kSt: {
+      const unsigned size = std::max(in.type.bits / 8, 1);
+      const bool sign = in.type.kind == Kind::kSigned;
+      for (int l = 0; l < kWarp; ++l) {
+        if (!(exec >> l & 1)) continue;
+        std::uint64_t addr = static_cast<std::uint64_t>(in.offset);
+        if (in.src[0] != kNoSlot) {
+          const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + l]);
+          if (!base) return fail(w, l, in, "an address depends on tensor data (not provable by tracing)");
+          addr += *base;
+        }
+        auto p = resolve(w, l, in, addr, size * in.vec, in.op == Op::kSt);
+        if (!p) return p.error();
+        for (unsigned e = 0; e < in.vec; ++e) {
+          if (in.op == Op::kLd) {
+            if (in.dst[e] != kNoSlot) R[std::size_t{in.dst[e]} * kWarp + l] = P::load(*p + e * size, size, sign);
+          } else {
+            P::store(*p + e * size, size, R[std::size_t{in.src[1 + e]} * kWarp + l]);
+          }
+        }
+      }
+      break;
+    }
+    default: {
+      Value s[4], d[4];
+      for (int l = 0; l < kWarp; ++l) {
+        if (!(exec >> l & 1)) continue;
+        for (int i = 0; i < in.nsrc; ++i) s[i] = R[std::size_t{in.src[i]} * kWarp + l];
+        if (const char* why = P::alu(in, s, d)) return fail(w, l, in, why);
+        for (int i = 0; i < in.ndst; ++i) {
+          if (in.dst[i] != kNoSlot) R[std::size_t{in.dst[i]} * kWarp + l] = d[i];
+        }
+      }
+      break;
+    }
+  }
+  for (int l = 0; l < kWarp; ++l) {
+    if (group >> l & 1) w.pc[l] = next;
+  }
+  return true;
+}
+
+}  // namespace
+
+Expected<LaunchResult> launch(const Module& module, const Kernel& kernel, const LaunchConfig& config,
+                              std::span<const Arg> args, Memory& memory) {
+  Runner<ConcretePolicy> runner(module, kernel, config, memory);
+  return runner.run(args);
+}
+
+}  // namespace bitproof::ptx

@@ -1,0 +1,154 @@
+// A PTX module decoded for execution (docs/ptx-executor.md): what parse_module makes of the
+// text nvcc -ptx / NVRTC emit, as a flat, pre-decoded instruction stream per kernel.
+//
+// Contract: every instruction of a Kernel is one the executor implements; anything else was
+// refused by parse_module with its PTX line. Operands are register slots: immediates, symbol
+// addresses and special registers (%tid.x, ...) are given slots of their own that the executor
+// fills before the first instruction, so an instruction reads and writes only slots.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bitproof::ptx {
+
+enum class Op : std::uint8_t {
+  kMov,
+  kAdd,
+  kSub,
+  kMul,
+  kMad,
+  kFma,
+  kDiv,
+  kRem,
+  kNeg,
+  kAbs,
+  kMin,
+  kMax,
+  kShl,
+  kShr,
+  kAnd,
+  kOr,
+  kXor,
+  kNot,
+  kSelp,
+  kSetp,
+  kCvt,
+  kCvta,
+  kRcp,
+  kSqrt,
+  kLd,
+  kSt,
+  kBra,
+  kExit,
+  kBar,
+  kShfl,
+  kVote,
+  kPack,
+  kUnpack,    // mov.bN d, {a, b} and mov.bN {a, b}, s: vector moves, lowest element first
+  kWarpSync,  // bar.warp.sync mask: every lane of the mask converged here
+};
+
+// Scalar types; Kind says how the bits are read.
+enum class Kind : std::uint8_t { kBits, kUnsigned, kSigned, kFloat, kPred };
+struct Type {
+  Kind kind = Kind::kBits;
+  std::uint8_t bits = 0;  // 1 for .pred; 16 for f16, bf16; 32 for f16x2
+  bool x2 = false;        // f16x2 / bf16x2: two 16-bit lanes
+  bool bf = false;        // bfloat16 (bf16, bf16x2)
+};
+
+enum class Space : std::uint8_t { kGeneric, kGlobal, kShared, kLocal, kParam, kConst };
+enum class Rnd : std::uint8_t { kNone, kRn, kRz, kRni, kRzi };
+enum class Cmp : std::uint8_t {
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kLo,
+  kLs,
+  kHi,
+  kHs,
+  kEqu,
+  kNeu,
+  kLtu,
+  kLeu,
+  kGtu,
+  kGeu,
+  kNum,
+  kNan,
+};
+enum class BoolOp : std::uint8_t { kNone, kAnd, kOr, kXor };
+enum class ShflMode : std::uint8_t { kUp, kDown, kBfly, kIdx };
+enum class VoteMode : std::uint8_t { kAll, kAny, kUni, kBallot };
+enum class MulPart : std::uint8_t { kNone, kLo, kHi, kWide };
+
+inline constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+
+// One decoded instruction. Slots index the executor's flat per-thread register arrays.
+struct Inst {
+  Op op = Op::kMov;
+  Type type;      // the instruction type (the destination's for cvt)
+  Type src_type;  // cvt's source type; setp's compared type is `type`
+  Space space = Space::kGeneric;
+  Rnd rnd = Rnd::kNone;
+  Cmp cmp = Cmp::kEq;
+  BoolOp bool_op = BoolOp::kNone;
+  MulPart part = MulPart::kNone;
+  ShflMode shfl = ShflMode::kIdx;
+  VoteMode vote = VoteMode::kAll;
+  bool ftz = false, sat = false, neg_guard = false, neg_src = false;  // neg_src: vote's !%p
+  std::uint8_t vec = 1;                                               // ld/st .v2/.v4, pack/unpack element count
+  std::uint8_t ndst = 0, nsrc = 0;
+  std::uint32_t guard = kNoSlot;  // @%p / @!%p
+  std::uint32_t dst[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  std::uint32_t src[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  std::int64_t offset = 0;   // ld/st: [src[0] + offset] (src[0] kNoSlot: absolute)
+  std::uint32_t target = 0;  // bra: instruction index
+  std::uint32_t line = 0;    // the PTX line, for every message
+};
+
+// Where a slot's initial value comes from before a warp starts.
+enum class SlotInit : std::uint8_t { kZero, kConst, kTid, kNtid, kCtaid, kNctaid, kLaneId, kWarpId };
+struct SlotSource {
+  SlotInit init = SlotInit::kZero;
+  std::uint8_t dim = 0;  // x, y, z
+  std::uint64_t value = 0;
+};
+
+struct Param {
+  std::string name;
+  std::uint32_t offset = 0, size = 0;  // in the parameter image
+  bool pointer_sized = false;          // .u64/.b64/.s64: may carry a buffer
+};
+
+// A .global/.const variable of the module: its bytes (initialiser or zeros).
+struct GlobalVar {
+  std::string name;
+  std::vector<std::uint8_t> bytes;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<Param> params;
+  std::uint32_t param_bytes = 0;
+  std::uint32_t static_shared = 0;  // bytes of .shared variables; dynamic shared starts here
+  std::uint32_t local_bytes = 0;    // per thread
+  std::vector<SlotSource> slots;
+  std::vector<Inst> code;
+  // Lines of add/sub/mul.f32/.f16 without a rounding modifier: ptxas may contract such an
+  // instruction with a neighbour into an fma (PTX ISA 9.7.3.1/9.7.4.1), which the executor does
+  // not model; a caller proving equality must decide whether to accept them.
+  std::vector<std::uint32_t> contractible_lines;
+};
+
+struct Module {
+  std::string name;  // the file name every message starts with
+  std::vector<Kernel> kernels;
+  std::vector<GlobalVar> globals;
+};
+
+}  // namespace bitproof::ptx
