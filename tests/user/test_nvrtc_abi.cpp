@@ -35,9 +35,13 @@ std::shared_ptr<user::UserRecipes> half_spec(const std::string& a, const std::st
   return *user;
 }
 
+// bitproof's device headers in the source tree: the user header directory and the one
+// its headers include from (this test program is not the command, which finds them itself).
+constexpr const char* kSourceHeaderDirs = BITPROOF_SOURCE_DIR "/src/user/include:" BITPROOF_SOURCE_DIR "/src";
+
 TEST_SUITE("nvrtc_abi") {
   TEST_CASE("NVRTC refuses a user recipe of another type, naming the function and its type") {
-    setenv("BITPROOF_INCLUDE_DIRS", (std::string(BITPROOF_SOURCE_DIR) + "/src/user/include").c_str(), 0);
+    setenv("BITPROOF_INCLUDE_DIRS", kSourceHeaderDirs, 0);
     const std::string cache = (std::filesystem::temp_directory_path() / "bitproof-nvrtc-abi-cache").string();
     setenv("XDG_CACHE_HOME", cache.c_str(), 1);
     auto good = cuda::build_user_image(*half_spec("bp_bits", "bp_bits"), {0, 1}, 9, 0, {});
@@ -65,7 +69,7 @@ TEST_SUITE("nvrtc_abi") {
 
   TEST_CASE("an NVRTC compile that never ends is stopped at --compile-timeout, naming the sources and the limit") {
     namespace fs = std::filesystem;
-    setenv("BITPROOF_INCLUDE_DIRS", (std::string(BITPROOF_SOURCE_DIR) + "/src/user/include").c_str(), 0);
+    setenv("BITPROOF_INCLUDE_DIRS", kSourceHeaderDirs, 0);
     const fs::path dir = fs::temp_directory_path() / "bitproof-nvrtc-timeout";
     fs::remove_all(dir);
     fs::create_directories(dir);
