@@ -60,8 +60,11 @@ typename F::Bits float_op(const Inst& in, typename F::Bits a, typename F::Bits b
     case Op::kDiv: r = soft::div<F>(a, b, mode); break;
     case Op::kRcp: r = soft::div<F>(static_cast<Bits>(F::kBias) << F::kMan, a, mode); break;
     case Op::kSqrt: r = soft::sqrt<F>(a, mode); break;
-    case Op::kNeg: r = static_cast<Bits>(a ^ F::kSign), rounds = false; break;
-    case Op::kAbs: r = static_cast<Bits>(a & ~F::kSign), rounds = false; break;
+    // neg/abs of a NaN: the canonical NaN, not the operand with its sign changed (PTX ISA
+    // 9.7.3 leaves it unspecified; measured on an H100, sm_90, by tests/ptx/gpu/faith.ptx:
+    // abs.f32 0xFF800001 -> 0x7FFFFFFF, neg.f16 0x7E00 -> 0x7FFF).
+    case Op::kNeg: r = is_nan<F>(a) ? F::kNaN : static_cast<Bits>(a ^ F::kSign), rounds = false; break;
+    case Op::kAbs: r = is_nan<F>(a) ? F::kNaN : static_cast<Bits>(a & ~F::kSign), rounds = false; break;
     case Op::kMin:
     case Op::kMax: {
       rounds = false;
