@@ -15,7 +15,7 @@
 namespace bitproof {
 
 namespace user {
-struct UserRecipes;
+class UserRecipes;
 }
 
 struct ElementProofRun {

@@ -290,7 +290,9 @@ TEST_SUITE("ptx") {
         {"\tcall.uni foo, (%r1);", "calls are not implemented"},
         {"\tadd.f64 %rd6, %rd7, %rd8;", "f64 arithmetic is not implemented"},
     };
-    for (const auto& [inst, why] : cases) {
+    for (const auto& entry : cases) {  // no structured binding: clang 14 cannot capture one
+      const std::string& inst = entry.first;
+      const std::string& why = entry.second;
       const std::string text = ptx_edge_kernel(inst);
       auto m = ptx::parse_module(text, "edge.ptx");
       REQUIRE(!m.ok());
@@ -314,7 +316,9 @@ TEST_SUITE("ptx") {
         {"\tbar.sync 0, 64;", "a thread count is not implemented"},
         {"\tadd.u32 %r1, %r2, %r3 /* never closed", "unterminated comment"},
     };
-    for (const auto& [inst, why] : cases) {
+    for (const auto& entry : cases) {  // no structured binding: clang 14 cannot capture one
+      const std::string& inst = entry.first;
+      const std::string& why = entry.second;
       const std::string text = ptx_edge_kernel(inst);
       auto m = ptx::parse_module(text, "edge.ptx");
       REQUIRE_MESSAGE(!m.ok(), inst);
