@@ -105,7 +105,7 @@ struct Inst {
   std::uint8_t ndst = 0, nsrc = 0;
   std::uint32_t guard = kNoSlot;  // @%p / @!%p
   std::uint32_t dst[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
-  std::uint32_t src[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  std::uint32_t src[5] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot, kNoSlot};  // st.v4: the address and 4 values
   std::int64_t offset = 0;   // ld/st: [src[0] + offset] (src[0] kNoSlot: absolute)
   std::uint32_t target = 0;  // bra: instruction index
   std::uint32_t line = 0;    // the PTX line, for every message
