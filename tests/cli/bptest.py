@@ -28,13 +28,34 @@ def setup(own_cache):
 
 
 def bounded(argv, cwd, env, guard=120):
-    """argv under a `guard`-second guard: (the completed run, or None when it had to be killed; seconds)."""
+    """argv under a `guard`-second guard: (the completed run, or None when it had to be killed; seconds).
+    When killed, what it had written by then is printed (with the process's state just before the kill)."""
     start = time.monotonic()
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        try:
+            out, err = p.communicate(timeout=guard)
+        except subprocess.TimeoutExpired:
+            state = _state_of(p.pid)
+            p.kill()
+            try:
+                out, err = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:  # a process of its own still holds the pipes
+                out, err = "(not read: its pipes stayed open 10 s after the kill)", ""
+            print(f"  killed after {guard} s: {' '.join(argv)}\n  its state then: {state}\n"
+                  f"  its stdout: {out!r}\n  its stderr: {err!r}")
+            return None, time.monotonic() - start
+    return subprocess.CompletedProcess(argv, p.returncode, out, err), time.monotonic() - start
+
+
+def _state_of(pid):
+    """The process's state and kernel wait channel (Linux /proc), or why not known."""
     try:
-        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=guard)
-    except subprocess.TimeoutExpired:
-        return None, time.monotonic() - start
-    return done, time.monotonic() - start
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        with open(f"/proc/{pid}/wchan", encoding="utf-8") as f:
+            return f"{state} (wchan {f.read().strip() or '-'}; threads {len(os.listdir(f'/proc/{pid}/task'))})"
+    except OSError as e:
+        return f"not known ({e})"
 
 
 def check(what, ok, detail=""):
