@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -167,9 +168,10 @@ bool wait_for_end(pid_t pid, const std::optional<Clock::time_point>& deadline) {
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const std::string& input,
                                     const std::vector<std::string>& env, double timeout_s) {
   const std::optional<Clock::time_point> deadline =
-      timeout_s > 0 ? std::optional(Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(timeout_s)))
-                    : std::nullopt;
+      timeout_s > 0
+          ? std::optional(Clock::now() +
+                          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s)))
+          : std::nullopt;
   Pipe in, out, err;
   if (pipe(in.fd) != 0 || pipe(out.fd) != 0 || pipe(err.fd) != 0) {
     return Error{fmt::format("{}: cannot make pipes: {}", argv.front(), std::strerror(errno))};
@@ -198,7 +200,8 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   for (const std::string& e : env) environment.push_back(const_cast<char*>(e.c_str()));
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view name(*e, std::string_view(*e).find('='));
-    const bool replaced = std::any_of(env.begin(), env.end(), [&](const std::string& x) { return x.rfind(std::string(name) + "=", 0) == 0; });
+    const bool replaced = std::any_of(env.begin(), env.end(),
+                                      [&](const std::string& x) { return x.rfind(std::string(name) + "=", 0) == 0; });
     if (!replaced) environment.push_back(*e);
   }
   environment.push_back(nullptr);
@@ -225,6 +228,46 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
 }
 
 // ---- Deadline: one watchdog thread for the process ----
+
+namespace {
+
+// How long an abandoned process may take to end before its reaper kills it.
+constexpr double kExitGrace = 2.0;
+
+void sleep_seconds(double seconds) {
+  timespec t{static_cast<time_t>(seconds),
+             static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
+  while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+  }
+}
+
+// The reaper, in the child: async-signal-safe calls only (it was forked from a
+// process whose other threads hold locks). It holds none of the process's files
+// (so no pipe of the caller's stays open for it), waits for its parent to end,
+// and kills the parent if it has not ended after `grace` seconds. The parent is
+// named by a pidfd taken while it is still our parent, so no other process can
+// be signalled.
+[[noreturn]] void reap_parent(pid_t parent, double grace) {
+  if (close_range(0, ~0U, 0) != 0) {
+    for (int fd = 0; fd < 1024; ++fd) close(fd);
+  }
+  constexpr double kStep = 0.01;
+  for (double waited = 0; waited < grace; waited += kStep) {
+    if (getppid() != parent) _exit(0);  // it ended (we were handed to another parent)
+    sleep_seconds(kStep);
+  }
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, parent, 0));
+  if (pidfd >= 0 && getppid() == parent) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+  _exit(0);
+}
+
+}  // namespace
+
+void start_exit_reaper(double grace_seconds) {
+  const pid_t parent = getpid();
+  // _Fork: no atfork handler runs (a library's could wait for a lock the stuck thread holds).
+  if (_Fork() == 0) reap_parent(parent, grace_seconds);
+}
 
 struct Deadline::State {
   Clock::time_point when;
@@ -271,6 +314,7 @@ struct Watchdog {
       changed.wait_until(lock, earliest->when);
       for (const Deadline::State* d : live) {
         if (Clock::now() < d->when) continue;
+        start_exit_reaper(kExitGrace);
         abandon_handler.load()(d->error);
         _exit(d->error.exit_code);  // a handler that returned: end the process all the same
       }

@@ -50,6 +50,15 @@ class Deadline {
   State* state_ = nullptr;
 };
 
+// Makes sure this process ends: a child waits `grace_seconds` for it to end and then
+// kills it (SIGKILL). The watchdog starts one before the abandon handler runs, because
+// ending a process whose GPU kernel never returns can itself wait for that kernel:
+// on an H100 a process whose watchdog had fired (its output temporaries were gone) was
+// still there after 120 s, and a SIGKILL then ended it at once (2026-12-07; a hypothesis
+// the gpu.limits test checks). The child holds none of the process's files and signals
+// only its own parent, through a pidfd; where pidfds are missing it signals nothing.
+void start_exit_reaper(double grace_seconds);
+
 // What ends the process when a Deadline passes. src/cli installs one that prints
 // the error's line as every error is printed and calls _exit(exit_code); the
 // default writes "bitproof: error: MESSAGE" to stderr and calls _exit(exit_code).

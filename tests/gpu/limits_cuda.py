@@ -14,6 +14,8 @@ The compile checks run first and the spinning kernels last: a kernel that never 
 the GPU busy after its process is gone (not yet known: the first run with a real spin saw the
 next process stall too), and a check must not fail for what an earlier one left behind. After
 the spins, the GPU's state and whether a catalogue proof still runs are printed (not checked).
+Since that run an abandoned process starts a reaper (user::start_exit_reaper) that kills it if
+its exit has not ended 2 s later: exit 2 here says the exit status survives that kill.
 Without a CUDA device: exit 77 (ctest: skipped).
 """
 import json

@@ -106,6 +106,25 @@ TEST_SUITE("process") {
     CHECK(e.seconds < 4);
   }
 
+  TEST_CASE("an abandoned process that does not end is killed by its reaper") {
+    const Ended e = in_child([] {
+      bitproof::user::start_exit_reaper(0.3);
+      std::this_thread::sleep_for(std::chrono::seconds(5));  // an exit that waits for a kernel
+    });
+    CHECK(e.status == 128 + SIGKILL);
+    CHECK(e.seconds < 3);
+  }
+
+  TEST_CASE("a reaper leaves a process that ends in time alone, and holds none of its pipes") {
+    const Ended e = in_child([] {
+      bitproof::user::start_exit_reaper(3);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      _exit(2);
+    });
+    CHECK(e.status == 2);
+    CHECK(e.seconds < 2);  // stderr's pipe closed at the exit: the reaper holds no copy
+  }
+
   TEST_CASE("a child that ends in time: its output and status, not timed out") {
     auto r = run_process({"sh", "-c", "cat; echo err >&2; exit 3"}, "in\n", {}, 10);
     REQUIRE(r);
