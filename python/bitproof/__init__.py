@@ -157,7 +157,8 @@ def table(spec, fn, backend="cpu", report=None, keep=8, threads=0):
     fn(codes) gets spec_cases(spec) and returns the output bits of every case: one array of
     shape (cases,) (uint of the output's width, or float16 for an fp16 output: its bits), or a
     dict {recipe name: array} where several recipes read tables. The tables are written beside
-    the report (REPORT.RECIPE.npy, so `report verify` finds them) or to a temporary directory.
+    the report (REPORT.RECIPE.npy; the report names them relative to the spec's directory, so
+    verify(report, spec_dir=<the spec's directory>) finds them) or to a temporary directory.
     Returns a ProveResult; raises BadInput (a wrong shape or dtype names the recipe)."""
     import tempfile
     import numpy as np
@@ -184,7 +185,8 @@ def table(spec, fn, backend="cpu", report=None, keep=8, threads=0):
                 raise BadInput(f"{name}: shape {array.shape}: the spec has {cases} cases: expected ({cases},)", 2)
             path = _os.path.abspath(f"{base}{name}.npy")
             np.save(path, np.ascontiguousarray(array))
-            tables[name] = path
+            # as a spec names a table: relative to the spec's directory (the report records it so)
+            tables[name] = _os.path.relpath(path, _os.path.dirname(_os.path.abspath(_os.fspath(spec))))
         try:
             code, text = _bitproof.prove_tables(_path(spec, "spec"), tables, backend, _path(report, "report"), keep,
                                                 threads)

@@ -131,11 +131,14 @@ CallableSpec spec_of(const std::string& text_json) {
   const json v = json::parse(text_json, nullptr, false);
   if (v.is_discarded() || !v.is_object()) raise({"bitproof.ab: the declarations are not a JSON object"});
   CallableSpec s;
-  s.ab.name = v.value("name", std::string("python-ab"));
+  s.ab.name = v.contains("name") && v.at("name").is_string() ? v.at("name").get<std::string>() : "python-ab";
+  for (const char* key : {"seed", "cases", "inputs", "outputs"})
+    if (!v.contains(key)) raise(at(key, "missing"));
+  if (!v.at("seed").is_number_unsigned()) raise(at("seed", "expected a whole number >= 0"));
   s.ab.seed = v.at("seed").get<std::uint64_t>();
   s.ab.cases = positive(v.at("cases"), "cases");
   if (s.ab.cases > 1000000) raise(at("cases", "at most 1000000"));
-  s.ab.checkpoint_path = v.value("checkpoint", std::string());
+  s.ab.checkpoint_path = v.contains("checkpoint") && v.at("checkpoint").is_string() ? v.at("checkpoint").get<std::string>() : "";
   s.ab.checkpoint = s.ab.checkpoint_path;
   const json& inputs = v.at("inputs");
   if (!inputs.is_array() || inputs.empty()) raise(at("inputs", "expected a non-empty list of declarations"));
@@ -171,8 +174,8 @@ CallableSpec spec_of(const std::string& text_json) {
 
 // A NumPy array of `dtype` and shape (rows, cols), C order, and its words.
 py::array new_array(const char* dtype, std::uint64_t rows, std::uint64_t cols) {
-  static py::module_ numpy = py::module_::import("numpy");
-  return numpy.attr("empty")(py::make_tuple(rows, cols), dtype);
+  // Imported on each call (sys.modules has it): a static Python object would outlive the interpreter.
+  return py::module_::import("numpy").attr("empty")(py::make_tuple(rows, cols), dtype);
 }
 
 // An input as the arm sees it: f16 as float16 (rows, cols); mxfp4 as its packed codes

@@ -8,8 +8,10 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
+#include "audit/admission.hpp"
 #include "backend/backend.hpp"
 #include "bindings.hpp"
 #include "output_files.hpp"
@@ -146,9 +148,13 @@ std::tuple<int, std::string> prove_tables(const std::string& spec_path, const st
     if (r.table.empty()) continue;
     const auto it = tables.find(r.name);
     if (it == tables.end()) raise({fmt::format("{}: recipes: {}: the function gave no table for it", spec_path, r.name)});
-    r.table = it->second;  // absolute: it resolves to itself against the spec's directory
-    r.table_format = user::TableFormat::kNpy;
-    reads.push_back(it->second);
+    r.table = it->second;  // relative to the spec's directory, as a spec names a table
+    r.table_format = user::TableFormat::kNpy;  // the default for a .npy name: not written back
+    r.table_format_given = false;
+    r.source = fmt::format("table {} ({})", r.table, user::table_format_name(r.table_format));  // as the parser makes it
+    r.card.summary = r.source;
+    r.card.source = r.source;
+    reads.push_back((std::filesystem::path(spec.user->base_dir) / it->second).string());
     ++given;
   }
   if (given == 0) raise({fmt::format("{}: recipes: no recipe of this spec reads an output table (\"table\")", spec_path)});
@@ -165,7 +171,7 @@ std::tuple<bool, std::string, std::vector<std::string>> verify(const std::string
     raise({path + ": kind: bitproof.verify cannot verify an " + report["kind"].get<std::string>() +
            " report (bitproof report verify can)"});
   }
-  Verification v = take(kind->verify(report, path, {spec_dir, {}}));
+  Verification v = take(kind->verify(report, path, {spec_dir, audit::read_audited_scales}));
   return {v.passes, v.headline, v.notes};
 }
 

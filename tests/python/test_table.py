@@ -28,7 +28,7 @@ def test_a_numpy_decode_is_proven(tmp_path):
     assert r.passes, str(r)
     assert [(c.holding, c.cases) for c in r.claims] == [(16, 16), (16, 16)]
     assert (tmp_path / "r.json.team.e2m1_fp16.numpy.npy").exists()
-    assert bitproof.verify(report).passes
+    assert bitproof.verify(report, spec_dir=SPEC.parent).passes
 
 
 def test_a_wrong_decode_is_refuted():
