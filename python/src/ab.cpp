@@ -10,6 +10,8 @@
 // Every output is FP16. Each arm gets its own copy of every input; an arm that changes an
 // input is refused. Every output buffer is poisoned (every word 0xFFFF, an FP16 NaN) before
 // every call; an output still all poison after the call was not written (refuted, exit 1).
+#include "operator/ab.hpp"
+
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 
@@ -18,7 +20,6 @@
 
 #include "bindings.hpp"
 #include "hash/digest.hpp"
-#include "operator/ab.hpp"
 #include "operator/tensors.hpp"
 #include "report/report.hpp"
 
@@ -138,7 +139,8 @@ CallableSpec spec_of(const std::string& text_json) {
   s.ab.seed = v.at("seed").get<std::uint64_t>();
   s.ab.cases = positive(v.at("cases"), "cases");
   if (s.ab.cases > 1000000) raise(at("cases", "at most 1000000"));
-  s.ab.checkpoint_path = v.contains("checkpoint") && v.at("checkpoint").is_string() ? v.at("checkpoint").get<std::string>() : "";
+  s.ab.checkpoint_path =
+      v.contains("checkpoint") && v.at("checkpoint").is_string() ? v.at("checkpoint").get<std::string>() : "";
   s.ab.checkpoint = s.ab.checkpoint_path;
   const json& inputs = v.at("inputs");
   if (!inputs.is_array() || inputs.empty()) raise(at("inputs", "expected a non-empty list of declarations"));
@@ -246,8 +248,8 @@ class CallableRunner final : public op::ArmRunner {
     }
     for (const auto& [array, bytes] : sources) {
       if (std::memcmp(array.data(), bytes.data(), bytes.size()) != 0)
-        return Error{fmt::format("{}: the callable changed an input (inputs are read-only; write only outputs)",
-                                 where(arm, c))};
+        return Error{
+            fmt::format("{}: the callable changed an input (inputs are read-only; write only outputs)", where(arm, c))};
     }
     op::ArmOutputs written;
     for (std::size_t o = 0; o < buffers.size(); ++o) {
@@ -270,15 +272,21 @@ class CallableRunner final : public op::ArmRunner {
   bool poison_;
 };
 
-json value(std::uint16_t bits) { return {{"bits", fmt::format("0x{:04x}", bits)}, {"decoded", describe_code(FormatId::fp16, bits)}}; }
+json value(std::uint16_t bits) {
+  return {{"bits", fmt::format("0x{:04x}", bits)}, {"decoded", describe_code(FormatId::fp16, bits)}};
+}
 
 // The run's result as JSON: counts, digests and the first differences decoded.
 std::string result_json(const CallableSpec& spec, const op::AbResult& r, const op::Weights& weights) {
-  json out{{"name", spec.ab.name},     {"seed", spec.ab.seed},
-           {"cases", r.cases},         {"differing_cases", r.differing_cases},
+  json out{{"name", spec.ab.name},
+           {"seed", spec.ab.seed},
+           {"cases", r.cases},
+           {"differing_cases", r.differing_cases},
            {"differing_elements", r.differing_elements},
-           {"equal", r.arms_equal()},  {"outputs", json::array()},
-           {"first_differences", json::array()}, {"checkpoint_sha256", json::object()}};
+           {"equal", r.arms_equal()},
+           {"outputs", json::array()},
+           {"first_differences", json::array()},
+           {"checkpoint_sha256", json::object()}};
   for (std::size_t o = 0; o < r.outputs.size(); ++o) {
     const op::OutputSummary& s = r.outputs[o];
     out["outputs"].push_back({{"name", s.name},

@@ -32,8 +32,8 @@ View view_of(const py::object& array, const std::string& name) {
     v.format = FormatId::fp32;
     v.bytes = 4;
   } else {
-    raise({fmt::format("{}: dtype: expected float16 or float32, got buffer format \"{}\" ({} bytes an element)",
-                       name, f, v.info.itemsize)});
+    raise({fmt::format("{}: dtype: expected float16 or float32, got buffer format \"{}\" ({} bytes an element)", name,
+                       f, v.info.itemsize)});
   }
   py::ssize_t stride = v.info.itemsize;
   for (py::ssize_t d = v.info.ndim - 1; d >= 0; --d) {
@@ -87,8 +87,8 @@ std::string compare(const py::object& a, const py::object& b, const std::string&
       at[d] = rest % va.info.shape[d];
       rest /= va.info.shape[d];
     }
-    out["first"].push_back({{"index", at}, {"flat", i}, {"a", decoded(va.format, va.bytes, x)},
-                            {"b", decoded(vb.format, vb.bytes, y)}});
+    out["first"].push_back(
+        {{"index", at}, {"flat", i}, {"a", decoded(va.format, va.bytes, x)}, {"b", decoded(vb.format, vb.bytes, y)}});
   }
   out["differing"] = differing;
   return out.dump();

@@ -31,7 +31,8 @@ std::tuple<int, std::string> prove(const std::string& spec, const std::string& b
                                    const std::string& markdown, const std::string& junit, std::size_t keep,
                                    unsigned threads);
 // The spec's cases (`bitproof spec cases`) and a proof with the user's outputs as tables.
-std::tuple<std::vector<std::tuple<std::string, std::string, int>>, py::bytes, std::vector<std::string>> spec_cases(const std::string& spec);
+std::tuple<std::vector<std::tuple<std::string, std::string, int>>, py::bytes, std::vector<std::string>> spec_cases(
+    const std::string& spec);
 std::tuple<int, std::string> prove_tables(const std::string& spec, const std::map<std::string, std::string>& tables,
                                           const std::string& backend, const std::string& report, std::size_t keep,
                                           unsigned threads);

@@ -14,16 +14,16 @@
 #include "audit/admission.hpp"
 #include "backend/backend.hpp"
 #include "bindings.hpp"
+#include "format/format.hpp"
 #include "output_files.hpp"
 #include "parallel.hpp"
-#include "format/format.hpp"
 #include "proof/spec.hpp"
-#include "user/table.hpp"
-#include "strict_json.hpp"
 #include "report/kind.hpp"
 #include "report/read.hpp"
 #include "report/render.hpp"
 #include "report/report.hpp"
+#include "strict_json.hpp"
+#include "user/table.hpp"
 #include "user/user_recipes.hpp"
 #include "version.hpp"
 
@@ -61,8 +61,8 @@ std::vector<std::unique_ptr<Backend>> select_backends(const std::string& which, 
 }
 
 // The outputs asked for, checked against the spec (an input) and reserved before any work.
-OutputFiles open_outputs(const std::vector<std::string>& reads, const std::string& report,
-                         const std::string& markdown, const std::string& junit) {
+OutputFiles open_outputs(const std::vector<std::string>& reads, const std::string& report, const std::string& markdown,
+                         const std::string& junit) {
   OutputFiles files;
   for (const std::string& path : reads) files.add_input(path);
   for (const auto& [path, flag] : {std::pair{report, "report"}, {markdown, "markdown"}, {junit, "junit"}}) {
@@ -110,7 +110,8 @@ std::tuple<int, std::string> prove(const std::string& spec_path, const std::stri
   return prove_loaded(spec, {spec_path}, backend, report, markdown, junit, keep, threads);
 }
 
-std::tuple<std::vector<std::tuple<std::string, std::string, int>>, py::bytes, std::vector<std::string>> spec_cases(const std::string& spec_path) {
+std::tuple<std::vector<std::tuple<std::string, std::string, int>>, py::bytes, std::vector<std::string>> spec_cases(
+    const std::string& spec_path) {
   const Spec spec = take(load_spec(spec_path));
   const std::uint64_t cases = spec.case_count();
   if (cases > user::kMaxTableWords)
@@ -137,28 +138,33 @@ std::tuple<std::vector<std::tuple<std::string, std::string, int>>, py::bytes, st
   return {columns, py::bytes(out), tables};
 }
 
-std::tuple<int, std::string> prove_tables(const std::string& spec_path, const std::map<std::string, std::string>& tables,
-                                          const std::string& backend, const std::string& report, std::size_t keep,
-                                          unsigned threads) {
+std::tuple<int, std::string> prove_tables(const std::string& spec_path,
+                                          const std::map<std::string, std::string>& tables, const std::string& backend,
+                                          const std::string& report, std::size_t keep, unsigned threads) {
   Spec spec = take(load_spec(spec_path));
   std::vector<std::string> reads{spec_path};
   std::size_t given = 0;
-  if (!spec.user) raise({fmt::format("{}: recipes: no recipe of this spec reads an output table (\"table\")", spec_path)});
+  if (!spec.user)
+    raise({fmt::format("{}: recipes: no recipe of this spec reads an output table (\"table\")", spec_path)});
   for (user::UserRecipe& r : spec.user->recipes) {
     if (r.table.empty()) continue;
     const auto it = tables.find(r.name);
-    if (it == tables.end()) raise({fmt::format("{}: recipes: {}: the function gave no table for it", spec_path, r.name)});
-    r.table = it->second;  // relative to the spec's directory, as a spec names a table
+    if (it == tables.end())
+      raise({fmt::format("{}: recipes: {}: the function gave no table for it", spec_path, r.name)});
+    r.table = it->second;                      // relative to the spec's directory, as a spec names a table
     r.table_format = user::TableFormat::kNpy;  // the default for a .npy name: not written back
     r.table_format_given = false;
-    r.source = fmt::format("table {} ({})", r.table, user::table_format_name(r.table_format));  // as the parser makes it
+    r.source =
+        fmt::format("table {} ({})", r.table, user::table_format_name(r.table_format));  // as the parser makes it
     r.card.summary = r.source;
     r.card.source = r.source;
     reads.push_back((std::filesystem::path(spec.user->base_dir) / it->second).string());
     ++given;
   }
-  if (given == 0) raise({fmt::format("{}: recipes: no recipe of this spec reads an output table (\"table\")", spec_path)});
-  if (given != tables.size()) raise({fmt::format("{}: recipes: a table was given for a recipe the spec has not", spec_path)});
+  if (given == 0)
+    raise({fmt::format("{}: recipes: no recipe of this spec reads an output table (\"table\")", spec_path)});
+  if (given != tables.size())
+    raise({fmt::format("{}: recipes: a table was given for a recipe the spec has not", spec_path)});
   return prove_loaded(spec, reads, backend, report, "", "", keep, threads);
 }
 
@@ -190,13 +196,14 @@ PYBIND11_MODULE(_bitproof, m) {
     }
   });
   m.attr("version") = bitproof::tool_version();
-  m.def("prove", &bitproof::python::prove, py::arg("spec"), py::arg("backend"), py::arg("report"),
-        py::arg("markdown"), py::arg("junit"), py::arg("keep"), py::arg("threads"),
+  m.def("prove", &bitproof::python::prove, py::arg("spec"), py::arg("backend"), py::arg("report"), py::arg("markdown"),
+        py::arg("junit"), py::arg("keep"), py::arg("threads"),
         "prove every claim of a spec; returns (exit code, report JSON text)");
   m.def("verify", &bitproof::python::verify, py::arg("report"), py::arg("spec_dir"),
         "re-derive a report's result; returns (passes, headline, notes)");
   m.def("spec_cases", &bitproof::python::spec_cases, py::arg("spec"),
-        "every case's input codes: ([(name, format, bytes)], the codes input by input, little-endian, the table recipes)");
+        "every case's input codes: ([(name, format, bytes)], the codes input by input, little-endian, the table "
+        "recipes)");
   m.def("prove_tables", &bitproof::python::prove_tables, py::arg("spec"), py::arg("tables"), py::arg("backend"),
         py::arg("report"), py::arg("keep"), py::arg("threads"),
         "prove a spec whose table recipes read the given .npy files; returns (exit code, report JSON text)");
