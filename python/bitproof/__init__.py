@@ -219,8 +219,7 @@ class Comparison:
         lines = [f"{a} and {b}: {self.differing} of {self.elements} {self.record['dtype']} elements differ"]
         for d in self.first:
             where = ", ".join(str(i) for i in d["index"])
-            lines.append(f"  [{where}]: {a} {d['a']['bits']} ({d['a']['decoded']}), "
-                         f"{b} {d['b']['bits']} ({d['b']['decoded']})")
+            lines.append(f"  [{where}]: {a} {d['a']['decoded']}, {b} {d['b']['decoded']}")
         if self.differing > len(self.first):
             lines.append(f"  and {self.differing - len(self.first)} more")
         return "\n".join(lines)
@@ -247,7 +246,8 @@ def assert_equal(a, b, names=("a", "b"), keep=3):
 
 class Difference:
     """One output element where the arms differ: `output`, `case`, `case_seed` (the activations'
-    seed), `index` (row, col), `a_bits`, `a_value`, `b_bits`, `b_value` (FP16, decoded)."""
+    seed), `index` (row, col), `a_bits`, `b_bits` ("0x3c00") and `a_value`, `b_value` (the engine's
+    decoding: "0x3C00 [0|01111|0000000000] 1")."""
 
     def __init__(self, d):
         self.output, self.case, self.case_seed = d["output"], d["case"], d["case_seed"]
@@ -257,7 +257,7 @@ class Difference:
 
     def __str__(self):
         return (f"{self.output}[{self.index[0]}, {self.index[1]}] case {self.case} (seed {self.case_seed}): "
-                f"a {self.a_bits} ({self.a_value}), b {self.b_bits} ({self.b_value})")
+                f"a {self.a_value}, b {self.b_value}")
 
 
 class AbResult:
@@ -284,7 +284,7 @@ class AbResult:
         else:
             head = (f"{a} vs {b}: differ on {self.differing_cases} of {self.cases} cases "
                     f"({self.differing_elements} elements)")
-        return "\n".join([head] + ["  first: " + str(d) for d in self.first_differences[:3]])
+        return "\n".join([head] + ["  " + str(d) for d in self.first_differences[:3]])
 
 
 def _outputs_of(outputs):

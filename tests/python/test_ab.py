@@ -26,7 +26,8 @@ def test_the_broken_gemv_is_caught_with_decoded_differences():
     d = r.first_differences[0]
     assert d.output == "y" and d.index[0] == 0 and d.index[1] % 7 == 0
     assert d.a_bits != d.b_bits and d.case_seed.startswith("0x")
-    assert float(d.a_value.split()[-1]) != float(d.b_value.split()[-1]) or d.a_bits != d.b_bits
+    assert float(d.a_value.split()[-1]) != float(d.b_value.split()[-1])  # decoded: "0x.... [s|e|m] value"
+    assert d.a_value.lower().startswith(d.a_bits) and d.b_value.lower().startswith(d.b_bits)
 
 
 def test_seed_fixes_the_inputs():

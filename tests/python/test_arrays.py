@@ -14,7 +14,7 @@ def test_equal_and_differing():
         bitproof.assert_equal(a, b, names=("mine", "ref"))
     text = str(e.value)
     assert "1 of 12 float16 elements differ" in text
-    assert "[2, 1]: mine 0x4880 (" in text and "ref 0x3c00 (" in text  # 9 and 1, bits and decoded values
+    assert "[2, 1]: mine 0x4880 [0|10010|0010000000] 9, ref 0x3C00 [0|01111|0000000000] 1" in text
 
 
 def test_signed_zero_and_nan_payloads_differ():
