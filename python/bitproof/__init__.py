@@ -236,6 +236,7 @@ def compare(a, b, names=("a", "b"), keep=3):
 
 def assert_equal(a, b, names=("a", "b"), keep=3):
     """compare(a, b), raising AssertionError with the first differences decoded unless equal."""
+    __tracebackhide__ = True  # pytest shows the caller's line
     result = compare(a, b, names, keep)
     if not result.equal:
         raise AssertionError(str(result))

@@ -93,6 +93,7 @@ class Checker:
         return result
 
     def assert_equal(self, a, b, names=("a", "b"), keep=3):
+        __tracebackhide__ = True  # pytest shows the test's line, not this one
         result = self.compare(a, b, names, keep)
         if not result.equal:
             raise AssertionError(str(result))
