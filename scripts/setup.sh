@@ -29,6 +29,11 @@ packages=(build-essential cmake git libboost-dev libfmt-dev nlohmann-json3-dev d
 if [ ${#targets[@]} -eq 0 ] && [ $deps_only -eq 0 ]; then
   packages+=(python3 python3-jsonschema python3-yaml shellcheck curl slurm-wlm munge)
 fi
+# The Python module (BITPROOF_PYTHON=AUTO builds it when pybind11 is found) and its tests (NumPy
+# arrays, pytest); not for --target builds (scripts/demo.sh builds the command alone).
+if [ ${#targets[@]} -eq 0 ]; then
+  packages+=(pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
