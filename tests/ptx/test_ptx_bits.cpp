@@ -46,12 +46,15 @@ const char* const kPtxBitsModes[6][4] = {
     {"1010", "3232", "1010", "3232"},  // rc16
 };
 
+// mode -1: prmt.b32 without a mode (selector nibble pos; its bit 3 replicates the byte's sign);
+// -2: CUDA's __byte_perm, which takes only each nibble's low 3 bits (nvcc masks c with 0x7777).
 std::uint32_t ptx_bits_prmt_ref(std::uint32_t a, std::uint32_t b, std::uint32_t c, int mode) {
   const std::uint64_t src = (std::uint64_t{b} << 32) | a;
+  if (mode == -2) c &= 0x7777;
   std::uint32_t d = 0;
   for (int pos = 0; pos < 4; ++pos) {
     std::uint32_t byte = 0;
-    if (mode < 0) {  // __byte_perm: selector nibble pos; bit 3 replicates the byte's sign
+    if (mode < 0) {
       const std::uint32_t sel = (c >> (4 * pos)) & 0xF;
       byte = static_cast<std::uint32_t>(src >> (8 * (sel & 7))) & 0xFF;
       if (sel & 8) byte = (byte >> 7) ? 0xFF : 0;
@@ -99,7 +102,7 @@ std::uint32_t ptx_bits_funnel(std::uint32_t lo, std::uint32_t hi, std::uint32_t 
 std::vector<std::uint32_t> ptx_bits_expected(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
   const std::uint64_t ab = (std::uint64_t{b} << 32) | a;
   std::vector<std::uint32_t> o(24);
-  o[0] = ptx_bits_prmt_ref(a, b, c, -1);
+  o[0] = ptx_bits_prmt_ref(a, b, c, -2);
   for (int m = 0; m < 6; ++m) o[1 + m] = ptx_bits_prmt_ref(a, b, c, m);
   o[7] = static_cast<std::uint32_t>(std::popcount(a));
   o[8] = static_cast<std::uint32_t>(std::countl_zero(a));
@@ -160,6 +163,18 @@ TEST_SUITE("ptx") {
     const auto diff = ptx_bits_differences(in, got);
     CHECK_MESSAGE(diff.empty(), (diff.empty() ? std::string() : diff.front()));
 
+    // prmt.b32 without __byte_perm's mask: the selectors' bit 3 replicates a byte's sign.
+    {
+      const auto raw = ptx_bits_run(ptx_mutate(text, "and.b32  \t%r69, %r9, 30583;", "mov.b32 \t%r69, %r9;"), in);
+      int differ = 0, replicated = 0;
+      for (std::size_t t = 0; t < in.size() / 3; ++t) {
+        const std::uint32_t a = in[3 * t], b = in[3 * t + 1], c = in[3 * t + 2];
+        differ += raw[t * 24] != ptx_bits_prmt_ref(a, b, c, -1);
+        replicated += ptx_bits_prmt_ref(a, b, c, -1) != ptx_bits_prmt_ref(a, b, c, -2);
+      }
+      CHECK(differ == 0);
+      CHECK(replicated > 1000);  // the inputs exercise the sign replication
+    }
     // Hand-checked constants (CUB's PRMT example; a sign-replicating selector; an f4e window).
     CHECK(ptx_bits_prmt_ref(0x03020100, 0x07060504, 0x7531, -1) == 0x07050301u);
     CHECK(ptx_bits_prmt_ref(0x00800000, 0, 0x000A, -1) == 0x000000FFu);
