@@ -8,6 +8,8 @@
 //                                              first 40 printed, then a count per word); 2: bad input
 //   faith_compare --control FAITH.PTX GPU.BIN  the negative control: the recording with one word
 //                                              changed must be reported (exit 0 when it is)
+//   faith_compare --write FAITH.PTX OUT.BIN    writes the executor's words in the GPU file's layout
+//                                              (to compare by hand, or to check the skip logic)
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -154,15 +156,21 @@ int compare_all(const std::string& exec, const std::string& gpu, const std::vect
 
 int main(int argc, char** argv) {
   const bool control = argc == 4 && std::strcmp(argv[1], "--control") == 0;
-  if (argc != 3 && !control) {
-    std::printf("usage: faith_compare [--control] FAITH.PTX GPU.BIN\n");
+  const bool write = argc == 4 && std::strcmp(argv[1], "--write") == 0;
+  if (argc != 3 && !control && !write) {
+    std::printf("usage: faith_compare [--control|--write] FAITH.PTX GPU.BIN\n");
     return 2;
   }
-  const char* ptx_path = argv[control ? 2 : 1];
-  const char* gpu_path = argv[control ? 3 : 2];
+  const char* ptx_path = argv[argc - 2];
+  const char* gpu_path = argv[argc - 1];
   const auto in = faith_inputs();
   const std::string exec = executor_words(ptx_path, in);
   if (exec.empty()) return 2;
+  if (write) {
+    std::ofstream(gpu_path, std::ios::binary).write(exec.data(), static_cast<std::streamsize>(exec.size()));
+    std::printf("%s: the executor's %zu bytes\n", gpu_path, exec.size());
+    return 0;
+  }
   std::string gpu = read_all(gpu_path, std::ios::binary);
   const auto bad_size = [&] {
     std::printf("%s: %zu bytes: not a whole number of faith.ptx's kernel sections (%zu threads; %zu bytes in all)\n",
