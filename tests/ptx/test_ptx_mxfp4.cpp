@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,32 @@ TEST_SUITE("ptx") {
     // The folded row is not finite (an Inf scale), the ordinary one is.
     CHECK((folded[5] & 0x7C00) == 0x7C00);
     CHECK((ordinary[5] & 0x7C00) != 0x7C00);
+  }
+
+  TEST_CASE("TurboMind-style MXFP4 GEMV: the A/B specs' stages name gemv.ptx's kernels with their parameter count") {
+    // ab.json / ab-129.json are run by `bitproof ab` (kernel arms); here only what the executor's
+    // side can check: each stage's kernel exists once and takes as many parameters as it has args,
+    // the grid covers the rows (4 a block of 128), and the two specs differ in checkpoint and expect.
+    auto m = ptx::parse_module(read_text(BITPROOF_SOURCE_DIR "/examples/turbomind-mxfp4-gemv/gemv.ptx"), "gemv.ptx");
+    REQUIRE(m.ok());
+    std::vector<std::string> expects;
+    for (const char* file : {"ab.json", "ab-129.json"}) {
+      const auto spec =
+          nlohmann::json::parse(read_text(std::string(BITPROOF_SOURCE_DIR "/examples/turbomind-mxfp4-gemv/") + file));
+      expects.push_back(spec.at("expect").get<std::string>());
+      const auto rows = spec.at("outputs").at(0).at("shape").at(1).get<unsigned>();
+      REQUIRE(spec.at("arms").size() == 2);
+      for (const auto& arm : spec.at("arms")) {
+        for (const auto& stage : arm.at("stages")) {
+          auto k = ptx::find_kernel(*m, stage.at("kernel").get<std::string>());
+          REQUIRE_MESSAGE(k.ok(), file);
+          CHECK((*k)->params.size() == stage.at("args").size());
+          CHECK(stage.at("grid").at(0).get<unsigned>() * stage.at("block").at(0).get<unsigned>() / 32 == rows);
+          CHECK(stage.at("args").at(4).at("u32").get<unsigned>() == rows);
+        }
+      }
+    }
+    CHECK(expects == std::vector<std::string>{"equal", "differ"});
   }
 
   TEST_CASE("TurboMind-style MXFP4 GEMV: the PTX executes whole (no refused instruction) and lists its mul.f16") {
