@@ -16,8 +16,10 @@
 //   0x0E000E00), then mul.f16x2 by (15 - 1 + 15) << 10 = 2^14;
 // - the load-time clamp and the scale multiply: the same repository at ae13773a0deebf583022613c4508e5072cedef91,
 //   kernels/gemm/cast.cu adjust_ue8m0_scale_for_half_kernel (lines 215-222) and kernels/gemm/transform.h
-//   Transform_HMMA_SIMT_B::dequant (142-149): __ushort_as_half(a << 10), one __hmul per element.
-//   (InternLM/lmdeploy's own tree, as stored at 0e546d79 / 082e49f6, has no E2M1 decode to pin.)
+//   Transform_HMMA_SIMT_B::dequant (142-149): __ushort_as_half(a << 10), one __hmul per element (these two
+//   pins as src/recipes/turbomind_mxfp4.hpp records them; the first was read again for this file).
+//   (InternLM/lmdeploy's own src/turbomind/kernels/attention/quantization.h, as stored at 082e49f6, has u8/u4
+//   decoders only, no E2M1 one to pin; its lop3 tables use the a = 0xF0, b = 0xCC, c = 0xAA convention.)
 //
 // Layout (what `bitproof synth-checkpoint` writes for an MXFP4 weight): codes [n, k/2] bytes, two E2M1
 // codes a byte, low nibble first (column c in byte c / 2); scales [n, k/32] UE8M0 bytes; x [k] f16;
