@@ -1070,7 +1070,9 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     } else if (sf) {
       if (in.rnd != Rnd::kRni && in.rnd != Rnd::kRzi)
         return err(line, fmt::format("{}: .rni or .rzi is required", opcode));
-      if (s.bf || in.ftz || in.sat) return err(line, fmt::format("{}: conversion not implemented", opcode));
+      // .sat is redundant here: float-to-integer conversions clamp to the destination's range by
+      // default (PTX ISA, cvt), which float_to_int does; TurboMind's quantizers write cvt.rni.sat.u8.f32.
+      if (s.bf || in.ftz) return err(line, fmt::format("{}: conversion not implemented", opcode));
     } else if (in.rnd != Rnd::kNone || in.ftz || in.sat) {
       return err(line, fmt::format("{}: integer conversions with modifiers are not implemented", opcode));
     }

@@ -196,6 +196,41 @@ TEST_SUITE("ptx") {
     }
   }
 
+  TEST_CASE("cvt.rni.sat.u8.f32 (TurboMind's quantizer): .sat on float-to-integer is the default clamp") {
+    // out[i] = {cvt.rni.sat.u8.f32, cvt.rni.u8.f32, cvt.rzi.sat.s32.f32} of in[i]; ties to even,
+    // clamped to the destination's range, NaN to 0 (PTX ISA, cvt: .sat is redundant there).
+    const std::string text =
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_out, .param .u64 k_in)\n{\n"
+        "\t.reg .b32 %r<8>;\n\t.reg .f32 %f<2>;\n\t.reg .b64 %rd<8>;\n"
+        "\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd2, [k_in];\n\tmov.u32 %r1, %tid.x;\n"
+        "\tmul.wide.u32 %rd3, %r1, 4;\n\tadd.s64 %rd4, %rd2, %rd3;\n\tld.global.f32 %f1, [%rd4];\n"
+        "\tcvt.rni.sat.u8.f32 %r2, %f1;\n\tcvt.rni.u8.f32 %r3, %f1;\n\tcvt.rzi.sat.s32.f32 %r4, %f1;\n"
+        "\tmul.wide.u32 %rd5, %r1, 12;\n\tadd.s64 %rd6, %rd1, %rd5;\n"
+        "\tst.global.u32 [%rd6], %r2;\n\tst.global.u32 [%rd6+4], %r3;\n\tst.global.u32 [%rd6+8], %r4;\n\tret;\n}\n";
+    // -1.5, 0.5, 1.5, 2.5, 255.5, 256, 1e10, -1e10, NaN, +Inf, -Inf, -0, 127.49
+    const std::vector<std::uint32_t> in = {0xBFC00000, 0x3F000000, 0x3FC00000, 0x40200000, 0x437F8000,
+                                           0x43800000, 0x501502F9, 0xD01502F9, 0x7FC00000, 0x7F800000,
+                                           0xFF800000, 0x80000000, 0x42FEFAE1};
+    const std::vector<std::uint32_t> u8 = {0, 0, 2, 2, 255, 255, 255, 0, 0, 255, 0, 0, 127};
+    const std::vector<std::uint32_t> s32 = {0xFFFFFFFF, 0, 1,          2,          255, 256, 0x7FFFFFFF,
+                                            0x80000000, 0, 0x7FFFFFFF, 0x80000000, 0,   127};
+    const auto n = static_cast<unsigned>(in.size());
+    ptx::Memory mem;
+    const auto bo = mem.add(std::vector<std::uint8_t>(std::size_t{n} * 12, 0xAB)), bi = mem.add(ptx_bytes_of(in));
+    auto r = run_ptx(text, "k", {1}, {n}, {Arg::buf(bo), Arg::buf(bi)}, mem, "sat.ptx");
+    REQUIRE_MESSAGE(r.ok(), r.error().message);
+    const auto out = ptx_values_of<std::uint32_t>(mem.bytes(bo));
+    for (unsigned i = 0; i < n; ++i) {
+      CHECK_MESSAGE(out[3 * i] == u8[i], fmt::format("in {:08x}: sat.u8 {}", in[i], out[3 * i]));
+      CHECK(out[3 * i + 1] == out[3 * i]);  // .sat changes nothing
+      CHECK_MESSAGE(out[3 * i + 2] == s32[i], fmt::format("in {:08x}: sat.s32 {:08x}", in[i], out[3 * i + 2]));
+    }
+    // Still refused: .ftz on float-to-integer, .sat on an integer narrowing.
+    for (const char* inst : {"cvt.rni.ftz.u8.f32 %r2, %f1;", "cvt.sat.u8.s32 %r2, %r1;"}) {
+      CHECK_MESSAGE(!ptx::parse_module(ptx_mutate(text, "cvt.rni.sat.u8.f32 %r2, %f1;", inst), "sat.ptx").ok(), inst);
+    }
+  }
+
   TEST_CASE("bit instructions: forms that stay refused, with their line") {
     const std::string head =
         ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_p)\n{\n"

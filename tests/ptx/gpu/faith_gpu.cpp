@@ -1,5 +1,5 @@
 // Runs faith.ptx's kernels on the GPU through the driver API and writes their results to argv[2],
-// little-endian: faith's 8192 x 24 words, then faith_bits' 8192 x 28 words (the kernels of
+// little-endian: faith's 8192 x 24 words, then faith_bits' 8192 x 32 words (the kernels of
 // faith_inputs.hpp's kFaithKernels, in order): the hardware side of the faithfulness check.
 //   g++ -O2 -I/usr/local/cuda/include faith_gpu.cpp -lcuda -o faith_gpu && ./faith_gpu faith.ptx out.bin
 #include <cuda.h>

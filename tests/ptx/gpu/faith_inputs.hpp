@@ -11,7 +11,7 @@ struct FaithKernel {
   const char* name;
   unsigned words;
 };
-inline constexpr FaithKernel kFaithKernels[] = {{"faith", 24}, {"faith_bits", 28}};
+inline constexpr FaithKernel kFaithKernels[] = {{"faith", 24}, {"faith_bits", 32}};
 
 inline std::vector<std::uint32_t> faith_inputs() {
   std::vector<std::uint32_t> edges;
