@@ -1,6 +1,9 @@
 // ConcretePolicy::alu: the exact result of each ALU instruction (src/ptx/concrete.hpp).
 #include "ptx/concrete.hpp"
 
+#include <bit>
+#include <vector>
+
 #include "arith/soft_arith.hpp"
 #include "ptx/ptx.hpp"
 
@@ -312,9 +315,111 @@ const char* int_op(const Inst& in, const std::uint64_t* s, std::uint64_t* d) {
   return nullptr;
 }
 
+// prmt (PTX ISA, prmt): the source byte of each result byte (d.b0 first) for the modes, by c[1:0].
+constexpr std::uint8_t kPrmtTable[6][4][4] = {
+    {{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}},  // f4e: forward 4 extract
+    {{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}},  // b4e: backward 4 extract
+    {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}},  // rc8: replicate 8
+    {{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}},  // ecl: edge clamp left
+    {{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}},  // ecr: edge clamp right
+    {{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}},  // rc16: replicate 16
+};
+
+std::uint64_t prmt(const Inst& in, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  const std::uint64_t bytes = ((b & 0xFFFFFFFFu) << 32) | (a & 0xFFFFFFFFu);
+  const auto byte = [&](unsigned i) { return (bytes >> (8 * i)) & 0xFF; };
+  std::uint64_t d = 0;
+  for (unsigned i = 0; i < 4; ++i) {
+    std::uint64_t v = 0;
+    if (in.mode == static_cast<std::uint8_t>(PrmtMode::kDefault)) {
+      const unsigned ctl = (c >> (4 * i)) & 0xF;
+      v = byte(ctl & 7);
+      if ((ctl & 8) != 0) v = (v & 0x80) != 0 ? 0xFF : 0;  // replicate the byte's sign
+    } else {
+      v = byte(kPrmtTable[in.mode - 1][c & 3][i]);
+    }
+    d |= v << (8 * i);
+  }
+  return d;
+}
+
+// bfe / bfi (PTX ISA, bfe and bfi): position and length are c's and d's low bytes; bits past the
+// type's msb are not taken (bfe fills them with the sign bit, 0 for unsigned or length 0).
+std::uint64_t bfe(const Inst& in, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  const unsigned msb = in.type.bits - 1, pos = b & 0xFF, len = c & 0xFF;
+  std::uint64_t sbit = 0;
+  if (in.type.kind == Kind::kSigned && len != 0) sbit = (a >> std::min(pos + len - 1, msb)) & 1;
+  std::uint64_t d = 0;
+  for (unsigned i = 0; i <= msb; ++i) {
+    const std::uint64_t bit = (i < len && pos + i <= msb) ? (a >> (pos + i)) & 1 : sbit;
+    d |= bit << i;
+  }
+  return d;
+}
+std::uint64_t bfi(const Inst& in, std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint64_t d) {
+  const unsigned msb = in.type.bits - 1, pos = c & 0xFF, len = d & 0xFF;
+  std::uint64_t f = b & bits_mask(in.type.bits);
+  for (unsigned i = 0; i < len && pos + i <= msb; ++i) {
+    f = (f & ~(std::uint64_t{1} << (pos + i))) | (((a >> i) & 1) << (pos + i));
+  }
+  return f;
+}
+
+// shf.l / shf.r (PTX ISA, shf): the upper (l) or lower (r) 32 bits of {b, a} shifted by n,
+// n = min(c, 32) with .clamp, c & 31 with .wrap.
+std::uint64_t shf(const Inst& in, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  const bool right = (in.mode & 1) != 0, clamp = (in.mode & 2) != 0;
+  const std::uint64_t n = clamp ? std::min<std::uint64_t>(c & 0xFFFFFFFFu, 32) : c & 31;
+  const std::uint64_t both = ((b & 0xFFFFFFFFu) << 32) | (a & 0xFFFFFFFFu);
+  return right ? (both >> n) & 0xFFFFFFFFu : ((both << n) >> 32) & 0xFFFFFFFFu;
+}
+
+// The bit-manipulation instructions; false when `in` is none of them.
+bool bits_op(const Inst& in, const std::uint64_t* s, std::uint64_t* d) {
+  const int w = in.type.bits;
+  const std::uint64_t a = s[0] & bits_mask(w);
+  switch (in.op) {
+    case Op::kPrmt: d[0] = prmt(in, s[0], s[1], s[2]); return true;
+    case Op::kBfe: d[0] = bfe(in, a, s[1], s[2]); return true;
+    case Op::kBfi: d[0] = bfi(in, a, s[1], s[2], s[3]); return true;
+    case Op::kPopc: d[0] = static_cast<std::uint64_t>(std::popcount(a)); return true;
+    case Op::kClz: d[0] = static_cast<std::uint64_t>(std::countl_zero(a) - (64 - w)); return true;
+    case Op::kBrev: {
+      std::uint64_t r = 0;
+      for (int i = 0; i < w; ++i) r |= ((a >> i) & 1) << (w - 1 - i);
+      d[0] = r;
+      return true;
+    }
+    case Op::kLop3: {
+      // Each result bit is the table's bit at (a, b, c) = 4a + 2b + c: the table is immLut =
+      // F(0xF0, 0xCC, 0xAA) (PTX ISA, lop3).
+      const std::uint64_t lut = s[3] & 0xFF;
+      std::uint64_t r = 0;
+      for (int i = 0; i < 32; ++i) {
+        const unsigned idx = static_cast<unsigned>(((a >> i) & 1) << 2 | ((s[1] >> i) & 1) << 1 | ((s[2] >> i) & 1));
+        r |= ((lut >> idx) & 1) << i;
+      }
+      d[0] = r;
+      return true;
+    }
+    case Op::kShf: d[0] = shf(in, s[0], s[1], s[2]); return true;
+    case Op::kCvtPack: {
+      const auto one = [&](std::uint64_t v) -> std::uint64_t {
+        const auto f = static_cast<std::uint32_t>(v);
+        if (in.type.bf) return SoftArith::float2bfloat16_rn(f);
+        return in.rnd == Rnd::kRz ? SoftArith::float2half_rz(f) : SoftArith::float2half_rn(f);
+      };
+      d[0] = (one(s[0]) << 16) | one(s[1]);
+      return true;
+    }
+    default: return false;
+  }
+}
+
 }  // namespace
 
 const char* ConcretePolicy::alu(const Inst& in, const Value* s, Value* d) {
+  if (bits_op(in, s, d)) return nullptr;
   switch (in.op) {
     case Op::kMov: d[0] = s[0] & bits_mask(in.type.bits); return nullptr;
     case Op::kPack: {
@@ -368,6 +473,241 @@ const char* ConcretePolicy::alu(const Inst& in, const Value* s, Value* d) {
     return nullptr;
   }
   return int_op(in, s, d);
+}
+
+}  // namespace bitproof::ptx
+
+// ---- ConcretePolicy::select: loops over a warp's lanes, specialised for the instructions the
+// hot loops of compiled kernels are made of; each computes exactly what alu() computes for the
+// lane (tests/ptx compares both on every instruction of its fixtures: "select = alu").
+namespace bitproof::ptx {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the executor's memory is little-endian");
+
+constexpr int kLanes = 32;
+using Reg = ConcretePolicy::Value;
+
+// fn(lane) for every lane of exec, lowest first.
+template <class Fn>
+inline void each_lane(std::uint32_t exec, Fn fn) {
+  if (exec == 0xFFFFFFFFu) {
+    for (int l = 0; l < kLanes; ++l) fn(l);
+  } else {
+    for (std::uint32_t m = exec; m != 0; m &= m - 1) fn(std::countr_zero(m));
+  }
+}
+
+inline Reg* slot(Reg* R, std::uint32_t s) { return R + std::size_t{s} * kLanes; }
+
+const char* generic_loop(const Inst& in, Reg* R, std::uint32_t exec, int* bad) {
+  Reg s[5], d[4];
+  for (std::uint32_t m = exec; m != 0; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    for (int i = 0; i < in.nsrc; ++i) s[i] = R[std::size_t{in.src[i]} * kLanes + static_cast<unsigned>(l)];
+    if (const char* why = ConcretePolicy::alu(in, s, d)) return *bad = l, why;
+    for (int i = 0; i < in.ndst; ++i) {
+      if (in.dst[i] != kNoSlot) R[std::size_t{in.dst[i]} * kLanes + static_cast<unsigned>(l)] = d[i];
+    }
+  }
+  return nullptr;
+}
+
+// d = f(a, b) masked to the type's width, for every lane (a, b read before d is written per lane).
+template <class F>
+const char* binary_loop(const Inst& in, Reg* R, std::uint32_t exec, F f) {
+  const Reg* a = slot(R, in.src[0]);
+  const Reg* b = slot(R, in.src[1]);
+  Reg* d = slot(R, in.dst[0]);
+  each_lane(exec, [&](int l) { d[l] = f(a[l], b[l]); });
+  return nullptr;
+}
+
+template <int W>
+const char* add_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a + b) & bits_mask(W); });
+}
+template <int W>
+const char* sub_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a - b) & bits_mask(W); });
+}
+template <int W>
+const char* and_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) { return a & b & bits_mask(W); });
+}
+template <int W>
+const char* or_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a | b) & bits_mask(W); });
+}
+template <int W>
+const char* xor_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a ^ b) & bits_mask(W); });
+}
+const char* mul_lo32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a * b) & 0xFFFFFFFFu; });
+}
+const char* mul_wide_u32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a & 0xFFFFFFFFu) * (b & 0xFFFFFFFFu); });
+}
+const char* mul_wide_s32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) {
+    return static_cast<Reg>(static_cast<std::int64_t>(static_cast<std::int32_t>(a)) *
+                            static_cast<std::int64_t>(static_cast<std::int32_t>(b)));
+  });
+}
+const char* mad_lo32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  const Reg* a = slot(R, in.src[0]);
+  const Reg* b = slot(R, in.src[1]);
+  const Reg* c = slot(R, in.src[2]);
+  Reg* d = slot(R, in.dst[0]);
+  each_lane(exec, [&](int l) { d[l] = (a[l] * b[l] + c[l]) & 0xFFFFFFFFu; });
+  return nullptr;
+}
+template <int W>
+const char* mov_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  const Reg* a = slot(R, in.src[0]);
+  Reg* d = slot(R, in.dst[0]);
+  each_lane(exec, [&](int l) { d[l] = a[l] & bits_mask(W); });
+  return nullptr;
+}
+
+// setp on integers without .and/.or/.xor: the outcome table's bit (lt, eq, gt) is p, q = !p.
+template <bool Signed, int W>
+const char* setp_int_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  unsigned table = 0;  // bit 0: a < b, bit 1: a == b, bit 2: a > b
+  switch (in.cmp) {
+    case Cmp::kEq: table = 2; break;
+    case Cmp::kNe: table = 5; break;
+    case Cmp::kLt:
+    case Cmp::kLo: table = 1; break;
+    case Cmp::kLe:
+    case Cmp::kLs: table = 3; break;
+    case Cmp::kGt:
+    case Cmp::kHi: table = 4; break;
+    default: table = 6; break;  // kGe, kHs (select() admits no other)
+  }
+  const bool sgn = Signed && in.cmp != Cmp::kLo && in.cmp != Cmp::kLs && in.cmp != Cmp::kHi && in.cmp != Cmp::kHs;
+  const Reg* a = slot(R, in.src[0]);
+  const Reg* b = slot(R, in.src[1]);
+  Reg* p = slot(R, in.dst[0]);
+  Reg* q = in.ndst == 2 ? slot(R, in.dst[1]) : nullptr;
+  each_lane(exec, [&](int l) {
+    int idx = 0;
+    if (sgn) {
+      const std::int64_t x = sign_extend(a[l], W), y = sign_extend(b[l], W);
+      idx = x < y ? 0 : x == y ? 1 : 2;
+    } else {
+      const Reg x = a[l] & bits_mask(W), y = b[l] & bits_mask(W);
+      idx = x < y ? 0 : x == y ? 1 : 2;
+    }
+    const Reg r = (table >> idx) & 1;
+    p[l] = r;
+    if (q != nullptr) q[l] = r ^ 1;
+  });
+  return nullptr;
+}
+
+// cvt.f32.f16: every binary16's binary32 (exact; SoftArith::half2float), tabulated once.
+const std::uint32_t* half_to_float_table() {
+  static const std::vector<std::uint32_t> table = [] {
+    std::vector<std::uint32_t> t(65536);
+    for (std::uint32_t h = 0; h < 65536; ++h) t[h] = SoftArith::half2float(static_cast<std::uint16_t>(h));
+    return t;
+  }();
+  return table.data();
+}
+const char* cvt_f32_f16_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  const std::uint32_t* t = half_to_float_table();
+  const Reg* a = slot(R, in.src[0]);
+  Reg* d = slot(R, in.dst[0]);
+  each_lane(exec, [&](int l) { d[l] = t[a[l] & 0xFFFF]; });
+  return nullptr;
+}
+
+// add/sub/mul/fma .rn.f32 without .ftz/.sat: one soft-float rounding (float_op's case).
+const char* fma_rn_f32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  const Reg* a = slot(R, in.src[0]);
+  const Reg* b = slot(R, in.src[1]);
+  const Reg* c = slot(R, in.src[2]);
+  Reg* d = slot(R, in.dst[0]);
+  each_lane(exec, [&](int l) {
+    d[l] = soft::fma<soft::Binary32>(static_cast<std::uint32_t>(a[l]), static_cast<std::uint32_t>(b[l]),
+                                     static_cast<std::uint32_t>(c[l]), Round::kNearestEven);
+  });
+  return nullptr;
+}
+const char* add_rn_f32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) -> Reg {
+    return soft::add<soft::Binary32>(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), Round::kNearestEven);
+  });
+}
+const char* mul_rn_f32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+  return binary_loop(in, R, exec, [](Reg a, Reg b) -> Reg {
+    return soft::mul<soft::Binary32>(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), Round::kNearestEven);
+  });
+}
+
+// A width-templated loop for a 16-, 32- or 64-bit type; nullptr for another width.
+#define BP_BY_WIDTH(loop, bits) \
+  ((bits) == 16   ? &loop<16>   \
+   : (bits) == 32 ? &loop<32>   \
+   : (bits) == 64 ? &loop<64>   \
+                  : static_cast<ConcretePolicy::LaneLoop>(nullptr))
+
+ConcretePolicy::LaneLoop special(const Inst& in) {
+  const Type& t = in.type;
+  const bool integer = t.kind == Kind::kBits || t.kind == Kind::kUnsigned || t.kind == Kind::kSigned;
+  const bool plain_float = t.kind == Kind::kFloat && t.bits == 32 && !t.x2 && in.rnd == Rnd::kRn && !in.ftz && !in.sat;
+  switch (in.op) {
+    case Op::kMov: return integer || t.kind == Kind::kFloat ? BP_BY_WIDTH(mov_loop, t.bits) : nullptr;
+    case Op::kAdd:
+      if (plain_float) return &add_rn_f32_loop;
+      return integer ? BP_BY_WIDTH(add_loop, t.bits) : nullptr;
+    case Op::kSub: return integer ? BP_BY_WIDTH(sub_loop, t.bits) : nullptr;
+    case Op::kAnd: return integer ? BP_BY_WIDTH(and_loop, t.bits) : nullptr;
+    case Op::kOr: return integer ? BP_BY_WIDTH(or_loop, t.bits) : nullptr;
+    case Op::kXor: return integer ? BP_BY_WIDTH(xor_loop, t.bits) : nullptr;
+    case Op::kMul:
+      if (plain_float) return &mul_rn_f32_loop;
+      if (!integer || t.bits != 32) return nullptr;
+      if (in.part == MulPart::kLo) return &mul_lo32_loop;
+      if (in.part == MulPart::kWide) return t.kind == Kind::kSigned ? &mul_wide_s32_loop : &mul_wide_u32_loop;
+      return nullptr;
+    case Op::kMad: return integer && t.bits == 32 && in.part == MulPart::kLo ? &mad_lo32_loop : nullptr;
+    case Op::kFma: return plain_float ? &fma_rn_f32_loop : nullptr;
+    case Op::kSetp:
+      if (!integer || in.bool_op != BoolOp::kNone || in.cmp > Cmp::kHs) return nullptr;
+      if (t.bits == 32) return t.kind == Kind::kSigned ? &setp_int_loop<true, 32> : &setp_int_loop<false, 32>;
+      if (t.bits == 64) return t.kind == Kind::kSigned ? &setp_int_loop<true, 64> : &setp_int_loop<false, 64>;
+      return nullptr;
+    case Op::kCvt:
+      return t.kind == Kind::kFloat && t.bits == 32 && !t.x2 && in.src_type.kind == Kind::kFloat &&
+                     in.src_type.bits == 16 && !in.src_type.bf && !in.src_type.x2
+                 ? &cvt_f32_f16_loop
+                 : nullptr;
+    default: return nullptr;
+  }
+}
+#undef BP_BY_WIDTH
+
+}  // namespace
+
+// Memory and control instructions have no loop (the executor runs them); ALU ones a special
+// loop where one exists, else alu() lane by lane.
+ConcretePolicy::LaneLoop ConcretePolicy::select(const Inst& in) {
+  switch (in.op) {
+    case Op::kLd:
+    case Op::kSt:
+    case Op::kBra:
+    case Op::kExit:
+    case Op::kBar:
+    case Op::kShfl:
+    case Op::kVote:
+    case Op::kWarpSync: return nullptr;
+    default: break;
+  }
+  if (LaneLoop f = special(in)) return f;
+  return &generic_loop;
 }
 
 }  // namespace bitproof::ptx

@@ -11,6 +11,11 @@
 //                                       the executor then refuses "not provable by tracing")
 //   alu(inst, srcs, dsts) -> reason     one thread's ALU instruction; nullptr or why it is undefined
 //   load(bytes, size, sign) / store     a memory element to a value and back
+//   select(inst) -> LaneLoop            the loop running an ALU instruction over a warp's lanes
+//                                       (R: the warp's registers, slot * 32 + lane; exec: the
+//                                       lanes); nullptr or why, with the lane in *bad. Chosen once
+//                                       per instruction at launch: the same results as alu() on
+//                                       each lane (a policy may return alu()'s loop for all)
 // so the symbolic policy (issue 48) is a second implementation of these, over nodes.
 //
 // NaN rule (the hardware's, as SoftArith states it, measured on an H200): every f32
@@ -21,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 #include "ptx/module.hpp"
@@ -35,14 +41,39 @@ struct ConcretePolicy {
   // warpsync) from its source values s[0..nsrc) into d[0..ndst). nullptr, or why the
   // result is undefined (integer division by zero, cvta outside the window).
   static const char* alu(const Inst& in, const Value* s, Value* d);
+  using LaneLoop = const char* (*)(const Inst& in, Value* R, std::uint32_t exec, int* bad);
+  static LaneLoop select(const Inst& in);
+  // Little-endian bytes (the host's order is checked by a static_assert in concrete.cpp).
   static Value load(const std::uint8_t* p, unsigned size, bool sign_extend) {
     std::uint64_t v = 0;
-    for (unsigned i = 0; i < size; ++i) v |= std::uint64_t{p[i]} << (8 * i);
+    switch (size) {  // fixed-size copies (a variable one is a library call)
+      case 1: v = *p; break;
+      case 2: v = copy<std::uint16_t>(p); break;
+      case 4: v = copy<std::uint32_t>(p); break;
+      default: v = copy<std::uint64_t>(p); break;
+    }
     if (sign_extend && size < 8 && (v >> (8 * size - 1) & 1) != 0) v |= ~std::uint64_t{0} << (8 * size);
     return v;
   }
   static void store(std::uint8_t* p, unsigned size, Value v) {
-    for (unsigned i = 0; i < size; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+    switch (size) {
+      case 1: *p = static_cast<std::uint8_t>(v); break;
+      case 2: put(p, static_cast<std::uint16_t>(v)); break;
+      case 4: put(p, static_cast<std::uint32_t>(v)); break;
+      default: put(p, v); break;
+    }
+  }
+
+ private:
+  template <class T>
+  static T copy(const std::uint8_t* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  template <class T>
+  static void put(std::uint8_t* p, T v) {
+    std::memcpy(p, &v, sizeof v);
   }
 };
 

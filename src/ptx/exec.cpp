@@ -14,6 +14,7 @@
 
 #include <bit>
 #include <cstring>
+#include <optional>
 
 #include "ptx/concrete.hpp"
 #include "ptx/ptx.hpp"
@@ -22,7 +23,6 @@ namespace bitproof::ptx {
 namespace {
 
 constexpr int kWarp = 32;
-enum LaneState : std::uint8_t { kRun, kParked, kExited };
 
 template <class P>
 class Runner {
@@ -32,12 +32,23 @@ class Runner {
   Expected<LaunchResult> run(std::span<const Arg> args);
 
  private:
+  // A warp's lanes are running (`run`), parked at a barrier (`parked`) or exited (neither).
+  // Converged (`conv`): every running lane is at `cpc`, and pc[] is stale for running lanes;
+  // otherwise pc[] is every running lane's PC. A parked lane's PC is always in pc[]. This is only
+  // a cache of min-PC scheduling's state (the issuing group is the same either way): a branch
+  // that splits the group ends it, and a scan that finds every running lane at one PC restores it.
   struct Warp {
     std::vector<Value> regs;  // slot * 32 + lane
     std::uint32_t pc[kWarp] = {};
-    std::uint8_t state[kWarp] = {};
+    std::uint32_t run = 0, parked = 0;
+    bool conv = true;
+    std::uint32_t cpc = 0;
     std::uint32_t lanes = 0;  // the lanes that exist (a partial last warp has fewer)
     std::vector<std::uint8_t> local;
+  };
+  struct Span {
+    std::uint8_t* data = nullptr;
+    std::uint64_t size = 0;
   };
   const Module& mod_;
   const Kernel& k_;
@@ -47,12 +58,21 @@ class Runner {
   std::vector<std::vector<std::uint8_t>> globals_;
   std::vector<Warp> warps_;
   std::vector<std::uint32_t> init_slots_;  // the slots that do not start at 0
+  std::vector<typename P::LaneLoop> alu_;  // per instruction: P's loop over a warp's lanes (ALU ops)
+  std::vector<Span> args_;                 // the argument buffers, for the accesses' fast path
   Dim3 block_id_;
   LaunchResult result_;
+  std::optional<Error> error_;  // why step() returned kFailed
 
   Error fail(const Warp& w, int lane, const Inst& in, const std::string& what) const;
   void start_block(const Dim3& b);
-  Expected<bool> step(Warp& w);  // false: no runnable lane
+  enum Step { kIdle, kStepped, kFailed };
+  Step step(Warp& w);  // kIdle: no running lane; kFailed: error_ says why
+  Step failed(Error e) {
+    error_ = std::move(e);
+    return kFailed;
+  }
+  std::uint8_t* fast_resolve(const Inst& in, std::uint64_t addr, unsigned size);
   Expected<std::uint8_t*> resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
                                   bool write);
   Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
@@ -98,6 +118,10 @@ Expected<LaunchResult> Runner<P>::run(std::span<const Arg> args) {
   for (std::size_t s = 0; s < k_.slots.size(); ++s) {
     if (k_.slots[s].init != SlotInit::kZero) init_slots_.push_back(static_cast<std::uint32_t>(s));
   }
+  alu_.resize(k_.code.size());
+  for (std::size_t i = 0; i < k_.code.size(); ++i) alu_[i] = P::select(k_.code[i]);
+  for (std::size_t i = 0; i < mem_.size() && i < 0xEF; ++i)
+    args_.push_back({mem_.bytes(i).data(), mem_.bytes(i).size()});
   shared_.resize(shared);
   warps_.resize((b.count() + kWarp - 1) / kWarp);
   for (auto& w : warps_) {
@@ -110,18 +134,17 @@ Expected<LaunchResult> Runner<P>::run(std::span<const Arg> args) {
         start_block({x, y, z});
         while (true) {
           for (auto& w : warps_) {
-            while (true) {
-              auto r = step(w);
-              if (!r) return r.error();
-              if (!*r) break;
+            Step r = kStepped;
+            while ((r = step(w)) == kStepped) {
             }
+            if (r == kFailed) return std::move(*error_);
           }
-          // Every thread is parked at a barrier or has exited: release the barrier.
+          // Every thread is parked at a barrier or has exited: release the barrier (the parked
+          // lanes' PCs are in pc[]; the next step's scan finds whether they are converged).
           bool parked = false;
           for (auto& w : warps_) {
-            for (std::uint32_t l = 0; l < w.lanes; ++l) {
-              if (w.state[l] == kParked) w.state[l] = kRun, parked = true;
-            }
+            if (w.parked == 0) continue;
+            w.run |= w.parked, w.parked = 0, w.conv = false, parked = true;
           }
           if (!parked) break;
         }
@@ -141,7 +164,8 @@ void Runner<P>::start_block(const Dim3& b) {
     Warp& w = warps_[wi];
     const std::uint64_t first = wi * kWarp;
     w.lanes = static_cast<std::uint32_t>(std::min<std::uint64_t>(kWarp, threads - first));
-    for (int l = 0; l < kWarp; ++l) w.pc[l] = 0, w.state[l] = static_cast<std::uint32_t>(l) < w.lanes ? kRun : kExited;
+    for (int l = 0; l < kWarp; ++l) w.pc[l] = 0;
+    w.run = w.lanes == kWarp ? 0xFFFFFFFFu : (1u << w.lanes) - 1, w.parked = 0, w.conv = true, w.cpc = 0;
     std::fill(w.local.begin(), w.local.end(), 0);
     std::fill(w.regs.begin(), w.regs.end(), P::constant(0));
     std::uint32_t tid[3][kWarp];
@@ -312,99 +336,122 @@ Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) 
   return Ok{};
 }
 
+// The bytes of an access that needs no message: an argument buffer's (global or generic
+// address) or shared memory's, aligned and inside. nullptr: resolve() decides (other windows,
+// and every error with its message).
 template <class P>
-Expected<bool> Runner<P>::step(Warp& w) {
-  std::uint32_t pc = 0xFFFFFFFFu, group = 0;
-  for (int l = 0; l < kWarp; ++l) {
-    if (w.state[l] != kRun) continue;
-    if (w.pc[l] < pc)
-      pc = w.pc[l], group = 1u << l;
-    else if (w.pc[l] == pc)
-      group |= 1u << l;
+std::uint8_t* Runner<P>::fast_resolve(const Inst& in, std::uint64_t addr, unsigned size) {
+  if (addr % size != 0) return nullptr;
+  if (in.space == Space::kShared) {
+    return addr <= shared_.size() && size <= shared_.size() - addr ? shared_.data() + addr : nullptr;
   }
-  if (group == 0) return false;
+  if (in.space != Space::kGlobal && in.space != Space::kGeneric) return nullptr;
+  const std::uint64_t win = (addr >> kWindowShift) - 1, o = addr & kWindowMask;
+  if (win >= args_.size()) return nullptr;
+  const Span& b = args_[win];
+  return o <= b.size && size <= b.size - o ? b.data + o : nullptr;
+}
+
+template <class P>
+typename Runner<P>::Step Runner<P>::step(Warp& w) {
+  std::uint32_t pc = 0xFFFFFFFFu, group = 0;
+  if (w.run == 0) return kIdle;
+  if (w.conv) {
+    pc = w.cpc, group = w.run;
+  } else {
+    for (std::uint32_t m = w.run; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      if (w.pc[l] < pc)
+        pc = w.pc[l], group = 1u << l;
+      else if (w.pc[l] == pc)
+        group |= 1u << l;
+    }
+    if (group == w.run) w.conv = true, w.cpc = pc;
+  }
   const Inst& in = k_.code[pc];
   if (++result_.warp_steps > cfg_.max_warp_steps) {
-    return fail(w, std::countr_zero(group), in,
-                fmt::format("more than {} warp instructions: a loop that does not end?", cfg_.max_warp_steps));
+    return failed(fail(w, std::countr_zero(group), in,
+                       fmt::format("more than {} warp instructions: a loop that does not end?", cfg_.max_warp_steps)));
   }
   Value* R = w.regs.data();
   std::uint32_t exec = group;
   if (in.guard != kNoSlot) {
     exec = 0;
-    for (int l = 0; l < kWarp; ++l) {
-      if (!(group >> l & 1)) continue;
-      const auto g = P::concrete(R[std::size_t{in.guard} * kWarp + l]);
-      if (!g) return fail(w, l, in, "a branch or guard depends on tensor data (not provable by tracing)");
-      if (((*g & 1) != 0) != in.neg_guard) exec |= 1u << l;
+    const Value* g = R + std::size_t{in.guard} * kWarp;
+    for (std::uint32_t m = group; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      const auto v = P::concrete(g[l]);
+      if (!v) return failed(fail(w, l, in, "a branch or guard depends on tensor data (not provable by tracing)"));
+      if (((*v & 1) != 0) != in.neg_guard) exec |= 1u << l;
     }
   }
   result_.thread_steps += static_cast<unsigned>(std::popcount(exec));
-  std::uint32_t next = pc + 1;
+  const std::uint32_t next = pc + 1;
   switch (in.op) {
     case Op::kBra:
-      for (int l = 0; l < kWarp; ++l) {
-        if (group >> l & 1) w.pc[l] = (exec >> l & 1) ? in.target : next;
+      if (w.conv && (exec == group || exec == 0)) {
+        w.cpc = exec == 0 ? next : in.target;
+        return kStepped;
       }
-      return true;
-    case Op::kExit:
-      for (int l = 0; l < kWarp; ++l) {
-        if (exec >> l & 1) w.state[l] = kExited;
+      for (std::uint32_t m = group; m != 0; m &= m - 1) {
+        const int l = std::countr_zero(m);
+        w.pc[l] = (exec >> l & 1) ? in.target : next;
       }
-      break;
+      w.conv = false;
+      return kStepped;
+    case Op::kExit: w.run &= ~exec; break;
     case Op::kBar:
-      for (int l = 0; l < kWarp; ++l) {
-        if (exec >> l & 1) w.state[l] = kParked;
-      }
+      w.run &= ~exec, w.parked |= exec;
+      for (std::uint32_t m = exec; m != 0; m &= m - 1) w.pc[std::countr_zero(m)] = next;
       break;
     case Op::kShfl:
     case Op::kVote:
     case Op::kWarpSync:
       if (exec != 0) {
-        if (auto r = collective(w, in, exec); !r) return r.error();
+        if (auto r = collective(w, in, exec); !r) return failed(r.error());
       }
       break;
     case Op::kLd:
     case Op::kSt: {
       const unsigned size = std::max(in.type.bits / 8, 1);
       const bool sign = in.type.kind == Kind::kSigned;
-      for (int l = 0; l < kWarp; ++l) {
-        if (!(exec >> l & 1)) continue;
+      for (std::uint32_t m = exec; m != 0; m &= m - 1) {
+        const int l = std::countr_zero(m);
         std::uint64_t addr = static_cast<std::uint64_t>(in.offset);
         if (in.src[0] != kNoSlot) {
           const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + l]);
-          if (!base) return fail(w, l, in, "an address depends on tensor data (not provable by tracing)");
+          if (!base) return failed(fail(w, l, in, "an address depends on tensor data (not provable by tracing)"));
           addr += *base;
         }
-        auto p = resolve(w, l, in, addr, size * in.vec, in.op == Op::kSt);
-        if (!p) return p.error();
+        std::uint8_t* p = fast_resolve(in, addr, size * in.vec);
+        if (p == nullptr) {
+          auto r = resolve(w, l, in, addr, size * in.vec, in.op == Op::kSt);
+          if (!r) return failed(r.error());
+          p = *r;
+        }
         for (unsigned e = 0; e < in.vec; ++e) {
           if (in.op == Op::kLd) {
-            if (in.dst[e] != kNoSlot) R[std::size_t{in.dst[e]} * kWarp + l] = P::load(*p + e * size, size, sign);
+            if (in.dst[e] != kNoSlot) R[std::size_t{in.dst[e]} * kWarp + l] = P::load(p + e * size, size, sign);
           } else {
-            P::store(*p + e * size, size, R[std::size_t{in.src[1 + e]} * kWarp + l]);
+            P::store(p + e * size, size, R[std::size_t{in.src[1 + e]} * kWarp + l]);
           }
         }
       }
       break;
     }
-    default: {
-      Value s[4], d[4];
-      for (int l = 0; l < kWarp; ++l) {
-        if (!(exec >> l & 1)) continue;
-        for (int i = 0; i < in.nsrc; ++i) s[i] = R[std::size_t{in.src[i]} * kWarp + l];
-        if (const char* why = P::alu(in, s, d)) return fail(w, l, in, why);
-        for (int i = 0; i < in.ndst; ++i) {
-          if (in.dst[i] != kNoSlot) R[std::size_t{in.dst[i]} * kWarp + l] = d[i];
-        }
+    default:
+      if (exec != 0) {
+        int bad = 0;
+        if (const char* why = alu_[pc](in, R, exec, &bad)) return failed(fail(w, bad, in, why));
       }
       break;
-    }
   }
-  for (int l = 0; l < kWarp; ++l) {
-    if (group >> l & 1) w.pc[l] = next;
+  if (w.conv) {
+    w.cpc = next;
+  } else {
+    for (std::uint32_t m = group & w.run; m != 0; m &= m - 1) w.pc[std::countr_zero(m)] = next;
   }
-  return true;
+  return kStepped;
 }
 
 }  // namespace

@@ -48,7 +48,19 @@ enum class Op : std::uint8_t {
   kPack,
   kUnpack,    // mov.bN d, {a, b} and mov.bN {a, b}, s: vector moves, lowest element first
   kWarpSync,  // bar.warp.sync mask: every lane of the mask converged here
+  // Bit manipulation (PTX ISA 9.7.1.x): prmt's mode, shf's direction and clamp in Inst::mode.
+  kPrmt,
+  kBfe,
+  kBfi,
+  kPopc,
+  kClz,
+  kBrev,
+  kLop3,
+  kShf,
+  kCvtPack,  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b: a to the upper half, b to the lower
 };
+// prmt's modes (Inst::mode); shf's: bit 0 set for .r, bit 1 set for .clamp.
+enum class PrmtMode : std::uint8_t { kDefault, kF4e, kB4e, kRc8, kEcl, kEcr, kRc16 };
 
 // Scalar types; Kind says how the bits are read.
 enum class Kind : std::uint8_t { kBits, kUnsigned, kSigned, kFloat, kPred };
@@ -101,6 +113,7 @@ struct Inst {
   ShflMode shfl = ShflMode::kIdx;
   VoteMode vote = VoteMode::kAll;
   bool ftz = false, sat = false, neg_guard = false, neg_src = false;  // neg_src: vote's !%p
+  std::uint8_t mode = 0;                                              // prmt's PrmtMode; shf's direction/clamp
   std::uint8_t vec = 1;                                               // ld/st .v2/.v4, pack/unpack element count
   std::uint8_t ndst = 0, nsrc = 0;
   std::uint32_t guard = kNoSlot;  // @%p / @!%p

@@ -1027,6 +1027,22 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     }
     return finish();
   }
+  if (base == "cvt" && types.size() == 2 && types[0].x2 && types[1].kind == Kind::kFloat && types[1].bits == 32 &&
+      !types[1].x2) {
+    // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b: d = {a converted (upper), b converted (lower)}
+    // (PTX ISA, cvt); .rz too for f16x2. .relu/.satfinite are left (finish refuses them).
+    in.op = Op::kCvtPack;
+    in.type = types[0], in.src_type = types[1];
+    if (in.rnd != Rnd::kRn && !(in.rnd == Rnd::kRz && !in.type.bf))
+      return err(line, fmt::format("{}: only .rn (and .rz to f16x2) is implemented", opcode));
+    if (in.ftz || in.sat) return err(line, fmt::format("{}: .ftz/.sat conversions are not implemented", opcode));
+    if (auto e = need(3); !e) return e.error();
+    BP_TRY(dd, dst(0));
+    BP_TRY(a, src(1, types[1]));
+    BP_TRY(b, src(2, types[1]));
+    in.dst[0] = dd, in.src[0] = a, in.src[1] = b, in.ndst = 1, in.nsrc = 2;
+    return finish();
+  }
   if (base == "cvt") {
     in.op = Op::kCvt;
     if (types.size() != 2) return err(line, "cvt: two types expected");
@@ -1054,7 +1070,9 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     } else if (sf) {
       if (in.rnd != Rnd::kRni && in.rnd != Rnd::kRzi)
         return err(line, fmt::format("{}: .rni or .rzi is required", opcode));
-      if (s.bf || in.ftz || in.sat) return err(line, fmt::format("{}: conversion not implemented", opcode));
+      // .sat is redundant here: float-to-integer conversions clamp to the destination's range by
+      // default (PTX ISA, cvt), which float_to_int does; TurboMind's quantizers write cvt.rni.sat.u8.f32.
+      if (s.bf || in.ftz) return err(line, fmt::format("{}: conversion not implemented", opcode));
     } else if (in.rnd != Rnd::kNone || in.ftz || in.sat) {
       return err(line, fmt::format("{}: integer conversions with modifiers are not implemented", opcode));
     }
@@ -1233,6 +1251,79 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     BP_TRY(p, src(1, Type{Kind::kPred, 1}));
     BP_TRY(m, src(2, Type{Kind::kBits, 32}));
     in.dst[0] = d, in.src[0] = p, in.src[1] = m, in.ndst = 1, in.nsrc = 2;
+    return finish();
+  }
+  // Bit manipulation: prmt, bfe, bfi, popc, clz, brev, lop3, shf (PTX ISA, integer and logic instructions).
+  static const std::unordered_map<std::string_view, Op> bits_ops = {
+      {"prmt", Op::kPrmt}, {"bfe", Op::kBfe},   {"bfi", Op::kBfi},   {"popc", Op::kPopc},
+      {"clz", Op::kClz},   {"brev", Op::kBrev}, {"lop3", Op::kLop3}, {"shf", Op::kShf},
+  };
+  if (auto it = bits_ops.find(base); it != bits_ops.end()) {
+    in.op = it->second;
+    BP_TRY(type, one_type());
+    in.type = type;
+    if (in.rnd != Rnd::kNone || in.ftz || in.sat) return err(line, fmt::format("{}: modifier not valid", opcode));
+    const bool b32 = type.kind == Kind::kBits && type.bits == 32;
+    const bool b3264 = type.kind == Kind::kBits && (type.bits == 32 || type.bits == 64);
+    const Type u32{Kind::kUnsigned, 32};
+    std::vector<Type> srcs;  // the sources' types, in order
+    switch (in.op) {
+      case Op::kPrmt: {
+        static const std::pair<std::string_view, PrmtMode> modes[] = {
+            {"f4e", PrmtMode::kF4e}, {"b4e", PrmtMode::kB4e}, {"rc8", PrmtMode::kRc8},
+            {"ecl", PrmtMode::kEcl}, {"ecr", PrmtMode::kEcr}, {"rc16", PrmtMode::kRc16}};
+        for (const auto& [name, mode] : modes) {
+          if (take(name)) in.mode = static_cast<std::uint8_t>(mode);
+        }
+        if (!b32) return err(line, fmt::format("{}: .b32 expected", opcode));
+        srcs = {type, type, type};
+        break;
+      }
+      case Op::kBfe:
+        if (type.kind != Kind::kUnsigned && type.kind != Kind::kSigned)
+          return err(line, fmt::format("{}: .u32, .s32, .u64 or .s64 expected", opcode));
+        if (type.bits != 32 && type.bits != 64)
+          return err(line, fmt::format("{}: 32- or 64-bit type expected", opcode));
+        srcs = {type, u32, u32};
+        break;
+      case Op::kBfi:
+        if (!b3264) return err(line, fmt::format("{}: .b32 or .b64 expected", opcode));
+        srcs = {type, type, u32, u32};
+        break;
+      case Op::kPopc:
+      case Op::kClz:
+      case Op::kBrev:
+        if (!b3264) return err(line, fmt::format("{}: .b32 or .b64 expected", opcode));
+        srcs = {type};
+        break;
+      case Op::kLop3:
+        if (take("and") || take("or"))
+          return err(line, fmt::format("{}: lop3 with a predicate output is not implemented", opcode));
+        if (!b32) return err(line, fmt::format("{}: .b32 expected", opcode));
+        if (ops.size() == 5 && ops[4].k != RawOp::kImm)
+          return err(line, fmt::format("{}: the lookup table must be an immediate", opcode));
+        srcs = {type, type, type, u32};
+        break;
+      default: {  // shf.{l,r}.{clamp,wrap}.b32
+        const bool l = take("l"), r = !l && take("r");
+        const bool clamp = take("clamp"), wrap = !clamp && take("wrap");
+        if (!(l || r) || !(clamp || wrap)) return err(line, fmt::format("{}: .l/.r and .clamp/.wrap expected", opcode));
+        if (!b32) return err(line, fmt::format("{}: .b32 expected", opcode));
+        in.mode = static_cast<std::uint8_t>((r ? 1 : 0) | (clamp ? 2 : 0));
+        srcs = {type, type, u32};
+        break;
+      }
+    }
+    if (auto e = need(1 + srcs.size()); !e) return e.error();
+    if (ops[0].slot2 != kNoSlot)
+      return err(line, fmt::format("{}: a predicate destination is not implemented", opcode));
+    BP_TRY(d, dst(0));
+    in.dst[0] = d, in.ndst = 1;
+    for (std::size_t i = 0; i < srcs.size(); ++i) {
+      BP_TRY(s, src(i + 1, srcs[i]));
+      in.src[i] = s;
+    }
+    in.nsrc = static_cast<std::uint8_t>(srcs.size());
     return finish();
   }
 #undef BP_TRY

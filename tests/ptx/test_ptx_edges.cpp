@@ -301,7 +301,7 @@ TEST_SUITE("ptx") {
         {"\tdiv.full.f32 %f1, %f2, %f3;", "approximate"},
         {"\ttex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [%rd4, {%f5,%f6}];", "textures are not implemented"},
         {"\tadd.rm.f32 %f1, %f2, %f3;", "rounding .rm is not implemented"},
-        {"\tpopc.b32 %r1, %r2;", "popc.b32: instruction not implemented"},
+        {"\tbfind.u32 %r1, %r2;", "bfind.u32: instruction not implemented"},
         {"\tactivemask.b32 %r1;", "the scheduler's choice"},
         {"\tcall.uni foo, (%r1);", "calls are not implemented"},
         {"\tadd.f64 %rd6, %rd7, %rd8;", "f64 arithmetic is not implemented"},

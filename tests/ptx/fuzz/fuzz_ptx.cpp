@@ -31,10 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(!k.code.empty() && k.code.back().op == Op::kExit);
     for (const Inst& in : k.code) {
       require(in.target < k.code.size());
-      for (int i = 0; i < 4; ++i) {
-        require(in.dst[i] == kNoSlot || in.dst[i] < k.slots.size());
-        require(in.src[i] == kNoSlot || in.src[i] < k.slots.size());
-      }
+      for (std::uint32_t d : in.dst) require(d == kNoSlot || d < k.slots.size());
+      for (std::uint32_t s : in.src) require(s == kNoSlot || s < k.slots.size());  // st.v4 uses all 5
+      require(in.op != Op::kPrmt || in.mode <= static_cast<std::uint8_t>(PrmtMode::kRc16));
       require(in.guard == kNoSlot || in.guard < k.slots.size());
     }
     Memory mem;

@@ -6,6 +6,13 @@
 #include <cstdint>
 #include <vector>
 
+// faith.ptx's kernels, in the order of the GPU's file: each writes `words` 32-bit words a thread.
+struct FaithKernel {
+  const char* name;
+  unsigned words;
+};
+inline constexpr FaithKernel kFaithKernels[] = {{"faith", 24}, {"faith_bits", 32}};
+
 inline std::vector<std::uint32_t> faith_inputs() {
   std::vector<std::uint32_t> edges;
   for (std::uint32_t sign : {0u, 0x80000000u}) {
