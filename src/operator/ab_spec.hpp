@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "operator/kernel_spec.hpp"
 #include "operator/operators.hpp"
 #include "format/domain.hpp"
 #include "recipes/registry.hpp"
@@ -91,6 +92,9 @@ struct Stage {
   std::uint64_t split_k = 1;         // gemm
   FoldOrder order = FoldOrder::kForward;
   const RecipeEntry* dequant = nullptr;  // gemm
+  // Set: a kernel stage (the user's kernel launched with these arguments; the fields
+  // above unused). Unset: a built-in operator stage.
+  std::optional<KernelLaunch> launch;
 };
 
 struct Arm {
@@ -123,7 +127,9 @@ struct AbSpec {
   std::string checkpoint_path;       // resolved against the spec's directory
   std::vector<InputSpec> inputs;
   std::array<Arm, 2> arms;
-  std::vector<std::string> outputs;
+  std::vector<std::string> outputs;  // compared bit for bit (declared or built-in, in spec order)
+  std::optional<KernelSources> kernels;  // set when any stage launches a user kernel
+  std::vector<OutputDecl> output_decls;  // outputs declared with dtype and shape (kernel stages write them)
   std::vector<ElementProofRef> element_proofs;
   bool expect_differ = false;
 
