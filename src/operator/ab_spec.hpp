@@ -152,7 +152,8 @@ struct AbSpec {
   // element; mxfp4: half a byte an element and a scale byte a block), the
   // joined weights of each stage that joins several, one case's activations and
   // every tensor both arms write. load_weights refuses a spec above
-  // memory_limit() (memory.hpp) before it allocates.
+  // memory_limit() (memory.hpp) before it allocates. Kernel arms: every tensor a launch
+  // reads counted again (the executor's buffers are copies; an mxfp4 part counts the whole).
   [[nodiscard]] std::uint64_t host_bytes() const;
 };
 
