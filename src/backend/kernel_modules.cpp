@@ -19,7 +19,10 @@ namespace fs = std::filesystem;
 
 std::string spec_dir(const op::AbSpec& spec) {
   std::error_code ec;
-  return fs::absolute(fs::path(spec.path).parent_path(), ec).lexically_normal().string();
+  const fs::path dir = fs::path(spec.path).parent_path();
+  fs::path abs = fs::absolute(dir.empty() ? fs::path(".") : dir, ec).lexically_normal();
+  if (!abs.has_filename()) abs = abs.parent_path();  // "/a/b/." normalises to "/a/b/"
+  return abs.string();
 }
 
 // `path` as the report records it: relative to the spec's directory.
