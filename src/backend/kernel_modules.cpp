@@ -31,7 +31,7 @@ std::string recorded_path(const op::AbSpec& spec, const std::string& path) {
   return fs::absolute(path, ec).lexically_normal().lexically_relative(spec_dir(spec)).generic_string();
 }
 
-Expected<std::pair<std::string, std::string>> read_digest(const op::AbSpec& spec, const std::string& path,
+[[maybe_unused]] Expected<std::pair<std::string, std::string>> read_digest(const op::AbSpec& spec, const std::string& path,
                                                           const std::string& field) {
   auto text = read_input_file(path, "a kernel file", kMaxPtxBytes);
   if (!text) return Error{fmt::format("{}: {}: {}", spec.path, field, text.error().message)};
@@ -67,6 +67,8 @@ Expected<op::KernelModule> cuda_module(const op::AbSpec& spec, std::size_t i, do
   m.options = ptx->options;
   for (const std::string& d : k.include_dirs_written) m.options.push_back("-I" + d);  // as written: no host paths
   for (const std::string& path : *reads) {
+    // The host preprocessor's own (stdc-predef.h): the system's, not the user's, and NVRTC reads none.
+    if (path.starts_with("/usr/include/") || path.starts_with("/usr/lib/")) continue;
     auto digest = read_digest(spec, path, fmt::format("kernels.files[{}]", i));
     if (!digest) return digest.error();
     m.read_files.push_back(std::move(*digest));
