@@ -134,7 +134,7 @@ TEST_SUITE("operator") {
 
   TEST_CASE("kernel arms: every name, shape, part and launch limit is checked before anything runs") {
     struct Row {
-      const char* what;
+      std::string what;
       std::function<void(json&)> edit;
       const char* answer;
     };
