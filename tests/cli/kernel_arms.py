@@ -70,6 +70,16 @@ r = run("ab", turned("small-64-threads"))
 check("64 threads expecting \"equal\" fails the gate (exit 1)", r.returncode == 1, r.stdout + r.stderr)
 
 
+# A launch one block short leaves y.gate's last element unwritten: the poison (0xFF bytes before every
+# case) makes it a NaN, never a stale or zero value that could match.
+short = load(spec("small"))
+short["arms"][1]["stages"][0]["grid"] = [55]
+with open(os.path.join(example, "short.json"), "w", encoding="utf-8") as f:
+    json.dump(short, f)
+r = run("ab", os.path.join(example, "short.json"))
+check("a fused launch one block short: exit 1", r.returncode == 1, r.stdout + r.stderr)
+check("the unwritten element is the poison, 0xFFFF", re.search(r"y\.gate\[0\]\[7\]: separate 0x[0-9A-F]{4} .* vs fused 0xFFFF",
+                                                              r.stdout) is not None, r.stdout)
 def bad(what, edit, answer, code=2):
     s = load(spec("small"))
     edit(s)
