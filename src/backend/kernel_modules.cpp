@@ -31,8 +31,9 @@ std::string recorded_path(const op::AbSpec& spec, const std::string& path) {
   return fs::absolute(path, ec).lexically_normal().lexically_relative(spec_dir(spec)).generic_string();
 }
 
-[[maybe_unused]] Expected<std::pair<std::string, std::string>> read_digest(const op::AbSpec& spec, const std::string& path,
-                                                          const std::string& field) {
+[[maybe_unused]] Expected<std::pair<std::string, std::string>> read_digest(const op::AbSpec& spec,
+                                                                           const std::string& path,
+                                                                           const std::string& field) {
   auto text = read_input_file(path, "a kernel file", kMaxPtxBytes);
   if (!text) return Error{fmt::format("{}: {}: {}", spec.path, field, text.error().message)};
   return std::make_pair(recorded_path(spec, path), sha256_hex(*text));
@@ -106,7 +107,8 @@ Expected<std::vector<op::KernelModule>> build_kernel_modules(const op::AbSpec& s
 std::vector<std::string> kernel_module_paths(const op::AbSpec& spec, const std::vector<op::KernelModule>& modules) {
   std::vector<std::string> out;
   for (const op::KernelModule& m : modules) {
-    for (const auto& [path, digest] : m.read_files) out.push_back((fs::path(spec_dir(spec)) / path).lexically_normal().string());
+    for (const auto& [path, digest] : m.read_files)
+      out.push_back((fs::path(spec_dir(spec)) / path).lexically_normal().string());
   }
   return out;
 }

@@ -3,9 +3,9 @@
 // `compile_timeout_s`; NVRTC needs no GPU, so CI proves CUDA source too); PTX files are read as
 // they are. Each module records its options and every file read (the source and each header
 // it includes that is not the toolkit's or the system's (/usr/include, /usr/lib), as the host
-// preprocessor lists them) with its SHA-256, paths relative to the spec's directory. Then every kernel stage is checked against the
-// modules (op::parse_kernel_modules: the kernel in exactly one module, parameters matching
-// the stage's args), so a mismatch is exit 2 before anything runs.
+// preprocessor lists them) with its SHA-256, paths relative to the spec's directory. Then every kernel stage is checked
+// against the modules (op::parse_kernel_modules: the kernel in exactly one module, parameters matching the stage's
+// args), so a mismatch is exit 2 before anything runs.
 //
 // Errors: a file that cannot be read or does not compile: exit 2 naming the spec's field;
 // CUDA files in a build without the CUDA backend, or without NVRTC: exit 3 (PTX files work).

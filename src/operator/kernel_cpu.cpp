@@ -115,7 +115,8 @@ class KernelArm {
     for (const Fill& f : fills_) {
       if (f.case_dependent) fill(f, &acts);
     }
-    for (const auto& [name, index] : outputs_) std::memset(memory_.bytes(index).data(), 0xFF, memory_.bytes(index).size());
+    for (const auto& [name, index] : outputs_)
+      std::memset(memory_.bytes(index).data(), 0xFF, memory_.bytes(index).size());
     const auto& stages = spec_.arms[arm_].stages;
     for (std::size_t s = 0; s < stages.size(); ++s) {
       const KernelLaunch& l = *stages[s].launch;
@@ -135,7 +136,8 @@ class KernelArm {
       const auto& b = memory_.bytes(index);
       auto& words = out[name];
       words.resize(b.size() / 2);
-      for (std::size_t i = 0; i < words.size(); ++i) words[i] = static_cast<std::uint16_t>(b[2 * i] | b[2 * i + 1] << 8);
+      for (std::size_t i = 0; i < words.size(); ++i)
+        words[i] = static_cast<std::uint16_t>(b[2 * i] | b[2 * i + 1] << 8);
     }
     return out;
   }
@@ -281,11 +283,11 @@ Expected<std::unique_ptr<ArmRunner>> make_cpu_kernel_runner(const AbSpec& spec, 
   if (!set) return set.error();
   const bool builtin = !spec.arms[0].stages[0].launch || !spec.arms[1].stages[0].launch;
   if (builtin && arith == CpuArith::kHostFloat && !host_float_agrees().agrees)
-    return Error{fmt::format("--cpu-arith host: this CPU's binary32 unit differs from the soft model ({}): use "
-                             "--cpu-arith soft",
-                             host_float_agrees().detail)};
-  return std::unique_ptr<ArmRunner>(
-      std::make_unique<CpuKernelRunner>(spec, weights, std::move(*set), threads, arith));
+    return Error{
+        fmt::format("--cpu-arith host: this CPU's binary32 unit differs from the soft model ({}): use "
+                    "--cpu-arith soft",
+                    host_float_agrees().detail)};
+  return std::unique_ptr<ArmRunner>(std::make_unique<CpuKernelRunner>(spec, weights, std::move(*set), threads, arith));
 }
 
 }  // namespace bitproof::op

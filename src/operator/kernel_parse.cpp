@@ -117,8 +117,9 @@ Expected<LaunchArg> arg(const Where& w, const json& v, const std::string& field)
   LaunchArg a;
   const bool has_part = v.contains("part");
   if (v.size() != (has_part ? 2u : 1u))
-    return w.at(field, "expected one of {\"tensor\": n[, \"part\": p]}, {\"joined\": [...][, \"part\": p]}, "
-                       "{\"output\": n}, {\"u32\"|\"i32\"|\"u64\"|\"f32\": v}");
+    return w.at(field,
+                "expected one of {\"tensor\": n[, \"part\": p]}, {\"joined\": [...][, \"part\": p]}, "
+                "{\"output\": n}, {\"u32\"|\"i32\"|\"u64\"|\"f32\": v}");
   const std::string key = v.begin().key() == "part" ? std::next(v.begin()).key() : v.begin().key();
   const json& value = v.at(key);
   const std::string vf = field + "." + key;
@@ -140,7 +141,7 @@ Expected<LaunchArg> arg(const Where& w, const json& v, const std::string& field)
       a.tensors.push_back(value[i].get<std::string>());
     }
   } else if (key == "u32" || key == "i32" || key == "u64" || key == "f32") {
-    a.kind = key == "u32" ? LaunchArg::Kind::kU32
+    a.kind = key == "u32"   ? LaunchArg::Kind::kU32
              : key == "i32" ? LaunchArg::Kind::kI32
              : key == "u64" ? LaunchArg::Kind::kU64
                             : LaunchArg::Kind::kF32;
@@ -164,8 +165,8 @@ Expected<KernelSources> sources(const Where& w, const json& v, const std::string
   if (!v.is_object()) return w.at("kernels", "expected an object, found " + std::string(v.type_name()));
   if (auto ok = fields::only_keys(w, v, "kernels", {"files", "ptx", "include_dirs", "fmad"}); !ok) return ok.error();
   KernelSources k;
-  for (auto [key, out] : {std::pair{"files", &k.files}, std::pair{"ptx", &k.ptx},
-                          std::pair{"include_dirs", &k.include_dirs_written}}) {
+  for (auto [key, out] :
+       {std::pair{"files", &k.files}, std::pair{"ptx", &k.ptx}, std::pair{"include_dirs", &k.include_dirs_written}}) {
     if (!v.contains(key)) continue;
     auto list = paths(w, v.at(key), fmt::format("kernels.{}", key));
     if (!list) return list.error();
@@ -194,7 +195,8 @@ Expected<KernelLaunch> stage(const Where& w, const json& v, const std::string& f
   if (!name) return name.error();
   if (!kernel_name(*name)) return w.at(field + ".kernel", "expected a kernel's (extern \"C\") name, a C identifier");
   l.kernel = *name;
-  for (auto [key, out, limit] : {std::tuple{"grid", &l.grid, kMaxGridDims}, std::tuple{"block", &l.block, kMaxBlockDims}}) {
+  for (auto [key, out, limit] :
+       {std::tuple{"grid", &l.grid, kMaxGridDims}, std::tuple{"block", &l.block, kMaxBlockDims}}) {
     if (!v.contains(key)) return w.at(fields::join(field, key), "missing");
     auto d = dims(w, v.at(key), fields::join(field, key), limit);
     if (!d) return d.error();
@@ -207,7 +209,8 @@ Expected<KernelLaunch> stage(const Where& w, const json& v, const std::string& f
     auto n = fields::unsigned_value(w, v.at("shared_bytes"), field + ".shared_bytes");
     if (!n) return n.error();
     if (*n > kMaxDynamicShared)
-      return w.at(field + ".shared_bytes", fmt::format("{} bytes: at most {} dynamic shared bytes", *n, kMaxDynamicShared));
+      return w.at(field + ".shared_bytes",
+                  fmt::format("{} bytes: at most {} dynamic shared bytes", *n, kMaxDynamicShared));
     l.shared_bytes = static_cast<unsigned>(*n);
   }
   if (!v.contains("args")) return w.at(field + ".args", "missing");
@@ -227,8 +230,7 @@ Expected<OutputDecl> output_decl(const Where& w, const json& v, const std::strin
   OutputDecl d;
   auto name = fields::string_field(w, v, field, "name", true);
   if (!name) return name.error();
-  if (!fields::valid_name(*name))
-    return w.at(field + ".name", "expected lower-case letters, digits, '.', '_' or '-'");
+  if (!fields::valid_name(*name)) return w.at(field + ".name", "expected lower-case letters, digits, '.', '_' or '-'");
   d.name = *name;
   auto dtype = fields::string_field(w, v, field, "dtype", true);
   if (!dtype) return dtype.error();

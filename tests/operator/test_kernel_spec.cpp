@@ -5,8 +5,8 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "operator/ab_spec.hpp"
 
@@ -16,22 +16,24 @@ using nlohmann::json;
 namespace {
 
 json f16_input(const char* name, const char* role, std::uint64_t rows, std::uint64_t cols) {
-  return {{"name", name}, {"role", role}, {"dtype", "f16"}, {"shape", {rows, cols}},
-          {"values", {{"uniform", {-1, 1}}}}};
+  return {
+      {"name", name}, {"role", role}, {"dtype", "f16"}, {"shape", {rows, cols}}, {"values", {{"uniform", {-1, 1}}}}};
 }
 
-json out_decl(const char* name, std::uint64_t cols) {
-  return {{"name", name}, {"dtype", "f16"}, {"shape", {1, cols}}};
-}
+json out_decl(const char* name, std::uint64_t cols) { return {{"name", name}, {"dtype", "f16"}, {"shape", {1, cols}}}; }
 
 json sep_stage(const char* w, const char* y, std::uint64_t rows) {
-  return {{"kernel", "gemv_sep"}, {"grid", {rows}}, {"block", {128}},
+  return {{"kernel", "gemv_sep"},
+          {"grid", {rows}},
+          {"block", {128}},
           {"args", {{{"tensor", "x"}}, {{"tensor", w}}, {{"output", y}}, {{"u32", 256}}}}};
 }
 
 // The fused-aux-GEMV pair, small: three launches against one over the joined buffer.
 json kernel_spec() {
-  json fused = {{"kernel", "gemv_fused"}, {"grid", {56}}, {"block", {128}},
+  json fused = {{"kernel", "gemv_fused"},
+                {"grid", {56}},
+                {"block", {128}},
                 {"args",
                  {{{"tensor", "x"}},
                   {{"joined", {"w.a", "w.b", "w.c"}}},
@@ -46,9 +48,14 @@ json kernel_spec() {
           {"seed", 3},
           {"cases", 2},
           {"inputs",
-           {f16_input("x", "activation", 1, 256), f16_input("w.a", "weight", 32, 256),
-            f16_input("w.b", "weight", 16, 256), f16_input("w.c", "weight", 8, 256),
-            {{"name", "m"}, {"role", "weight"}, {"dtype", "mxfp4"}, {"shape", {8, 256}},
+           {f16_input("x", "activation", 1, 256),
+            f16_input("w.a", "weight", 32, 256),
+            f16_input("w.b", "weight", 16, 256),
+            f16_input("w.c", "weight", 8, 256),
+            {{"name", "m"},
+             {"role", "weight"},
+             {"dtype", "mxfp4"},
+             {"shape", {8, 256}},
              {"scales", {{"range", {114, 126}}}}}}},
           {"kernels", {{"files", {"gemv.cu"}}, {"include_dirs", {"inc"}}, {"fmad", true}}},
           {"outputs", {out_decl("y.a", 32), out_decl("y.b", 16), out_decl("y.c", 8)}},
@@ -125,8 +132,8 @@ TEST_SUITE("operator") {
     // Conformance: arm A bitproof's fp16_gemv model, arm B the user's kernel, one output.
     json c = kernel_spec();
     c["outputs"] = {out_decl("y.a", 32)};
-    c["arms"][0]["stages"] = {{{"op", "fp16_gemv"}, {"x", "x"}, {"weights", {"w.a"}}, {"outputs", {"y.a"}},
-                               {"block_k", 256}}};
+    c["arms"][0]["stages"] = {
+        {{"op", "fp16_gemv"}, {"x", "x"}, {"weights", {"w.a"}}, {"outputs", {"y.a"}}, {"block_k", 256}}};
     c["arms"][1]["stages"] = {sep_stage("w.a", "y.a", 32)};
     auto conf = parse(c);
     REQUIRE_MESSAGE(conf.ok(), conf.error().message);
@@ -147,69 +154,135 @@ TEST_SUITE("operator") {
         {"fmad not a bool", [](json& j) { j["kernels"]["fmad"] = 1; }, "kernels.fmad: expected true or false"},
         {"empty path", [](json& j) { j["kernels"]["files"] = {""}; }, "kernels.files[0]: expected a non-empty path"},
         {"kernel name", [&](json& j) { fused(j)["kernel"] = "9x"; }, "arms[1].stages[0].kernel: expected a kernel's"},
-        {"block past 1024 threads", [&](json& j) { fused(j)["block"] = {64, 32}; },
+        {"block past 1024 threads",
+         [&](json& j) {
+           fused(j)["block"] = {64, 32};
+         },
          "arms[1].stages[0].block: 2048 threads a block: at most 1024"},
-        {"block x past 1024", [&](json& j) { fused(j)["block"] = {2048}; }, "arms[1].stages[0].block[0]: 2048 is outside 1..1024"},
-        {"block z past 64", [&](json& j) { fused(j)["block"] = {1, 1, 65}; }, "block[2]: 65 is outside 1..64"},
-        {"grid y past 65535", [&](json& j) { fused(j)["grid"] = {1, 65536}; }, "grid[1]: 65536 is outside 1..65535"},
+        {"block x past 1024", [&](json& j) { fused(j)["block"] = {2048}; },
+         "arms[1].stages[0].block[0]: 2048 is outside 1..1024"},
+        {"block z past 64",
+         [&](json& j) {
+           fused(j)["block"] = {1, 1, 65};
+         },
+         "block[2]: 65 is outside 1..64"},
+        {"grid y past 65535",
+         [&](json& j) {
+           fused(j)["grid"] = {1, 65536};
+         },
+         "grid[1]: 65536 is outside 1..65535"},
         {"grid zero", [&](json& j) { fused(j)["grid"] = {0}; }, "grid[0]: 0 is outside"},
-        {"grid of four dims", [&](json& j) { fused(j)["grid"] = {1, 1, 1, 1}; }, "grid: expected [x], [x, y] or [x, y, z]"},
+        {"grid of four dims",
+         [&](json& j) {
+           fused(j)["grid"] = {1, 1, 1, 1};
+         },
+         "grid: expected [x], [x, y] or [x, y, z]"},
         {"shared past 48 KiB", [&](json& j) { fused(j)["shared_bytes"] = 49153; }, "shared_bytes: 49153 bytes"},
         {"no args", [&](json& j) { fused(j).erase("args"); }, "arms[1].stages[0].args: missing"},
-        {"unknown arg kind", [&](json& j) { fused(j)["args"][7] = {{"u16", 1}}; }, "args[7].u16: unknown argument kind"},
-        {"two kinds in one arg", [&](json& j) { fused(j)["args"][7] = {{"u32", 1}, {"u64", 1}}; }, "args[7]: expected one of"},
-        {"u32 too big", [&](json& j) { fused(j)["args"][7] = {{"u32", 1ull << 32}}; }, "args[7].u32: 4294967296 is outside u32"},
-        {"i32 too small", [&](json& j) { fused(j)["args"][7] = {{"i32", -2147483649LL}}; }, "args[7].i32: -2147483649 is outside i32"},
-        {"f32 not representable", [&](json& j) { fused(j)["args"][7] = {{"f32", 0.1}}; },
+        {"unknown arg kind",
+         [&](json& j) {
+           fused(j)["args"][7] = {{"u16", 1}};
+         },
+         "args[7].u16: unknown argument kind"},
+        {"two kinds in one arg",
+         [&](json& j) {
+           fused(j)["args"][7] = {{"u32", 1}, {"u64", 1}};
+         },
+         "args[7]: expected one of"},
+        {"u32 too big",
+         [&](json& j) {
+           fused(j)["args"][7] = {{"u32", 1ull << 32}};
+         },
+         "args[7].u32: 4294967296 is outside u32"},
+        {"i32 too small",
+         [&](json& j) {
+           fused(j)["args"][7] = {{"i32", -2147483649LL}};
+         },
+         "args[7].i32: -2147483649 is outside i32"},
+        {"f32 not representable",
+         [&](json& j) {
+           fused(j)["args"][7] = {{"f32", 0.1}};
+         },
          "args[7].f32: 0.1 is not exactly a finite binary32 value"},
-        {"a tensor no one has", [&](json& j) { fused(j)["args"][0] = {{"tensor", "z"}}; },
+        {"a tensor no one has",
+         [&](json& j) {
+           fused(j)["args"][0] = {{"tensor", "z"}};
+         },
          "args[0].tensor: \"z\" is neither an input nor a declared output"},
-        {"an output read before written", [&](json& j) { fused(j)["args"][0] = {{"tensor", "y.a"}}; },
+        {"an output read before written",
+         [&](json& j) {
+           fused(j)["args"][0] = {{"tensor", "y.a"}};
+         },
          "args[0].tensor: \"y.a\" is read before a stage of this arm writes it"},
         {"joined with an unknown name", [&](json& j) { fused(j)["args"][1]["joined"][2] = "w.z"; },
          "args[1].joined[2]: \"w.z\" is not an input"},
-        {"joined tensors of other widths", [&](json& j) { j["inputs"][3]["shape"] = {8, 128}; },
+        {"joined tensors of other widths",
+         [&](json& j) {
+           j["inputs"][3]["shape"] = {8, 128};
+         },
          "args[1].joined[2]: \"w.c\" is f16 with 128 columns, \"w.a\" f16 with 256"},
         {"joined tensors of other dtypes", [&](json& j) { fused(j)["args"][1]["joined"][2] = "m"; },
          "joined tensors share dtype and columns"},
         {"joined once", [&](json& j) { fused(j)["args"][1]["joined"] = {"w.a"}; }, "at least two input names"},
         {"joined twice", [&](json& j) { fused(j)["args"][1]["joined"][1] = "w.a"; }, "\"w.a\" joined twice"},
-        {"part on f16", [&](json& j) { fused(j)["args"][0]["part"] = "codes"; }, "args[0].tensor: \"x\" is f16: only an mxfp4"},
-        {"mxfp4 without part", [&](json& j) { fused(j)["args"].push_back({{"tensor", "m"}}); },
+        {"part on f16", [&](json& j) { fused(j)["args"][0]["part"] = "codes"; },
+         "args[0].tensor: \"x\" is f16: only an mxfp4"},
+        {"mxfp4 without part",
+         [&](json& j) {
+           fused(j)["args"].push_back({{"tensor", "m"}});
+         },
          "args[8].tensor: \"m\" is mxfp4: pass its \"part\""},
-        {"unknown part", [&](json& j) { fused(j)["args"].push_back({{"tensor", "m"}, {"part", "nibbles"}}); },
+        {"unknown part",
+         [&](json& j) {
+           fused(j)["args"].push_back({{"tensor", "m"}, {"part", "nibbles"}});
+         },
          "args[8].part: expected \"codes\" or \"scales\""},
         {"part on a scalar", [&](json& j) { fused(j)["args"][7]["part"] = "codes"; }, "args[7].part: only a tensor"},
-        {"an undeclared output", [&](json& j) { fused(j)["args"][2] = {{"output", "y.z"}}; },
+        {"an undeclared output",
+         [&](json& j) {
+           fused(j)["args"][2] = {{"output", "y.z"}};
+         },
          "args[2].output: \"y.z\" is not declared in outputs"},
-        {"an input written", [&](json& j) { fused(j)["args"][2] = {{"output", "w.a"}}; }, "\"w.a\" is an input: kernels write outputs"},
-        {"a declared output one arm does not write", [&](json& j) { fused(j)["args"][4] = {{"output", "y.b"}}; },
+        {"an input written",
+         [&](json& j) {
+           fused(j)["args"][2] = {{"output", "w.a"}};
+         },
+         "\"w.a\" is an input: kernels write outputs"},
+        {"a declared output one arm does not write",
+         [&](json& j) {
+           fused(j)["args"][4] = {{"output", "y.b"}};
+         },
          "outputs[2]: arm \"fused\" does not compute \"y.c\""},
-        {"an output declared twice", [](json& j) { j["outputs"].push_back(out_decl("y.a", 32)); }, "outputs[3]: \"y.a\" listed twice"},
+        {"an output declared twice", [](json& j) { j["outputs"].push_back(out_decl("y.a", 32)); },
+         "outputs[3]: \"y.a\" listed twice"},
         {"an output of unknown dtype", [](json& j) { j["outputs"][0]["dtype"] = "f32"; },
          "outputs[0].dtype: unknown output dtype \"f32\" (f16, bf16)"},
-        {"an output of 2^32 elements", [](json& j) { j["outputs"][0]["shape"] = {65536, 65536}; },
+        {"an output of 2^32 elements",
+         [](json& j) {
+           j["outputs"][0]["shape"] = {65536, 65536};
+         },
          "outputs[0].shape: 65536 x 65536 elements"},
-        {"an output named as an input", [](json& j) { j["outputs"][0] = out_decl("x", 256); }, "outputs[0]: \"x\" is an input"},
+        {"an output named as an input", [](json& j) { j["outputs"][0] = out_decl("x", 256); },
+         "outputs[0]: \"x\" is an input"},
         {"a built-in stage writing a declared output of another shape",
          [](json& j) {
            j["outputs"][0]["shape"] = {1, 31};
-           j["arms"][0]["stages"] = {{{"op", "fp16_gemv"}, {"x", "x"}, {"weights", {"w.a"}}, {"outputs", {"y.a"}},
-                                      {"block_k", 256}}};
+           j["arms"][0]["stages"] = {
+               {{"op", "fp16_gemv"}, {"x", "x"}, {"weights", {"w.a"}}, {"outputs", {"y.a"}}, {"block_k", 256}}};
          },
          "\"y.a\" is declared f16 1x31 in outputs; this stage writes f16 1x32"},
         {"kernel and built-in stages mixed in one arm",
          [](json& j) {
-           j["arms"][0]["stages"][0] = {{"op", "fp16_gemv"}, {"x", "x"}, {"weights", {"w.a"}}, {"outputs", {"y.a"}},
-                                        {"block_k", 256}};
+           j["arms"][0]["stages"][0] = {
+               {"op", "fp16_gemv"}, {"x", "x"}, {"weights", {"w.a"}}, {"outputs", {"y.a"}}, {"block_k", 256}};
          },
          "arms[0].stages[1]: an arm's stages are all kernel launches or all built-in operators"},
         {"kernels but no kernel stage",
          [](json& j) {
            j["outputs"] = {"y.a"};
            for (int i = 0; i < 2; ++i)
-             j["arms"][i]["stages"] = {{{"op", "fp16_gemv"}, {"x", "x"}, {"weights", {"w.a"}}, {"outputs", {"y.a"}},
-                                        {"block_k", 256}}};
+             j["arms"][i]["stages"] = {
+                 {{"op", "fp16_gemv"}, {"x", "x"}, {"weights", {"w.a"}}, {"outputs", {"y.a"}}, {"block_k", 256}}};
          },
          "kernels: no stage launches a kernel"},
     };
