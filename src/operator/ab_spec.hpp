@@ -38,6 +38,14 @@
 //
 // Several weights in one stage are joined row-wise into one buffer (the fused
 // launch); its outputs are the joined output's row blocks, one per weight.
+//
+// Kernel arms (issue 47, kernel_spec.hpp, docs/operators.md "Kernel arms"): "kernels":
+// {"files": [...CUDA], "ptx": [...], "include_dirs": [...], "fmad": true}; a stage
+// {"kernel": name, "grid": [x, y, z], "block": [x, y, z], "shared_bytes": n, "args": [
+//   {"tensor": n[, "part": "codes"|"scales"]}, {"joined": [...][, "part": ...]}, {"output": n},
+//   {"u32"|"i32"|"u64"|"f32": v}]}; "outputs" entries may be declarations
+// {"name", "dtype": "f16"|"bf16", "shape": [rows, cols]} (what kernel stages write). An arm's
+// stages are all kernel launches or all built-in operators.
 #pragma once
 
 #include <array>
@@ -48,6 +56,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "operator/kernel_spec.hpp"
 #include "operator/operators.hpp"
 #include "format/domain.hpp"
 #include "recipes/registry.hpp"
@@ -91,6 +100,9 @@ struct Stage {
   std::uint64_t split_k = 1;         // gemm
   FoldOrder order = FoldOrder::kForward;
   const RecipeEntry* dequant = nullptr;  // gemm
+  // Set: a kernel stage (the user's kernel launched with these arguments; the fields
+  // above unused). Unset: a built-in operator stage.
+  std::optional<KernelLaunch> launch;
 };
 
 struct Arm {
@@ -123,11 +135,16 @@ struct AbSpec {
   std::string checkpoint_path;       // resolved against the spec's directory
   std::vector<InputSpec> inputs;
   std::array<Arm, 2> arms;
-  std::vector<std::string> outputs;
+  std::vector<std::string> outputs;  // compared bit for bit (declared or built-in, in spec order)
+  std::optional<KernelSources> kernels;  // set when any stage launches a user kernel
+  std::vector<OutputDecl> output_decls;  // outputs declared with dtype and shape (kernel stages write them)
   std::vector<ElementProofRef> element_proofs;
   bool expect_differ = false;
 
   [[nodiscard]] const InputSpec* input(const std::string& name) const;
+  [[nodiscard]] const OutputDecl* output_decl(const std::string& name) const;
+  // Some stage launches a user kernel (then `kernels` is set).
+  [[nodiscard]] bool has_kernel_stages() const;
   // Every tensor arm `arm` reads or writes, inputs included, by name.
   [[nodiscard]] std::vector<std::pair<std::string, TensorShape>> tensors_of(std::size_t arm) const;
   [[nodiscard]] bool uses_checkpoint() const;
@@ -135,7 +152,8 @@ struct AbSpec {
   // element; mxfp4: half a byte an element and a scale byte a block), the
   // joined weights of each stage that joins several, one case's activations and
   // every tensor both arms write. load_weights refuses a spec above
-  // memory_limit() (memory.hpp) before it allocates.
+  // memory_limit() (memory.hpp) before it allocates. Kernel arms: every tensor a launch
+  // reads counted again (the executor's buffers are copies; an mxfp4 part counts the whole).
   [[nodiscard]] std::uint64_t host_bytes() const;
 };
 
