@@ -71,8 +71,8 @@ if r.returncode == 0:
 r = ab("kab-differ", "--backend", "cuda")
 check("256 threads a row: the arms differ, as the spec expects (exit 0)", r.returncode == 0, r.stdout + r.stderr)
 check("... first difference printed with case, seed, element index and decoded values",
-      re.search(r"case \d+ \(seed 0x[0-9A-F]{16}\) y\.\w+\[\d+\]\[\d+\]: separate \S+ vs fused \S+", r.stdout)
-      is not None, r.stdout)
+      re.search(r"case \d+ \(seed 0x[0-9A-F]{16}\) y\.\w+\[\d+\]\[\d+\]: separate 0x[0-9A-F]{4} \[.+\] \S+ vs "
+                r"fused 0x[0-9A-F]{4} \[.+\] \S+", r.stdout) is not None, r.stdout)
 r = ab("kab-differ", "--backend", "all", "--cases", "2")
 check("... and on --backend all: the executor and the GPU agree on both arms' bits (exit 0)",
       r.returncode == 0 and "BACKENDS DISAGREE" not in r.stdout, r.stdout + r.stderr)
@@ -81,7 +81,8 @@ check("... and on --backend all: the executor and the GPU agree on both arms' bi
 r = ab("kab-unwritten", "--backend", "cuda", "--cases", "2")
 check("a fused kernel that never writes y.gate: refuted (exit 1)", r.returncode == 1, r.stdout + r.stderr)
 check("... the unwritten element reads back as the poison (NaN)",
-      re.search(r"y\.gate\[\d+\]\[\d+\]: separate \S+ vs fused \S*nan", r.stdout.lower()) is not None, r.stdout)
+      re.search(r"y\.gate\[\d+\]\[\d+\]: separate 0x[0-9a-f]{4} .* vs fused 0xffff .*nan", r.stdout.lower())
+      is not None, r.stdout)
 
 # Faults and hangs: exit 2, one line, no crash.
 done, seconds = bptest.bounded([bp, "ab", spec("kab-oob"), "--backend", "cuda"], work, env)
