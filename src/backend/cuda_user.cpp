@@ -41,7 +41,8 @@ namespace fs = std::filesystem;
 
 #define BITPROOF_NVRTC_FUNCTIONS(X)                                                                             \
   X(nvrtcVersion) X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) \
-  X(nvrtcGetLTOIRSize) X(nvrtcGetLTOIR) X(nvrtcDestroyProgram) X(nvrtcGetErrorString)
+  X(nvrtcGetLTOIRSize) X(nvrtcGetLTOIR) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcDestroyProgram)       \
+  X(nvrtcGetErrorString)
 #define BITPROOF_JITLINK_FUNCTIONS(X)                                                                 \
   X(nvJitLinkVersion) X(nvJitLinkCreate) X(nvJitLinkAddData) X(nvJitLinkComplete)                      \
   X(nvJitLinkGetLinkedCubinSize) X(nvJitLinkGetLinkedCubin) X(nvJitLinkGetErrorLogSize) X(nvJitLinkGetErrorLog) \
@@ -228,7 +229,9 @@ struct Compiled {
   std::string log;
 };
 
-Expected<Compiled> compile(const Toolkit& t, const std::string& source, const std::vector<std::string>& options) {
+// `ptx`: the program's PTX text (options without -dlto) instead of its LTO IR.
+Expected<Compiled> compile(const Toolkit& t, const std::string& source, const std::vector<std::string>& options,
+                           bool ptx = false) {
   nvrtcProgram program = nullptr;
   if (t.nvrtcCreateProgram(&program, source.c_str(), kUnitName, 0, nullptr, nullptr) != NVRTC_SUCCESS) {
     return Error{"--backend cuda: nvrtcCreateProgram failed", kExitNoBackend};
@@ -241,7 +244,11 @@ Expected<Compiled> compile(const Toolkit& t, const std::string& source, const st
   out.log.assign(log_size, '\0');
   if (log_size > 0) t.nvrtcGetProgramLog(program, out.log.data());
   std::size_t ir_size = 0;
-  if (rc == NVRTC_SUCCESS && t.nvrtcGetLTOIRSize(program, &ir_size) == NVRTC_SUCCESS) {
+  if (ptx && rc == NVRTC_SUCCESS && t.nvrtcGetPTXSize(program, &ir_size) == NVRTC_SUCCESS) {
+    out.ir.resize(ir_size);
+    t.nvrtcGetPTX(program, out.ir.data());
+    while (!out.ir.empty() && out.ir.back() == '\0') out.ir.pop_back();  // the size counts the terminator
+  } else if (!ptx && rc == NVRTC_SUCCESS && t.nvrtcGetLTOIRSize(program, &ir_size) == NVRTC_SUCCESS) {
     out.ir.resize(ir_size);
     t.nvrtcGetLTOIR(program, out.ir.data());
   }
@@ -303,9 +310,11 @@ Expected<std::string> link(const Toolkit& t, const std::string& what, std::strin
 // the source, the NVRTC option count and options, the nvJitLink option count
 // and options, the LTO image to link first (may be empty). Answer: "cubin" and
 // the cubin; "nvrtc" and NVRTC's log (the compile failed); or "error", the exit
-// code and a message (a link or toolkit error).
+// code and a message (a link or toolkit error). A request tagged "bitproof-nvrtc-ptx-v1" (no
+// nvJitLink options, no image) is compiled to PTX and answered "ptx" and the PTX text.
 
 constexpr std::string_view kRequestTag = "bitproof-nvrtc-v1";
+constexpr std::string_view kPtxRequestTag = "bitproof-nvrtc-ptx-v1";
 
 // Reads a count field and that many fields after it from `fields` at `at`.
 std::optional<std::vector<std::string>> field_list(const std::vector<std::string_view>& fields, std::size_t& at) {
@@ -323,9 +332,10 @@ std::optional<std::vector<std::string>> field_list(const std::vector<std::string
 }
 
 std::string request_text(const std::string& source, const std::vector<std::string>& rtc,
-                         const std::vector<std::string>& jit, std::string_view lto_image) {
+                         const std::vector<std::string>& jit, std::string_view lto_image,
+                         std::string_view tag = kRequestTag) {
   const std::string rtc_count = std::to_string(rtc.size()), jit_count = std::to_string(jit.size());
-  std::vector<std::string_view> fields = {kRequestTag, source, rtc_count};
+  std::vector<std::string_view> fields = {tag, source, rtc_count};
   fields.insert(fields.end(), rtc.begin(), rtc.end());
   fields.push_back(jit_count);
   fields.insert(fields.end(), jit.begin(), jit.end());
@@ -342,15 +352,17 @@ std::string answer(std::string_view request) {
   std::size_t at = 2;
   const auto rtc = fields && fields->size() > 2 ? field_list(*fields, at) : std::nullopt;
   const auto jit = rtc ? field_list(*fields, at) : std::nullopt;
-  if (!jit || (*fields)[0] != kRequestTag || at + 1 != fields->size()) {
+  const bool ptx = jit && (*fields)[0] == kPtxRequestTag;
+  if (!jit || ((*fields)[0] != kRequestTag && !ptx) || at + 1 != fields->size()) {
     return error(kExitBadInput, "the NVRTC child: a request it cannot read");
   }
   const std::string_view lto_image = (*fields)[at];
   auto loaded = toolkit();
   if (!loaded) return error(loaded.error().exit_code, loaded.error().message);
-  auto compiled = compile(**loaded, std::string((*fields)[1]), *rtc);
+  auto compiled = compile(**loaded, std::string((*fields)[1]), *rtc, ptx);
   if (!compiled) return error(compiled.error().exit_code, compiled.error().message);
   if (!compiled->ok) return user::fields_text({"nvrtc", compiled->log});
+  if (ptx) return user::fields_text({"ptx", compiled->ir});
   auto cubin = link(**loaded, "", lto_image, compiled->ir, *jit);
   if (!cubin) return error(cubin.error().exit_code, cubin.error().message);
   return user::fields_text({"cubin", *cubin});
@@ -363,9 +375,11 @@ std::string answer(std::string_view request) {
 Expected<std::string> compile_and_link(const std::string& what, const std::string& source,
                                        const std::vector<std::string>& rtc, const std::vector<std::string>& jit,
                                        std::string_view lto_image, double timeout_s, const std::string& timeout_message,
-                                       const std::function<std::optional<Error>(const std::string&)>& refusal = {}) {
+                                       const std::function<std::optional<Error>(const std::string&)>& refusal = {},
+                                       bool ptx = false) {
   auto ran = user::run_process({"/proc/self/exe", std::string(kCompileChildFlag)},
-                               request_text(source, rtc, jit, lto_image), {}, timeout_s);
+                               request_text(source, rtc, jit, lto_image, ptx ? kPtxRequestTag : kRequestTag), {},
+                               timeout_s);
   if (!ran) return Error{fmt::format("{}: NVRTC: {}", what, ran.error().message), kExitNoBackend};
   if (ran->timed_out) return Error{timeout_message};
   const auto fields = user::parse_fields(ran->out);
@@ -375,7 +389,7 @@ Expected<std::string> compile_and_link(const std::string& what, const std::strin
                  kExitNoBackend};
   }
   const std::string_view tag = fields->front();
-  if (tag == "cubin" && fields->size() == 2) return std::string((*fields)[1]);
+  if (tag == (ptx ? "ptx" : "cubin") && fields->size() == 2) return std::string((*fields)[1]);
   if (tag == "nvrtc" && fields->size() == 2) {
     const std::string log((*fields)[1]);
     if (refusal) {
@@ -488,6 +502,35 @@ Expected<KernelCubin> compile_kernel_file(const std::string& file, const std::ve
   if (!cubin) return cubin.error();
   out.options.insert(out.options.end(), jit.begin(), jit.end());
   out.cubin = std::move(*cubin);
+  return out;
+}
+
+Expected<KernelPtx> compile_kernel_ptx(const std::string& file, const std::vector<std::string>& include_dirs, bool fmad,
+                                       int major, int minor, const std::string& what, double timeout_s) {
+  if (auto refused = user::refuse_user_code(what, fmt::format("the kernel file {}", file))) return *refused;
+  auto loaded = toolkit();
+  if (!loaded) return loaded.error();
+  KernelPtx out;
+  out.toolkit = (*loaded)->version;
+  std::error_code ec;
+  const std::string path = fs::absolute(file, ec).lexically_normal().string();
+  const std::string source = fmt::format("// Generated by bitproof: a kernel arm's source.\n#include \"{}\"\n", path);
+  out.options = {fmt::format("--gpu-architecture=compute_{}{}", major, minor), "-std=c++17",
+                 fmad ? "--fmad=true" : "--fmad=false"};
+  const auto shim = shim_dir();
+  if (!shim) return shim.error();
+  std::vector<std::string> rtc = out.options;
+  rtc.push_back("-I" + *shim);
+  rtc.push_back("-I" + (*loaded)->include_dir);
+  rtc.push_back("-I" + (fs::path((*loaded)->include_dir) / "cccl").string());
+  for (const std::string& d : include_dirs) rtc.push_back("-I" + d);
+  rtc.push_back("-I" + fs::path(path).parent_path().string());
+  const std::string limit = fmt::format(
+      "{}: NVRTC compiling {} took longer than the {:g} s limit (--compile-timeout SECONDS sets it)", what,
+      printable(file), timeout_s);
+  auto ptx = compile_and_link(what, source, rtc, {}, {}, timeout_s, limit, {}, true);
+  if (!ptx) return ptx.error();
+  out.ptx = std::move(*ptx);
   return out;
 }
 

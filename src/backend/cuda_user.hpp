@@ -58,6 +58,19 @@ struct KernelCubin {
                                                         int major, int minor, const std::string& what,
                                                         double timeout_s);
 
+// A kernel arm's CUDA source compiled by NVRTC to PTX for compute_<major><minor> (no GPU
+// needed: the CPU executor and the GPU both run this PTX), in the compile child within
+// `timeout_s`. `options`: the architecture, -std and --fmad (include directories are
+// recorded apart, by the caller). Errors as compile_kernel_file's.
+struct KernelPtx {
+  std::string ptx;
+  std::vector<std::string> options;
+  std::string toolkit;
+};
+[[nodiscard]] Expected<KernelPtx> compile_kernel_ptx(const std::string& file, const std::vector<std::string>& include_dirs,
+                                                     bool fmad, int major, int minor, const std::string& what,
+                                                     double timeout_s);
+
 }  // namespace bitproof::cuda
 
 #endif

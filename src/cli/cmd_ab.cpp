@@ -6,6 +6,8 @@
 
 #include "operator/host_float.hpp"
 #include "backend/cuda_operator.hpp"
+#include "backend/kernel_modules.hpp"
+#include "operator/kernel_cpu.hpp"
 #include "cli/cli.hpp"
 #include "cli/cuda_twin.hpp"
 #include "cli/progress.hpp"
@@ -28,6 +30,7 @@ struct AbArgs {
   unsigned threads = 0;
   bool quiet = false;
   std::string cpu_arith = "host";
+  double compile_timeout_s = user::kDefaultCompileTimeout;  // each NVRTC compile of a kernel file
   Outputs out;
 };
 
@@ -71,6 +74,10 @@ Expected<op::AbSpec> load(const AbArgs& a) {
   if (!a.checkpoint.empty()) spec->checkpoint_path = a.checkpoint;
   if (!a.audit.empty() && !a.prove)
     return Error{"--audit: the audit gives the trace proof's scale domain: add --prove"};
+  if (a.prove && spec->kernels)
+    return Error{fmt::format("{}: --prove: kernel arms have no trace proof yet (their changing-input cases run without "
+                             "it)",
+                             a.spec)};
   return spec;
 }
 
@@ -78,8 +85,11 @@ int run_ab_command(const AbArgs& a) {
   if (auto e = hand_off_for_cuda(a.backend)) return fail(*e);
   auto spec = load(a);
   if (!spec) return fail(spec.error());
+  auto modules = build_kernel_modules(*spec, a.compile_timeout_s);  // none without kernel arms
+  if (!modules) return fail(modules.error());
   auto reads = read_files(a, *spec);
   if (!reads) return fail(reads.error());
+  for (const std::string& path : kernel_module_paths(*spec, *modules)) reads->push_back(path);
   auto files = a.out.open(*reads);
   if (!files) return fail(files.error());
   auto weights = op::load_weights(*spec, spec->checkpoint_path);
@@ -89,18 +99,32 @@ int run_ab_command(const AbArgs& a) {
   std::vector<AbBackendInfo> infos;
   if (a.backend != "cuda") {
     const bool soft = a.cpu_arith == "soft";
-    auto cpu = op::make_cpu_runner(*spec, *weights, threads, soft ? op::CpuArith::kSoft : op::CpuArith::kHostFloat);
+    const op::CpuArith arith = soft ? op::CpuArith::kSoft : op::CpuArith::kHostFloat;
+    auto cpu = spec->kernels ? op::make_cpu_kernel_runner(*spec, *weights, *modules, threads, arith)
+                             : op::make_cpu_runner(*spec, *weights, threads, arith);
     if (!cpu) return fail(cpu.error());
     owned.push_back(std::move(*cpu));
     infos.push_back(
         {"cpu", Json{{"threads", threads},
+                     {"kernel_arms", spec->kernels ? "the PTX executor (src/ptx): every thread, warps in lockstep, "
+                                                     "IEEE arithmetic through the soft model; add/sub/mul without a "
+                                                     "rounding modifier computed unfused"
+                                                   : "none"},
                      {"arithmetic", soft ? "soft: the bit-exact software model throughout"
                                          : fmt::format("host: binary32 add, multiply and FMA on this CPU's IEEE unit, "
                                                        "NaN canonical, checked against the soft model on {} operations; "
                                                        "FP16 conversions and recipes from the soft model",
                                                        host_float_agrees().operations)}}});
   }
-  if (a.backend != "cpu") {
+  if (a.backend != "cpu" && spec->kernels) {
+    // The GPU runner of kernel arms (design47.md: make_cuda_ab_runner) is not in this build.
+    if (a.backend == "cuda")
+      return fail(Error{fmt::format("{}: --backend cuda: kernel arms run on the CPU executor only in this build "
+                                    "(--backend cpu)",
+                                    a.spec),
+                        kExitNoBackend});
+    if (!a.quiet) std::printf("(kernel arms: the CPU executor alone)\n");
+  } else if (a.backend != "cpu") {
     Json info = Json::object();
     auto gpu = make_cuda_ab_runner(*spec, *weights, info);
     if (!gpu) {
@@ -120,7 +144,7 @@ int run_ab_command(const AbArgs& a) {
   auto outcome = run_ab_spec(*spec, *weights, options, runners);
   progress.done();
   if (!outcome) return fail(outcome.error());
-  Json report = ab_report(*spec, *weights, *outcome, infos);
+  Json report = ab_report(*spec, *weights, *outcome, infos, spec->kernels ? &*modules : nullptr);
   record_invocation(report["environment"]);
   const bool passes = ab_report_passes(report);
   if (!a.quiet || !passes) {
@@ -149,7 +173,11 @@ void add_ab_command(CLI::App& app, Commands& commands) {
   p->add_option("--cases", args->cases, "changing-input cases (default: the spec's)")->check(whole_number(1, 1000000));
   add_keep_option(*p, args->keep);
   add_threads_option(*p, args->threads);
-  add_no_user_code_flag(*p);  // element proofs may name specs with user recipes
+  add_no_user_code_flag(*p);  // element proofs may name specs with user recipes; kernel arms' CUDA files
+  p->add_option("--compile-timeout", args->compile_timeout_s,
+                fmt::format("seconds each NVRTC compile of a kernel arm's CUDA file may take (default {:g})",
+                            args->compile_timeout_s))
+      ->check(CLI::PositiveNumber);
   p->add_flag("--quiet,-q", args->quiet, "print only what does not pass (nothing when every check passes)");
   p->add_option("--cpu-arith", args->cpu_arith,
                 "the CPU backend's binary32 add/mul/FMA: host (this CPU's IEEE unit, checked against the soft model "

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "audit/admission.hpp"
+#include "backend/kernel_modules.hpp"
 #include "cli/cli.hpp"
 #include "report/compare.hpp"
 #include "report/kind.hpp"
@@ -161,7 +162,9 @@ int run_verify(const VerifyArgs& a) {
   if (!report) return fail(report.error());
   const ReportKind& kind = kind_of(*report);
   if (!kind.verify) return fail({fmt::format("{}: kind: this bitproof cannot verify an {} report", path, kind.name)});
-  auto verified = kind.verify(*report, path, {a.spec_dir, audit::read_audited_scales});
+  // Kernel arms' modules are built as `bitproof ab` builds them (NVRTC's default time limit).
+  const auto build_kernels = [](const op::AbSpec& spec) { return build_kernel_modules(spec, user::kDefaultCompileTimeout); };
+  auto verified = kind.verify(*report, path, {a.spec_dir, audit::read_audited_scales, build_kernels});
   if (!verified) return fail(verified.error());
   return print_verification(*verified);
 }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "json_fields.hpp"
+#include "operator/kernel_parse.hpp"
 #include "splitmix.hpp"
 #include "strict_json.hpp"
 
@@ -208,9 +209,15 @@ Expected<Ok> parse_gemm_fields(const Where& w, const json& v, const std::string&
 
 Expected<Stage> parse_stage(const Where& w, const json& v, const std::string& field) {
   if (!v.is_object()) return w.at(field, "expected an object, found " + type_of(v));
+  Stage st;
+  if (v.contains("kernel")) {
+    auto launch = kernel_parse::stage(w, v, field);
+    if (!launch) return launch.error();
+    st.launch = std::move(*launch);
+    return st;
+  }
   auto op = string_field(w, v, field, "op", true);
   if (!op) return op.error();
-  Stage st;
   if (*op == "fp16_gemv") {
     st.op = OpKind::kGemv;
     if (auto ok = only_keys(w, v, field, {"op", "x", "weights", "outputs", "block_k", "order"}); !ok) return ok.error();
@@ -252,11 +259,12 @@ Expected<Stage> parse_stage(const Where& w, const json& v, const std::string& fi
 // stage needs; every name it writes is new.
 class ArmChecker {
  public:
-  ArmChecker(const Where& w, const AbSpec& spec) : w_(w) {
+  ArmChecker(const Where& w, const AbSpec& spec) : w_(w), spec_(spec) {
     for (const InputSpec& in : spec.inputs) shapes_[in.name] = {in.dtype, in.rows, in.cols};
   }
 
   Expected<Ok> stage(const Stage& st, const std::string& field) {
+    if (st.launch) return kernel(*st.launch, field);
     if (st.op == OpKind::kSwiglu) return swiglu(st, field);
     auto a = read(st.a, field + (st.op == OpKind::kGemv ? ".x" : ".a"), DType::kF16);
     if (!a) return a.error();
@@ -286,7 +294,6 @@ class ArmChecker {
   }
   [[nodiscard]] const std::map<std::string, TensorShape>& shapes() const { return shapes_; }
 
- private:
   Expected<Ok> reduction(const Stage& st, const std::string& field, std::uint64_t k) {
     if (st.op == OpKind::kGemv && k % st.block_k != 0)
       return w_.at(field + ".block_k", fmt::format("{} does not divide K = {}", st.block_k, k));
@@ -320,11 +327,91 @@ class ArmChecker {
   Expected<Ok> write(const std::string& name, const std::string& field, TensorShape shape) {
     if (shapes_.contains(name))
       return w_.at(field, fmt::format("\"{}\" already names an input or an earlier output", name));
+    if (const OutputDecl* d = spec_.output_decl(name)) {
+      if (d->dtype != OutputType::kF16 || d->rows != shape.rows || d->cols != shape.cols)
+        return w_.at(field, fmt::format("\"{}\" is declared {} {}x{} in outputs; this stage writes f16 {}x{}", name,
+                                        d->dtype == OutputType::kF16 ? "f16" : "bf16", d->rows, d->cols, shape.rows,
+                                        shape.cols));
+    }
     shapes_[name] = shape;
     return Ok{};
   }
 
+  // A kernel stage: every tensor it reads exists (an input, or an output an earlier stage
+  // of this arm wrote), joined inputs agree in dtype and columns, mxfp4 tensors pass one
+  // part, and every output it writes is declared.
+  Expected<Ok> kernel(const KernelLaunch& l, const std::string& field) {
+    for (std::size_t i = 0; i < l.args.size(); ++i) {
+      const LaunchArg& a = l.args[i];
+      const std::string af = fmt::format("{}.args[{}]", field, i);
+      switch (a.kind) {
+        case LaunchArg::Kind::kTensor:
+          if (auto ok = kernel_read(a, af + ".tensor"); !ok) return ok.error();
+          break;
+        case LaunchArg::Kind::kJoined:
+          if (auto ok = kernel_joined(a, af + ".joined"); !ok) return ok.error();
+          break;
+        case LaunchArg::Kind::kOutput:
+          if (auto ok = kernel_write(a.tensors[0], af + ".output"); !ok) return ok.error();
+          break;
+        default: break;
+      }
+    }
+    return Ok{};
+  }
+
+ private:
+  Expected<Ok> part_fits(const LaunchArg& a, DType dtype, const std::string& name, const std::string& field) {
+    if (dtype == DType::kMxfp4 && a.part == TensorPart::kWhole)
+      return w_.at(field, fmt::format("\"{}\" is mxfp4: pass its \"part\": \"codes\" and \"scales\" as two arguments",
+                                      name));
+    if (dtype != DType::kMxfp4 && a.part != TensorPart::kWhole)
+      return w_.at(field, fmt::format("\"{}\" is {}: only an mxfp4 tensor has parts", name, dtype_name(dtype)));
+    return Ok{};
+  }
+
+  Expected<Ok> kernel_read(const LaunchArg& a, const std::string& field) {
+    const std::string& name = a.tensors[0];
+    const auto it = shapes_.find(name);
+    if (it == shapes_.end()) {
+      if (spec_.output_decl(name) != nullptr)
+        return w_.at(field, fmt::format("\"{}\" is read before a stage of this arm writes it", name));
+      return w_.at(field, fmt::format("\"{}\" is neither an input nor a declared output", name));
+    }
+    return part_fits(a, it->second.dtype, name, field);
+  }
+
+  Expected<Ok> kernel_joined(const LaunchArg& a, const std::string& field) {
+    const InputSpec* first = nullptr;
+    for (std::size_t j = 0; j < a.tensors.size(); ++j) {
+      const std::string item = fmt::format("{}[{}]", field, j);
+      const InputSpec* in = spec_.input(a.tensors[j]);
+      if (in == nullptr) return w_.at(item, fmt::format("\"{}\" is not an input (only inputs are joined)", a.tensors[j]));
+      if (first == nullptr) {
+        first = in;
+        if (auto ok = part_fits(a, in->dtype, in->name, item); !ok) return ok.error();
+      } else if (in->dtype != first->dtype || in->cols != first->cols) {
+        return w_.at(item, fmt::format("\"{}\" is {} with {} columns, \"{}\" {} with {}: joined tensors share dtype "
+                                       "and columns",
+                                       in->name, dtype_name(in->dtype), in->cols, first->name,
+                                       dtype_name(first->dtype), first->cols));
+      }
+    }
+    return Ok{};
+  }
+
+  Expected<Ok> kernel_write(const std::string& name, const std::string& field) {
+    const OutputDecl* d = spec_.output_decl(name);
+    if (d == nullptr) {
+      if (spec_.input(name) != nullptr) return w_.at(field, fmt::format("\"{}\" is an input: kernels write outputs", name));
+      return w_.at(field, fmt::format("\"{}\" is not declared in outputs ({{\"name\", \"dtype\", \"shape\"}})", name));
+    }
+    shapes_[name] = {DType::kF16, d->rows, d->cols};  // 16-bit words (f16 or bf16): a stage may write it again
+    return Ok{};
+  }
+
   const Where& w_;
+  const AbSpec& spec_;
   std::map<std::string, TensorShape> shapes_;
 };
 
@@ -372,8 +459,8 @@ Expected<ElementProofRef> parse_element_proof(const Where& w, const json& v, con
 Expected<Ok> parse_header(const Where& w, const json& root, AbSpec& spec) {
   if (!root.is_object()) return w.at("(top level)", "expected a JSON object, found " + type_of(root));
   if (auto ok = only_keys(w, root, "",
-                          {"bitproof_ab", "name", "title", "source", "seed", "cases", "checkpoint", "inputs", "arms",
-                           "outputs", "element_proofs", "expect"});
+                          {"bitproof_ab", "name", "title", "source", "seed", "cases", "checkpoint", "inputs", "kernels",
+                           "arms", "outputs", "element_proofs", "expect"});
       !ok)
     return ok.error();
   if (!root.contains("bitproof_ab")) return w.at("bitproof_ab", "missing (this file is not a bitproof A/B spec)");
@@ -419,7 +506,61 @@ Expected<Ok> parse_inputs(const Where& w, const json& root, AbSpec& spec) {
   return Ok{};
 }
 
+// "outputs": names (tensors built-in stages write) or declarations {"name", "dtype", "shape"}
+// (tensors kernel stages write), in the order they are compared.
+Expected<Ok> parse_outputs(const Where& w, const json& root, AbSpec& spec) {
+  auto list = member(w, root, "", "outputs");
+  if (!list) return list.error();
+  if (!list->is_array() || list->empty()) return w.at("outputs", "expected a non-empty array of names or declarations");
+  for (std::size_t o = 0; o < list->size(); ++o) {
+    const json& v = (*list)[o];
+    const std::string field = fmt::format("outputs[{}]", o);
+    std::string name;
+    if (v.is_object()) {
+      auto decl = kernel_parse::output_decl(w, v, field);
+      if (!decl) return decl.error();
+      name = decl->name;
+      spec.output_decls.push_back(std::move(*decl));
+    } else if (v.is_string() && valid_name(v.get<std::string>())) {
+      name = v.get<std::string>();
+    } else {
+      return w.at(field, "expected a name (lower-case letters, digits, '.', '_' or '-') or {\"name\", \"dtype\", \"shape\"}");
+    }
+    if (std::find(spec.outputs.begin(), spec.outputs.end(), name) != spec.outputs.end())
+      return w.at(field, fmt::format("\"{}\" listed twice", name));
+    if (spec.input(name) != nullptr) return w.at(field, fmt::format("\"{}\" is an input, not an output", name));
+    spec.outputs.push_back(name);
+  }
+  return Ok{};
+}
+
+// "kernels" is there exactly when a stage launches a kernel; an arm's stages are all kernel
+// launches or all built-in operators.
+Expected<Ok> check_kernel_stages(const Where& w, const json& root, AbSpec& spec) {
+  std::string first_launch;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& stages = spec.arms[i].stages;
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      if (stages[s].launch.has_value() != stages[0].launch.has_value())
+        return w.at(fmt::format("arms[{}].stages[{}]", i, s),
+                    "an arm's stages are all kernel launches or all built-in operators (mixing them in one arm is "
+                    "not supported; the other arm may be built-in)");
+      if (stages[s].launch && first_launch.empty()) first_launch = fmt::format("arms[{}].stages[{}]", i, s);
+    }
+  }
+  if (!root.contains("kernels")) {
+    if (!first_launch.empty()) return w.at("kernels", fmt::format("missing: {} launches a kernel", first_launch));
+    return Ok{};
+  }
+  if (first_launch.empty()) return w.at("kernels", "no stage launches a kernel");
+  auto k = kernel_parse::sources(w, root.at("kernels"), std::filesystem::path(spec.path).parent_path().string());
+  if (!k) return k.error();
+  spec.kernels = std::move(*k);
+  return Ok{};
+}
+
 Expected<Ok> parse_arms(const Where& w, const json& root, AbSpec& spec) {
+  if (auto ok = parse_outputs(w, root, spec); !ok) return ok.error();
   auto arms = member(w, root, "", "arms");
   if (!arms) return arms.error();
   if (!arms->is_array() || arms->size() != 2) return w.at("arms", "expected exactly two arms (A and B)");
@@ -436,12 +577,10 @@ Expected<Ok> parse_arms(const Where& w, const json& root, AbSpec& spec) {
     spec.arms[i] = std::move(*arm);
   }
   if (spec.arms[0].name == spec.arms[1].name) return w.at("arms[1].name", "both arms have the same name");
-  auto outputs = names_field(w, root, "", "outputs");
-  if (!outputs) return outputs.error();
-  for (std::size_t o = 0; o < outputs->size(); ++o) {
-    const std::string& name = (*outputs)[o];
+  if (auto ok = check_kernel_stages(w, root, spec); !ok) return ok.error();
+  for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
+    const std::string& name = spec.outputs[o];
     const std::string field = fmt::format("outputs[{}]", o);
-    if (spec.input(name) != nullptr) return w.at(field, fmt::format("\"{}\" is an input, not an output", name));
     for (std::size_t i = 0; i < 2; ++i) {
       if (!shapes[i].contains(name))
         return w.at(field, fmt::format("arm \"{}\" does not compute \"{}\"", spec.arms[i].name, name));
@@ -452,7 +591,6 @@ Expected<Ok> parse_arms(const Where& w, const json& root, AbSpec& spec) {
       return w.at(field, fmt::format("\"{}\" is {}x{} in arm \"{}\" and {}x{} in arm \"{}\"", name, a.rows, a.cols,
                                      spec.arms[0].name, b.rows, b.cols, spec.arms[1].name));
   }
-  spec.outputs = *outputs;
   return Ok{};
 }
 
@@ -477,6 +615,15 @@ const InputSpec* AbSpec::input(const std::string& name) const {
   }
   return nullptr;
 }
+
+const OutputDecl* AbSpec::output_decl(const std::string& name) const {
+  for (const OutputDecl& d : output_decls) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+bool AbSpec::has_kernel_stages() const { return kernels.has_value(); }
 
 bool AbSpec::uses_checkpoint() const {
   return std::any_of(inputs.begin(), inputs.end(), [](const InputSpec& in) { return !in.tensor.empty(); });
@@ -506,6 +653,12 @@ std::uint64_t AbSpec::host_bytes() const {
       if (input(name) == nullptr) bytes += tensor_bytes(shape.dtype, shape.rows, shape.cols);
     }
     for (const Stage& st : arms[arm].stages) {
+      for (const LaunchArg& a : st.launch ? st.launch->args : std::vector<LaunchArg>{}) {
+        if (a.kind != LaunchArg::Kind::kJoined) continue;
+        for (const std::string& t : a.tensors) {
+          if (const InputSpec* in = input(t)) bytes += tensor_bytes(in->dtype, in->rows, in->cols);
+        }
+      }
       if (st.weights.size() < 2) continue;
       for (const std::string& w : st.weights) {
         if (const InputSpec* in = input(w)) bytes += tensor_bytes(in->dtype, in->rows, in->cols);
@@ -568,6 +721,7 @@ nlohmann::ordered_json input_json(const InputSpec& in) {
 }
 
 nlohmann::ordered_json stage_json(const Stage& st) {
+  if (st.launch) return kernel_parse::stage_json(*st.launch);
   nlohmann::ordered_json j;
   j["op"] = op_name(st.op);
   if (st.op == OpKind::kSwiglu) {
@@ -600,6 +754,7 @@ nlohmann::ordered_json ab_spec_to_json(const AbSpec& spec) {
   if (!spec.checkpoint.empty()) j["checkpoint"] = spec.checkpoint;
   j["inputs"] = nlohmann::ordered_json::array();
   for (const InputSpec& in : spec.inputs) j["inputs"].push_back(input_json(in));
+  if (spec.kernels) j["kernels"] = kernel_parse::sources_json(*spec.kernels);
   j["arms"] = nlohmann::ordered_json::array();
   for (const Arm& arm : spec.arms) {
     nlohmann::ordered_json a;
@@ -608,7 +763,11 @@ nlohmann::ordered_json ab_spec_to_json(const AbSpec& spec) {
     for (const Stage& st : arm.stages) a["stages"].push_back(stage_json(st));
     j["arms"].push_back(a);
   }
-  j["outputs"] = spec.outputs;
+  j["outputs"] = nlohmann::ordered_json::array();
+  for (const std::string& name : spec.outputs) {
+    const OutputDecl* d = spec.output_decl(name);
+    j["outputs"].push_back(d != nullptr ? kernel_parse::output_decl_json(*d) : nlohmann::ordered_json(name));
+  }
   if (!spec.element_proofs.empty()) {
     j["element_proofs"] = nlohmann::ordered_json::array();
     for (const ElementProofRef& ref : spec.element_proofs)

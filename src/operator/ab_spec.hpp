@@ -134,6 +134,9 @@ struct AbSpec {
   bool expect_differ = false;
 
   [[nodiscard]] const InputSpec* input(const std::string& name) const;
+  [[nodiscard]] const OutputDecl* output_decl(const std::string& name) const;
+  // Some stage launches a user kernel (then `kernels` is set).
+  [[nodiscard]] bool has_kernel_stages() const;
   // Every tensor arm `arm` reads or writes, inputs included, by name.
   [[nodiscard]] std::vector<std::pair<std::string, TensorShape>> tensors_of(std::size_t arm) const;
   [[nodiscard]] bool uses_checkpoint() const;

@@ -20,6 +20,7 @@ struct KernelSources {
   std::vector<std::string> ptx, ptx_paths;     // PTX modules: as written / resolved
   std::vector<std::string> include_dirs;       // resolved
   bool fmad = true;                            // NVRTC --fmad (nvcc's default)
+  std::vector<std::string> include_dirs_written;  // include_dirs as written (reports round-trip them)
 };
 
 enum class TensorPart : std::uint8_t { kWhole, kCodes, kScales };  // mxfp4 inputs pass codes and scales apart
@@ -60,5 +61,18 @@ struct OutputDecl {
   std::uint64_t rows = 0;
   std::uint64_t cols = 0;
 };
+
+// Launch limits checked when the spec is read (CUDA's limits for compute capability 9.0).
+inline constexpr unsigned kMaxBlockThreads = 1024;
+inline constexpr std::array<std::uint64_t, 3> kMaxBlockDims{1024, 1024, 64};
+inline constexpr std::array<std::uint64_t, 3> kMaxGridDims{2147483647, 65535, 65535};
+inline constexpr unsigned kMaxDynamicShared = 48 * 1024;  // without an opt-in attribute
+inline constexpr std::size_t kMaxLaunchArgs = 64;
+inline constexpr std::size_t kMaxKernelFiles = 64;
+
+// The bytes a kernel parameter of `arg` takes: a pointer 8, u32/i32/f32 4, u64 8.
+[[nodiscard]] unsigned launch_arg_bytes(const LaunchArg& arg);
+// "pointer", "u32", "i32", "u64", "f32" (messages, reports).
+[[nodiscard]] const char* launch_arg_kind_name(LaunchArg::Kind kind);
 
 }  // namespace bitproof::op

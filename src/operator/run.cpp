@@ -118,6 +118,10 @@ PreparedArm prepare_arm(const AbSpec& spec, std::size_t arm, const Weights& weig
   for (const Stage& st : spec.arms[arm].stages) {
     PreparedStage ps;
     ps.stage = &st;
+    if (st.launch) {  // a kernel stage: its buffers are the kernel runner's (kernel_cpu.hpp)
+      p.stages.push_back(std::move(ps));
+      continue;
+    }
     const TensorShape& a = p.shapes.at(st.a);
     ps.m = a.rows;
     ps.k = a.cols;

@@ -37,6 +37,8 @@ struct PreparedArm {
   std::map<std::string, TensorShape> shapes;  // every tensor the arm reads or writes
 };
 
+// A kernel stage (Stage::launch) is prepared as its stage alone: run_arm_cpu runs built-in
+// stages only (kernel arms run through make_cpu_kernel_runner, kernel_cpu.hpp).
 [[nodiscard]] PreparedArm prepare_arm(const AbSpec& spec, std::size_t arm, const Weights& weights);
 
 // The FP16 bits of every tensor an arm wrote in one case, by name (row-major).

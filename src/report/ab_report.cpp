@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "hash/digest.hpp"
+#include "operator/kernel_cpu.hpp"
 
 namespace bitproof {
 namespace {
@@ -167,11 +168,33 @@ std::vector<std::string> trace_lines(const Json& t, const Json& spec) {
 
 }  // namespace
 
-Json ab_result_json(const op::AbSpec& spec, const op::Weights& weights, const AbOutcome& o) {
+Json kernel_modules_json(const op::AbSpec& spec, const std::vector<op::KernelModule>& modules) {
+  Json list = Json::array();
+  auto set = op::parse_kernel_modules(spec, modules);  // checked when the modules were built
+  for (std::size_t m = 0; m < modules.size(); ++m) {
+    const op::KernelModule& km = modules[m];
+    Json reads = Json::array();
+    for (const auto& [path, digest] : km.read_files) reads.push_back({{"path", path}, {"sha256", digest}});
+    Json contractible = Json::array();
+    for (const op::KernelSet::Used& u : set ? set->used : std::vector<op::KernelSet::Used>{}) {
+      const auto& lines = set->kernel(u).contractible_lines;
+      if (u.module == m && !lines.empty()) contractible.push_back({{"kernel", u.kernel}, {"lines", lines}});
+    }
+    list.push_back(Json{{"file", km.file},
+                        {"options", km.options},
+                        {"read_files", reads},
+                        {"ptx_sha256", sha256_hex(km.ptx)},
+                        {"contractible", contractible}});
+  }
+  return list;
+}
+
+Json ab_result_json(const op::AbSpec& spec, const op::Weights& weights, const AbOutcome& o,
+                    const std::vector<op::KernelModule>* modules) {
   const nlohmann::ordered_json spec_json = op::ab_spec_to_json(spec);
   Json tensors = Json::array();
   for (const auto& [name, digest] : weights.checkpoint_digests) tensors.push_back({{"tensor", name}, {"sha256", digest}});
-  return Json{{"spec", spec_json},
+  Json result{{"spec", spec_json},
               {"spec_sha256", sha256_hex(spec_json.dump())},
               {"checkpoint_tensors", tensors},
               {"cases", o.cases.cases},
@@ -183,10 +206,12 @@ Json ab_result_json(const op::AbSpec& spec, const op::Weights& weights, const Ab
               {"trace_proof", trace_json(o)},
               {"verdict", verdict_of(spec, o)},
               {"passes", o.passes(spec)}};
+  if (modules != nullptr) result["kernel_modules"] = kernel_modules_json(spec, *modules);
+  return result;
 }
 
 Json ab_report(const op::AbSpec& spec, const op::Weights& weights, const AbOutcome& o,
-               const std::vector<AbBackendInfo>& backends) {
+               const std::vector<AbBackendInfo>& backends, const std::vector<op::KernelModule>* modules) {
   Json list = Json::array();
   for (std::size_t i = 0; i < backends.size(); ++i) {
     Json b{{"name", backends[i].name}, {"reference", i == 0}, {"info", backends[i].info}};
@@ -206,7 +231,7 @@ Json ab_report(const op::AbSpec& spec, const op::Weights& weights, const AbOutco
   env["timing"] = timing;
   return Json{{"bitproof_report", kReportVersion},
               {"kind", "ab"},
-              {"result", ab_result_json(spec, weights, o)},
+              {"result", ab_result_json(spec, weights, o, modules)},
               {"backends", list},
               {"environment", env}};
 }
@@ -241,6 +266,15 @@ std::vector<std::string> ab_summary_lines(const Json& report) {
                                 d["other"]["decoded"].get<std::string>()));
   }
   for (const std::string& line : trace_lines(r["trace_proof"], r["spec"])) lines.push_back(line);
+  for (const Json& m : r.contains("kernel_modules") ? r["kernel_modules"] : Json::array()) {
+    for (const Json& c : m["contractible"]) {
+      std::string numbers;
+      for (const Json& l : c["lines"]) numbers += (numbers.empty() ? "" : ", ") + std::to_string(l.get<std::uint64_t>());
+      lines.push_back(fmt::format("  note: the CPU executor computes kernel {}'s add/sub/mul without a rounding modifier "
+                                  "unfused; ptxas may contract them into FMA on the GPU ({} PTX lines {})",
+                                  c["kernel"].get<std::string>(), m["file"].get<std::string>(), numbers));
+    }
+  }
   if (r["spec"]["expect"] == "differ")
     lines.push_back(ab_report_passes(report) ? "negative control: the arms differ, as the spec expects"
                                              : "negative control NOT refuted: the spec expects the arms to differ");

@@ -20,9 +20,14 @@ struct AbBackendInfo {
   Json info = Json::object();
 };
 
-[[nodiscard]] Json ab_result_json(const op::AbSpec& spec, const op::Weights& weights, const AbOutcome& outcome);
+// `modules`: a spec with kernel arms records its kernel modules (result.kernel_modules: file,
+// NVRTC options, every file read with its SHA-256, the PTX's SHA-256, and the lines of each
+// launched kernel the executor computes unfused where ptxas may contract: "contractible").
+[[nodiscard]] Json ab_result_json(const op::AbSpec& spec, const op::Weights& weights, const AbOutcome& outcome,
+                                  const std::vector<op::KernelModule>* modules = nullptr);
 [[nodiscard]] Json ab_report(const op::AbSpec& spec, const op::Weights& weights, const AbOutcome& outcome,
-                             const std::vector<AbBackendInfo>& backends);
+                             const std::vector<AbBackendInfo>& backends,
+                             const std::vector<op::KernelModule>* modules = nullptr);
 
 // The lines `bitproof ab` prints, from a report's JSON.
 [[nodiscard]] std::vector<std::string> ab_summary_lines(const Json& report);

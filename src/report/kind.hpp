@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "operator/ab_spec.hpp"
 #include "proof/audited_scales.hpp"
 #include "report/report.hpp"
 
@@ -50,6 +51,9 @@ struct VerifyOptions {
   // Reads an audit an A/B trace proof names (the audit room's reader, handed
   // down by the command: proof/audited_scales.hpp).
   AuditReader read_audit = {};
+  // Builds a recorded spec's kernel modules (the backend room's build_kernel_modules, handed
+  // down by the command): an A/B report with kernel arms is re-run through the PTX executor.
+  std::function<Expected<std::vector<op::KernelModule>>(const op::AbSpec&)> build_kernels = {};
 };
 
 // Checks beyond the envelope and the schema (check_report_envelope): what this

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "operator/ab_spec.hpp"
+#include "operator/kernel_cpu.hpp"
 #include "parallel.hpp"
 #include "report/ab_report.hpp"
 #include "report/compare.hpp"
@@ -64,7 +65,8 @@ std::string ab_junit(const Json& report) {
 // report's directory), its cases, and the trace proof when one was recorded
 // (with the audit it named, read by `read_audit`).
 Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::string& spec_dir,
-                        const AuditReader& read_audit) {
+                        const AuditReader& read_audit, const VerifyOptions& verify) {
+  const auto& build_kernels = verify.build_kernels;
   const std::string dir = spec_dir.empty() ? std::filesystem::path(path).parent_path().string() : spec_dir;
   auto spec = op::parse_ab_spec(result["spec"].dump(), (std::filesystem::path(dir) / "result.spec").string());
   if (!spec) return spec.error();
@@ -76,16 +78,25 @@ Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::
   if (options.prove && trace["audit"].is_string()) options.audit = trace["audit"].get<std::string>();
   options.read_audit = read_audit;
   options.keep = result["keep"].get<std::size_t>();
-  auto cpu = op::make_cpu_runner(*spec, *weights, resolve_threads(0), op::CpuArith::kHostFloat);
+  std::optional<std::vector<op::KernelModule>> modules;
+  if (spec->kernels) {
+    if (!build_kernels)
+      return Error{fmt::format("{}: result.spec: kernel arms: this command cannot build their modules", path)};
+    auto built = build_kernels(*spec);
+    if (!built) return built.error();
+    modules = std::move(*built);
+  }
+  auto cpu = modules ? op::make_cpu_kernel_runner(*spec, *weights, *modules, resolve_threads(0), op::CpuArith::kHostFloat)
+                     : op::make_cpu_runner(*spec, *weights, resolve_threads(0), op::CpuArith::kHostFloat);
   if (!cpu) return cpu.error();
   auto outcome = run_ab_spec(*spec, *weights, options, {cpu->get()});
   if (!outcome) return outcome.error();
-  return ab_result_json(*spec, *weights, *outcome);
+  return ab_result_json(*spec, *weights, *outcome, modules ? &*modules : nullptr);
 }
 
 Expected<Verification> verify_ab(const Json& report, const std::string& path, const VerifyOptions& options) {
   const Json& recorded = report["result"];
-  auto now = rerun_ab(recorded, path, options.spec_dir, options.read_audit);
+  auto now = rerun_ab(recorded, path, options.spec_dir, options.read_audit, options);
   if (!now) return now.error();
   const std::string name = recorded["spec"]["name"].get<std::string>();
   if (auto differs = result_differs(name, recorded, *now)) return *differs;
