@@ -92,10 +92,8 @@ bool is_kernel_fault(CUresult rc) {
     case CUDA_ERROR_HARDWARE_STACK_ERROR:
     case CUDA_ERROR_ASSERT:
     case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-      return true;
-    default:
-      return false;
+    case CUDA_ERROR_LAUNCH_TIMEOUT: return true;
+    default: return false;
   }
 }
 
@@ -317,8 +315,8 @@ Expected<CUfunction> DeviceKernelArm::find_kernel(std::size_t s) {
   if (in.size() != 1) {
     return Error{fmt::format("{}.kernel: {}", stage_field(s),
                              in.empty() ? "no such kernel (an .entry) in the spec's modules"
-                                        : fmt::format("found in {} modules ({}): it must be in one",
-                                                      in.size(), printable(in[0] + ", " + in[1])))};
+                                        : fmt::format("found in {} modules ({}): it must be in one", in.size(),
+                                                      printable(in[0] + ", " + in[1])))};
   }
   return found;
 }
@@ -356,7 +354,8 @@ Expected<std::string> DeviceKernelArm::bind_input(const std::string& field, cons
   std::uint64_t bytes = 0;
   for (const std::string& name : names) {
     const op::InputSpec* in = spec_.input(name);
-    if (in == nullptr) return Error{fmt::format("{}: \"{}\" is neither an input nor an output the arm wrote", field, printable(name))};
+    if (in == nullptr)
+      return Error{fmt::format("{}: \"{}\" is neither an input nor an output the arm wrote", field, printable(name))};
     const std::uint64_t size = part_size(*in, part);
     if (size == 0) {
       return Error{fmt::format("{}: \"{}\" is {}: it has no part \"{}\"", field, printable(name),
@@ -388,7 +387,8 @@ Expected<std::string> DeviceKernelArm::bind(std::size_t s, std::size_t a) {
     const std::string& name = arg.tensors.at(0);
     const auto decl = std::find_if(spec_.output_decls.begin(), spec_.output_decls.end(),
                                    [&](const op::OutputDecl& d) { return d.name == name; });
-    if (decl == spec_.output_decls.end()) return Error{fmt::format("{}: no output \"{}\" declared", field, printable(name))};
+    if (decl == spec_.output_decls.end())
+      return Error{fmt::format("{}: no output \"{}\" declared", field, printable(name))};
     if (std::find(written_.begin(), written_.end(), name) == written_.end()) written_.push_back(name);
     if (tensors_.contains(name)) return name;
     auto buffer = upload(nullptr, decl->rows * decl->cols * sizeof(std::uint16_t));
@@ -397,7 +397,8 @@ Expected<std::string> DeviceKernelArm::bind(std::size_t s, std::size_t a) {
     return name;
   }
   // A tensor an earlier stage of the arm wrote: its output buffer.
-  if (arg.kind == op::LaunchArg::Kind::kTensor && arg.part == op::TensorPart::kWhole && tensors_.contains(arg.tensors.at(0)) &&
+  if (arg.kind == op::LaunchArg::Kind::kTensor && arg.part == op::TensorPart::kWhole &&
+      tensors_.contains(arg.tensors.at(0)) &&
       std::find(written_.begin(), written_.end(), arg.tensors[0]) != written_.end()) {
     return arg.tensors[0];
   }
@@ -421,7 +422,8 @@ Expected<Ok> DeviceKernelArm::allocate() {
                                                   static_cast<int>(st.launch->shared_bytes));
       if (rc != CUDA_SUCCESS) {
         return Error{fmt::format("{}.shared_bytes: {} bytes of dynamic shared memory: the device refuses them ({})",
-                                 stage_field(s), st.launch->shared_bytes, failure(*drv, rc, "cuFuncSetAttribute", __FILE__, __LINE__).message)};
+                                 stage_field(s), st.launch->shared_bytes,
+                                 failure(*drv, rc, "cuFuncSetAttribute", __FILE__, __LINE__).message)};
       }
     }
     for (std::size_t a = 0; a < st.launch->args.size(); ++a) {
@@ -473,7 +475,8 @@ Expected<Ok> DeviceKernelArm::checked_launch(double wait_limit_s) {
       rc = drv->cuStreamSynchronize(stream_);
     }
     if (rc == CUDA_SUCCESS) continue;
-    if (is_kernel_fault(rc)) return Error{fmt::format("{}: faulted on the GPU: {}", stage_field(s), fault_text(*drv, rc))};
+    if (is_kernel_fault(rc))
+      return Error{fmt::format("{}: faulted on the GPU: {}", stage_field(s), fault_text(*drv, rc))};
     BP_CU(rc);
   }
   return Ok{};
@@ -499,12 +502,14 @@ Expected<std::unique_ptr<DeviceArm>> make_device_arm(const Driver* drv, const op
                                                      const op::Weights& weights, OperatorKernels kernels,
                                                      const std::vector<op::KernelModule>& modules) {
   const auto& stages = spec.arms[arm].stages;
-  if (!is_kernel_arm(spec, arm)) return std::unique_ptr<DeviceArm>(std::make_unique<DeviceOperatorArm>(drv, spec, arm, weights, kernels));
+  if (!is_kernel_arm(spec, arm))
+    return std::unique_ptr<DeviceArm>(std::make_unique<DeviceOperatorArm>(drv, spec, arm, weights, kernels));
   for (std::size_t s = 0; s < stages.size(); ++s) {
     if (!stages[s].launch) {
-      return Error{fmt::format("{}: arms[{}].stages[{}]: a built-in operator in an arm of kernels: on the GPU an arm "
-                               "is all kernels or all built-in operators (put the operator in the other arm)",
-                               spec.path, arm, s)};
+      return Error{
+          fmt::format("{}: arms[{}].stages[{}]: a built-in operator in an arm of kernels: on the GPU an arm "
+                      "is all kernels or all built-in operators (put the operator in the other arm)",
+                      spec.path, arm, s)};
     }
   }
   return std::unique_ptr<DeviceArm>(std::make_unique<DeviceKernelArm>(drv, spec, arm, weights, modules));
@@ -600,16 +605,17 @@ class CudaAbRunner final : public op::ArmRunner {
   // user's (exit 2, the arm, the case and its kernels named), anything else the backend's.
   Error replay_error(std::size_t arm, std::uint64_t c, CUresult rc, const char* call, int line) const {
     if (!cuda::is_kernel_fault(rc)) return cuda::failure(*drv_, rc, call, __FILE__, line);
-    return Error{fmt::format("{}: case {} (seed {}): a kernel faulted on the GPU (kernels {}): {}", arms_[arm]->label(), c,
-                             op::ab_case_seed(spec_.seed, c), arms_[arm]->kernel_names(), cuda::fault_text(*drv_, rc))};
+    return Error{fmt::format("{}: case {} (seed {}): a kernel faulted on the GPU (kernels {}): {}", arms_[arm]->label(),
+                             c, op::ab_case_seed(spec_.seed, c), arms_[arm]->kernel_names(),
+                             cuda::fault_text(*drv_, rc))};
   }
 
   Expected<Ok> replay(std::size_t arm_index, std::uint64_t c, const op::Activations& acts, op::ArmOutputs& out) {
     const Driver* drv = drv_;
     DeviceArm& arm = *arms_[arm_index];
-#define BP_CU_CASE(call)                                                     \
-  do {                                                                       \
-    const CUresult rc_ = (call);                                             \
+#define BP_CU_CASE(call)                                                              \
+  do {                                                                                \
+    const CUresult rc_ = (call);                                                      \
     if (rc_ != CUDA_SUCCESS) return replay_error(arm_index, c, rc_, #call, __LINE__); \
   } while (0)
     if (auto ok = arm.write_activations(acts); !ok) return ok;

@@ -36,7 +36,7 @@ struct CudaAbOptions {
 // faults (an illegal address ...), is exit 2 naming the arm, the stage or case
 // and the kernel; an arm mixing kernels and built-in operators is exit 2.
 [[nodiscard]] Expected<std::unique_ptr<op::ArmRunner>> make_cuda_ab_runner(const op::AbSpec& spec,
-                                                                          const op::Weights& weights, Json& info,
-                                                                          const CudaAbOptions& options = {});
+                                                                           const op::Weights& weights, Json& info,
+                                                                           const CudaAbOptions& options = {});
 
 }  // namespace bitproof

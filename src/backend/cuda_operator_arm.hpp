@@ -154,7 +154,8 @@ class DeviceKernelArm final : public DeviceArm {
   Expected<CUfunction> find_kernel(std::size_t s);
   Expected<Ok> check_params(std::size_t s, CUfunction f);
   Expected<std::string> bind(std::size_t s, std::size_t a);
-  Expected<std::string> bind_input(const std::string& field, const std::vector<std::string>& names, op::TensorPart part);
+  Expected<std::string> bind_input(const std::string& field, const std::vector<std::string>& names,
+                                   op::TensorPart part);
   Expected<Ok> launch_stage(std::size_t s);
 
   const op::Weights& weights_;

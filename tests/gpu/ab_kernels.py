@@ -8,7 +8,7 @@ where they are present:
 - three launches against one fused launch over the joined weight: equal on --backend cuda, and on
   --backend all (the PTX executor on the CPU first: the GPU's bits must equal the executor's);
 - graph on and graph off (--graph off: launches enqueued every case) give the same digests;
-- the 256-thread variant differs (expect "differ"), its first difference printed with the case seed,
+- the variant with FP16 partial sums differs (expect "differ"), its first difference printed with the case seed,
   the element index and both values decoded;
 - a kernel that never writes one output: the poison is read back (NaN), the run is refuted (exit 1);
 - a kernel reading far outside its buffers: exit 2, one line naming the arm, the stage and the kernel,
@@ -69,7 +69,7 @@ if r.returncode == 0:
 
 # The differing variant: another summation order.
 r = ab("kab-differ", "--backend", "cuda")
-check("256 threads a row: the arms differ, as the spec expects (exit 0)", r.returncode == 0, r.stdout + r.stderr)
+check("FP16 partial sums: the arms differ, as the spec expects (exit 0)", r.returncode == 0, r.stdout + r.stderr)
 check("... first difference printed with case, seed, element index and decoded values",
       re.search(r"case \d+ \(seed 0x[0-9A-F]{16}\) y\.\w+\[\d+\]\[\d+\]: separate 0x[0-9A-F]{4} \[.+\] \S+ vs "
                 r"fused 0x[0-9A-F]{4} \[.+\] \S+", r.stdout) is not None, r.stdout)
