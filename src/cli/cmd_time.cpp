@@ -10,6 +10,7 @@
 #include "backend/kernel_modules.hpp"
 #include "cli/cli.hpp"
 #include "cli/cuda_twin.hpp"
+#include "hash/digest.hpp"
 #include "report/time_report.hpp"
 #include "timing/isolate.hpp"
 #include "user/user_code.hpp"
@@ -175,6 +176,19 @@ Expected<timing::Session> sample(const TimeArgs& a, TimingBackend& backend, cons
   return timing::run_session(*(*arms)[0], *(*arms)[1], p.session);
 }
 
+// The device's description, and for an A/B spec's kernel arms what every arm
+// loaded: each module's file, the SHA-256 of its PTX and its build options.
+Json device_info(const TimingBackend& backend, const timing::TimeSpec& spec) {
+  Json info = backend.info();
+  if (spec.ab_modules.empty()) return info;
+  Json modules = Json::array();
+  for (const op::KernelModule& m : spec.ab_modules) {
+    modules.push_back({{"file", m.file}, {"ptx_sha256", sha256_hex(m.ptx)}, {"options", m.options}});
+  }
+  info["kernel_modules"] = modules;
+  return info;
+}
+
 int run_time_command(const TimeArgs& a) {
   if (a.serve_arm >= 0) return serve(a);
   if (auto e = hand_off_for_cuda("cuda")) return fail(*e);
@@ -211,7 +225,7 @@ int run_time_command(const TimeArgs& a) {
     if (!cal) return fail(cal.error());
     run.calibration = std::move(*cal);
   }
-  Json report = time_report(l->spec, p, run, (*backend)->info());
+  Json report = time_report(l->spec, p, run, device_info(**backend, l->spec));
   record_invocation(report["environment"]);
   const bool passes = time_report_passes(report);
   if (!a.quiet || !passes) {

@@ -112,8 +112,12 @@ r = run("time", spec("kab-equal"), "--min-time", "0.5", "--timeout", "4", "--rep
 print(f"$ bitproof time kab-equal  (exit {r.returncode})\n{r.stdout}{r.stderr}")
 check("time on an A/B spec with kernel arms: a verdict (exit 0)", r.returncode == 0, r.stdout + r.stderr)
 if r.returncode == 0:
-    run_ = load(out("time.json"))["result"]["run"]
+    trep = load(out("time.json"))
+    run_ = trep["result"]["run"]
     check("... samples of both arms", len(run_["samples"]) >= 8, str(run_)[:300])
+    mods = trep["environment"]["device"].get("kernel_modules", [])
+    check("... the report names the module and its PTX SHA-256",
+          len(mods) == 1 and mods[0]["file"] == "gemv.cu" and len(mods[0]["ptx_sha256"]) == 64, str(mods)[:300])
 
 # The examples (issue 47), where present: the fused-GEMV pair at full size, and its differing variant.
 examples = os.path.join(root, "examples")
