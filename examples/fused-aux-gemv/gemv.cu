@@ -7,20 +7,22 @@
 #include <cuda_fp16.h>
 
 // One output row of y = W x: thread t sums w[k] * x[k] for k = t, t + blockDim.x, ... with
-// fmaf in float, each warp's partials are added by shfl.down (16, 8, 4, 2, 1), then thread 0
-// adds the warps' sums in warp order. blockDim.x: a multiple of 32, at most 1024. The sum is
-// thread 0's (the other threads return 0).
+// fmaf in float, each warp's partials are added by shfl.down (16, 8, 4, 2, 1), each warp's sum
+// is kept in shared memory as FP16 (half the bytes: a common trick, and a rounding point per
+// warp: another thread count rounds other partials), then thread 0 adds the warps' sums in warp
+// order in float. blockDim.x: a multiple of 32, at most 1024. The sum is thread 0's (the other
+// threads return 0).
 __device__ __forceinline__ float row_dot(const __half* x, const __half* w, unsigned k_len) {
   float acc = 0.0f;
   for (unsigned k = threadIdx.x; k < k_len; k += blockDim.x) acc = fmaf(__half2float(w[k]), __half2float(x[k]), acc);
   for (int offset = 16; offset > 0; offset >>= 1) acc = __fadd_rn(acc, __shfl_down_sync(0xffffffffu, acc, offset));
-  __shared__ float warp_sums[32];
+  __shared__ __half warp_sums[32];
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) warp_sums[warp] = acc;
+  if (lane == 0) warp_sums[warp] = __float2half_rn(acc);
   __syncthreads();
   float total = 0.0f;
   if (threadIdx.x == 0) {
-    for (unsigned i = 0; i < blockDim.x / 32; ++i) total += warp_sums[i];
+    for (unsigned i = 0; i < blockDim.x / 32; ++i) total += __half2float(warp_sums[i]);
   }
   return total;
 }

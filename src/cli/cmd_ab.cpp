@@ -88,6 +88,11 @@ int run_ab_command(const AbArgs& a) {
   if (auto e = hand_off_for_cuda(a.backend)) return fail(*e);
   auto spec = load(a);
   if (!spec) return fail(spec.error());
+  // CUDA files are compiled by NVRTC, which the static command cannot load: the CUDA twin
+  // compiles them (no GPU needed) and runs --backend cpu too.
+  if (spec->kernels && !spec->kernels->files.empty()) {
+    if (auto e = hand_off_for_cuda("cuda")) return fail(*e);
+  }
   auto modules = build_kernel_modules(*spec, a.compile_timeout_s);  // none without kernel arms
   if (!modules) return fail(modules.error());
   auto reads = read_files(a, *spec);

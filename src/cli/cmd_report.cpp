@@ -10,6 +10,7 @@
 #include "audit/admission.hpp"
 #include "backend/kernel_modules.hpp"
 #include "cli/cli.hpp"
+#include "cli/cuda_twin.hpp"
 #include "report/compare.hpp"
 #include "report/kind.hpp"
 #include "report/kind_proof.hpp"
@@ -160,6 +161,16 @@ int run_verify(const VerifyArgs& a) {
   }
   auto report = whole_report(*text, path);
   if (!report) return fail(report.error());
+  // An A/B report with kernel arms from CUDA files: NVRTC compiles them again, in the CUDA twin
+  // (the static command cannot load NVRTC).
+  const Json* kernels = report->contains("result") && (*report)["result"].is_object() &&
+                                (*report)["result"].contains("spec") && (*report)["result"]["spec"].is_object() &&
+                                (*report)["result"]["spec"].contains("kernels")
+                            ? &(*report)["result"]["spec"]["kernels"]
+                            : nullptr;
+  if (kernels != nullptr && kernels->is_object() && kernels->contains("files")) {
+    if (auto e = hand_off_for_cuda("cuda")) return fail(*e);
+  }
   const ReportKind& kind = kind_of(*report);
   if (!kind.verify) return fail({fmt::format("{}: kind: this bitproof cannot verify an {} report", path, kind.name)});
   // Kernel arms' modules are built as `bitproof ab` builds them (NVRTC's default time limit).

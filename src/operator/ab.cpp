@@ -85,6 +85,8 @@ void compare_backends(const AbSpec& spec, const std::string& backend, const std:
 
 Expected<std::unique_ptr<ArmRunner>> make_cpu_runner(const AbSpec& spec, const Weights& weights, unsigned threads,
                                                      CpuArith arith) {
+  if (spec.kernels)  // kernel stages run through the PTX executor: make_cpu_kernel_runner (kernel_cpu.hpp)
+    return Error{fmt::format("{}: kernel arms run through the PTX executor, not the operator models", spec.path)};
   if (arith == CpuArith::kHostFloat && !host_float_agrees().agrees)
     return Error{fmt::format("--cpu-arith host: this CPU's binary32 unit differs from the soft model ({}): use "
                              "--cpu-arith soft",

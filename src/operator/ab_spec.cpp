@@ -653,8 +653,9 @@ std::uint64_t AbSpec::host_bytes() const {
       if (input(name) == nullptr) bytes += tensor_bytes(shape.dtype, shape.rows, shape.cols);
     }
     for (const Stage& st : arms[arm].stages) {
+      // A kernel arm's buffers are copies of its inputs (the executor's memory): joined or not.
       for (const LaunchArg& a : st.launch ? st.launch->args : std::vector<LaunchArg>{}) {
-        if (a.kind != LaunchArg::Kind::kJoined) continue;
+        if (a.kind != LaunchArg::Kind::kJoined && a.kind != LaunchArg::Kind::kTensor) continue;
         for (const std::string& t : a.tensors) {
           if (const InputSpec* in = input(t)) bytes += tensor_bytes(in->dtype, in->rows, in->cols);
         }

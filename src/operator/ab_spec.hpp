@@ -38,6 +38,14 @@
 //
 // Several weights in one stage are joined row-wise into one buffer (the fused
 // launch); its outputs are the joined output's row blocks, one per weight.
+//
+// Kernel arms (issue 47, kernel_spec.hpp, docs/operators.md "Kernel arms"): "kernels":
+// {"files": [...CUDA], "ptx": [...], "include_dirs": [...], "fmad": true}; a stage
+// {"kernel": name, "grid": [x, y, z], "block": [x, y, z], "shared_bytes": n, "args": [
+//   {"tensor": n[, "part": "codes"|"scales"]}, {"joined": [...][, "part": ...]}, {"output": n},
+//   {"u32"|"i32"|"u64"|"f32": v}]}; "outputs" entries may be declarations
+// {"name", "dtype": "f16"|"bf16", "shape": [rows, cols]} (what kernel stages write). An arm's
+// stages are all kernel launches or all built-in operators.
 #pragma once
 
 #include <array>
@@ -144,7 +152,8 @@ struct AbSpec {
   // element; mxfp4: half a byte an element and a scale byte a block), the
   // joined weights of each stage that joins several, one case's activations and
   // every tensor both arms write. load_weights refuses a spec above
-  // memory_limit() (memory.hpp) before it allocates.
+  // memory_limit() (memory.hpp) before it allocates. Kernel arms: every tensor a launch
+  // reads counted again (the executor's buffers are copies; an mxfp4 part counts the whole).
   [[nodiscard]] std::uint64_t host_bytes() const;
 };
 

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <tuple>
 
 namespace bitproof::op {
 

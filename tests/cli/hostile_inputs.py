@@ -21,7 +21,7 @@ shards s1.json s2.json, made with user code allowed; ab.json: an A/B spec whose 
 pwn.json; k.json: a timing spec of user kernels), usr/ (plain.json and plain.cuh from
 tests/cli/data/user: a user recipe compiled from source), abu/ (ab.json: the MoE A/B spec whose
 element proof p.json is a claim over a user recipe), uc/ (user code: tests/cli/data/user-code,
-a spec in uc/ex/ whose adapters include ../kernels/dequant.h). A row may test for files it expects
+a spec in uc/ex/ whose adapters include ../kernels/dequant.h), kab/ (examples/fused-aux-gemv: kernel arms). A row may test for files it expects
 or forbids (`[ ! -e PWNED.txt ] && exit $r`). Every command runs with its own empty
 $XDG_CACHE_HOME (the row's cache/, beside its directory)."""
 import hashlib
@@ -165,6 +165,7 @@ def make_fixtures():
     make_user_fixture()
     make_ab_user_fixture()
     shutil.copytree(f"{root}/tests/cli/data/user-code", f"{fixtures}/uc")
+    shutil.copytree(f"{root}/examples/fused-aux-gemv", f"{fixtures}/kab")
     for step in steps:
         done = sh(step, fixtures)
         if done.returncode not in (0, 1):

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   fs::create_directories(merge_seeds);
   fs::create_directories(spec_seeds);
   std::size_t specs = 0;
-  for (const char* dir : {"proofs", "proofs/ab", "proofs/time", "tests/cli/data", "tests/gpu/specs"}) {
+  for (const char* dir : {"proofs", "proofs/ab", "proofs/time", "tests/cli/data", "tests/gpu/specs", "examples/fused-aux-gemv"}) {
     for (const auto& entry : fs::directory_iterator(source / dir)) {
       if (entry.path().extension() != ".json") continue;
       fs::copy_file(entry.path(), spec_seeds / (std::to_string(specs++) + ".json"), fs::copy_options::overwrite_existing);

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""kernel_arms.py BITPROOF SOURCE_DIR WORKDIR: kernel arms (issue 47) on the CPU's PTX executor.
+
+examples/fused-aux-gemv at CPU-test size (N = 32 + 16 + 8, K = 256, 3 cases): the user's CUDA
+kernels compiled by NVRTC to PTX and run by the executor. Three launches and one fused launch
+over the joined buffer agree on every element; 64 threads a block in the separate launches
+differ (the negative control), and each spec's "expect" is checked both ways: the same runs
+with the expectation turned around must fail the gate (exit 1). The report records the kernel
+modules (options, files read with SHA-256, PTX SHA-256), is schema-valid (cli.report_schema)
+and `report verify` re-runs it. Bad input: one line, exit 2."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bptest  # noqa: E402
+from bptest import check, load  # noqa: E402
+
+bp, root, work, env, run = bptest.setup(own_cache=True)
+example = os.path.join(work, "example")
+shutil.copytree(os.path.join(root, "examples", "fused-aux-gemv"), example)
+
+
+def spec(name):
+    return os.path.join(example, name + ".json")
+
+
+def turned(name):
+    """The spec with its expectation turned around, beside the kernel source."""
+    s = load(spec(name))
+    s["expect"] = "differ" if s["expect"] == "equal" else "equal"
+    path = os.path.join(example, name + "-turned.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(s, f)
+    return path
+
+
+report = os.path.join(work, "small.json")
+r = run("ab", spec("small"), "--report", report, "--markdown", os.path.join(work, "small.md"))
+check("small: three launches and the fused launch agree (exit 0)", r.returncode == 0, r.stdout + r.stderr)
+check("small: every case and element equal", re.search(r"3/3 cases equal", r.stdout) is not None, r.stdout)
+rep = load(report) if os.path.exists(report) else {"result": {}}
+mods = rep["result"].get("kernel_modules", [])
+check("the report records one module: gemv.cu, its NVRTC options and files read",
+      len(mods) == 1 and mods[0]["file"] == "gemv.cu" and "--gpu-architecture=compute_90" in mods[0]["options"]
+      and "--fmad=true" in mods[0]["options"] and mods[0]["read_files"][0]["path"] == "gemv.cu"
+      and re.fullmatch(r"[0-9a-f]{64}", mods[0]["ptx_sha256"]) is not None, json.dumps(mods)[:600])
+check("the contractible lines are reported (row_dot's final plain add)",
+      any(c["kernel"] in ("gemv_sep", "gemv_fused") and c["lines"] for c in mods[0]["contractible"]) if mods else False,
+      json.dumps(mods)[:600])
+check("the console names the contractible lines", "ptxas may contract them into FMA" in r.stdout, r.stdout)
+schema = subprocess.run([sys.executable, os.path.join(root, "tests", "cli", "validate_schema.py"),
+                         os.path.join(root, "reports", "schema.json"), report], capture_output=True, text=True)
+check("the report matches reports/schema.json", schema.returncode == 0, schema.stdout + schema.stderr)
+v = run("report", "verify", report, "--spec-dir", example)
+check("report verify re-runs the kernel arms and reproduces the result", v.returncode == 0 and "verified" in v.stdout,
+      v.stdout + v.stderr)
+
+r = run("ab", spec("small-64-threads"))
+check("64 threads a block differ: the negative control passes (exit 0)", r.returncode == 0, r.stdout + r.stderr)
+check("the negative control says so", "negative control: the arms differ, as the spec expects" in r.stdout, r.stdout)
+check("the first difference is printed", "first:" in r.stdout, r.stdout)
+
+r = run("ab", turned("small"))
+check("small expecting \"differ\" fails the gate (exit 1)", r.returncode == 1, r.stdout + r.stderr)
+r = run("ab", turned("small-64-threads"))
+check("64 threads expecting \"equal\" fails the gate (exit 1)", r.returncode == 1, r.stdout + r.stderr)
+
+
+def bad(what, edit, answer, code=2):
+    s = load(spec("small"))
+    edit(s)
+    path = os.path.join(example, "bad.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(s, f)
+    r = run("ab", path)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(f"{what}: exit {code}, one line", r.returncode == code and len(lines) == 1, r.stdout + r.stderr)
+    check(f"{what}: says {answer!r}", re.search(answer, r.stderr) is not None, r.stderr)
+
+
+def k_too_long(s):
+    s["arms"][0]["stages"][0]["args"][3] = {"u32": 512}  # x has 256 columns: the launch reads past its end
+
+
+bad("a kernel no module has", lambda s: s["arms"][0]["stages"][0].update(kernel="gemv_none"),
+    r"bad\.json: arms\[0\]\.stages\[0\]\.kernel: no kernel \"gemv_none\" in gemv\.cu")
+bad("one argument too few", lambda s: s["arms"][0]["stages"][0]["args"].pop(),
+    r"bad\.json: arms\[0\]\.stages\[0\]\.args: 3 arguments, but kernel gemv_sep takes 4 parameters")
+bad("a u64 where the kernel takes a u32", lambda s: s["arms"][0]["stages"][0]["args"].__setitem__(3, {"u64": 256}),
+    r"bad\.json: arms\[0\]\.stages\[0\]\.args\[3\]: a u64 \(8 bytes\), but kernel gemv_sep's parameter 3 .* is a 4-byte")
+bad("a buffer too small for the launch's reads", k_too_long,
+    r"bad\.json: arms\[0\]\.stages\[0\] \(gemv_sep, arm \"separate\"\): .*gemv\.cu:\d+: block \(\d+,0,0\) thread "
+    r"\(\d+,0,0\): ld\.global.* past the end of buffer")
+bad("a source that does not compile", lambda s: s["kernels"].update(files=["missing.cu"]),
+    r"bad\.json: kernels\.files\[0\]: ")
+r = run("ab", spec("small"), "--prove")
+check("--prove on kernel arms: exit 2, one line", r.returncode == 2 and "--prove: kernel arms" in r.stderr,
+      r.stdout + r.stderr)
+
+print(f"{len(bptest.failures)} failure(s)" if bptest.failures else "all kernel-arm checks passed")
+sys.exit(1 if bptest.failures else 0)
