@@ -18,6 +18,7 @@ Exit 77 (skipped) where there is no GPU."""
 import os
 import re
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 import bptest  # noqa: E402
@@ -129,7 +130,12 @@ for dirpath, _, files in os.walk(examples):
             found.append(os.path.join(dirpath, f))
 for path in found:
     expect_differ = '"differ"' in open(path, encoding="utf-8").read()
-    r = ab(path, "--backend", "cuda")
+    start = time.monotonic()
+    r = ab(path, "--backend", "cuda", "--report", out("example.json"))
+    wall = time.monotonic() - start
+    if r.returncode == 0:  # the issue's target: the fused-GEMV pair, 64 cases, under 1 s after compilation
+        cases_s = load(out("example.json"))["environment"].get("timing", {}).get("cases_seconds", float("nan"))
+        print(f"  {os.path.basename(path)} on the GPU: {wall:.3f} s wall (process, NVRTC included); cases {cases_s:.3f} s")
     check(f"example {os.path.relpath(path, root)} on the GPU: exit 0 ({'differ' if expect_differ else 'equal'} as "
           "it expects)", r.returncode == 0, r.stdout + r.stderr)
     r = ab(path, "--backend", "all", "--cases", "2")
