@@ -39,7 +39,8 @@ namespace bitproof::cuda {
   X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000) X(cuGraphExecDestroy, 10000)                            \
   X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemsetD8Async, 3020)                           \
   X(cuMemsetD32Async, 3020) X(cuMemHostAlloc, 2020) X(cuMemHostGetDevicePointer, 3020)                     \
-  X(cuMemFreeHost, 2000) X(cuFuncSetAttribute, 9000)
+  X(cuMemFreeHost, 2000) X(cuFuncSetAttribute, 9000) X(cuModuleLoadDataEx, 2010)                        \
+  X(cuFuncGetParamInfo, 12040)
 // clang-format on
 
 struct Driver {

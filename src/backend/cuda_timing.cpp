@@ -158,37 +158,45 @@ class DeviceTimedArm : public timing::TimedArm {
   CUevent stop_ = nullptr;
 };
 
-// An A/B spec's operator arm: the operator image (its own, or the shared one), weights, graph.
-class OperatorTimedArm final : public DeviceTimedArm {
+// An A/B spec's arm: built-in operators (the operator image: its own, or the
+// shared one) or the user's kernels (the spec's modules, its own), with its
+// weights and graph.
+class AbTimedArm final : public DeviceTimedArm {
  public:
-  OperatorTimedArm(Shared& sh, const op::AbSpec& spec, const op::Weights& weights, std::size_t arm, bool shared,
-                   double wait_limit_s)
-      : DeviceTimedArm(sh, spec.arms[arm].name, fmt::format("{}: arms[{}] ({})", spec.path, arm, spec.arms[arm].name),
-                       wait_limit_s),
-        spec_(spec),
+  AbTimedArm(Shared& sh, const timing::TimeSpec& spec, const op::Weights& weights, std::size_t arm, bool shared)
+      : DeviceTimedArm(sh, spec.ab->arms[arm].name,
+                       fmt::format("{}: arms[{}] ({})", spec.ab->path, arm, spec.ab->arms[arm].name),
+                       spec.wait_timeout_s),
+        spec_(*spec.ab),
+        modules_(spec.ab_modules),
         weights_(weights),
         arm_(arm),
         shared_(shared) {}
-  ~OperatorTimedArm() override {
+  ~AbTimedArm() override {
     device_.reset();
     if (own_.module != nullptr) sh_.drv->cuModuleUnload(own_.module);
   }
 
  protected:
   Expected<Ok> load() override {
-    if (shared_ && sh_.shared_ops.module == nullptr) {
+    const bool kernels = cuda::is_kernel_arm(spec_, arm_);
+    if (!kernels && shared_ && sh_.shared_ops.module == nullptr) {
       auto k = cuda::load_operator_kernels(sh_.drv);
       if (!k) return k.error();
       sh_.shared_ops = *k;
     }
-    if (!shared_) {
+    if (!kernels && !shared_) {
       auto k = cuda::load_operator_kernels(sh_.drv);
       if (!k) return k.error();
       own_ = *k;
     }
-    device_ = std::make_unique<cuda::DeviceOperatorArm>(sh_.drv, spec_, arm_, weights_, shared_ ? sh_.shared_ops : own_);
+    auto made = cuda::make_device_arm(sh_.drv, spec_, arm_, weights_, shared_ ? sh_.shared_ops : own_, modules_);
+    if (!made) return made.error();
+    device_ = std::move(*made);
     if (auto ok = device_->allocate(); !ok) return ok;
-    return device_->write_activations(op::make_activations(spec_, 0));
+    if (auto ok = device_->write_activations(op::make_activations(spec_, 0)); !ok) return ok;
+    // A kernel arm runs once stage by stage first: a kernel that faults is named with its stage.
+    return kernels ? device_->checked_launch(wait_limit_s_) : Ok{};
   }
   Expected<Ok> launch() override { return device_->launch(); }
   Expected<Ok> capture() override { return device_->capture(); }
@@ -197,11 +205,12 @@ class OperatorTimedArm final : public DeviceTimedArm {
 
  private:
   const op::AbSpec& spec_;
+  const std::vector<op::KernelModule>& modules_;
   const op::Weights& weights_;
   std::size_t arm_;
   bool shared_;
   cuda::OperatorKernels own_;
-  std::unique_ptr<cuda::DeviceOperatorArm> device_;
+  std::unique_ptr<cuda::DeviceArm> device_;
 };
 
 // A timing spec's kernel arm: its source compiled by NVRTC, its own buffers, one launch captured.
@@ -345,8 +354,7 @@ class CudaTiming final : public TimingBackend {
   Expected<std::unique_ptr<timing::TimedArm>> arm(const timing::TimeSpec& spec, const op::Weights* weights,
                                                   std::size_t arm, bool shared_module) override {
     if (spec.ab) {
-      return std::unique_ptr<timing::TimedArm>(
-          std::make_unique<OperatorTimedArm>(sh_, *spec.ab, *weights, arm, shared_module, spec.wait_timeout_s));
+      return std::unique_ptr<timing::TimedArm>(std::make_unique<AbTimedArm>(sh_, spec, *weights, arm, shared_module));
     }
     return std::unique_ptr<timing::TimedArm>(std::make_unique<KernelTimedArm>(sh_, spec, arm, shared_module));
   }

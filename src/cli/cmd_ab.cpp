@@ -14,6 +14,7 @@
 #include "audit/admission.hpp"
 #include "proof/ab_proof.hpp"
 #include "report/ab_report.hpp"
+#include "timing/time_spec.hpp"
 #include "user/user_code.hpp"
 
 namespace bitproof::cli {
@@ -31,6 +32,8 @@ struct AbArgs {
   bool quiet = false;
   std::string cpu_arith = "host";
   double compile_timeout_s = user::kDefaultCompileTimeout;  // each NVRTC compile of a kernel file
+  std::string graph = "on";                                 // --graph: each arm's stages as one CUDA Graph
+  double wait_timeout_s = timing::kDefaultWaitTimeout;      // --user-timeout: each wait for a kernel arm's work
   Outputs out;
 };
 
@@ -121,17 +124,13 @@ int run_ab_command(const AbArgs& a) {
                                                        "FP16 conversions and recipes from the soft model",
                                                        host_float_agrees().operations)}}});
   }
-  if (a.backend != "cpu" && spec->kernels) {
-    // The GPU runner of kernel arms (design47.md: make_cuda_ab_runner) is not in this build.
-    if (a.backend == "cuda")
-      return fail(Error{fmt::format("{}: --backend cuda: kernel arms run on the CPU executor only in this build "
-                                    "(--backend cpu)",
-                                    a.spec),
-                        kExitNoBackend});
-    if (!a.quiet) std::printf("(kernel arms: the CPU executor alone)\n");
-  } else if (a.backend != "cpu") {
+  if (a.backend != "cpu") {
+    if (auto e = spec->kernels ? user::refuse_user_code(a.spec + ": kernels", "the kernel arms' code (run on the GPU)")
+                               : std::nullopt) {
+      return fail(*e);  // --no-user-code: refused before a device is looked for
+    }
     Json info = Json::object();
-    auto gpu = make_cuda_ab_runner(*spec, *weights, info);
+    auto gpu = make_cuda_ab_runner(*spec, *weights, info, CudaAbOptions{&*modules, a.graph == "on", a.wait_timeout_s});
     if (!gpu) {
       if (a.backend == "cuda" || gpu.error().exit_code != kExitNoBackend) return fail(gpu.error());
       if (!a.quiet) std::printf("(no CUDA device: the CPU model alone)\n");
@@ -179,10 +178,11 @@ void add_ab_command(CLI::App& app, Commands& commands) {
   add_keep_option(*p, args->keep);
   add_threads_option(*p, args->threads);
   add_no_user_code_flag(*p);  // element proofs may name specs with user recipes; kernel arms' CUDA files
-  p->add_option("--compile-timeout", args->compile_timeout_s,
-                fmt::format("seconds each NVRTC compile of a kernel arm's CUDA file may take (default {:g})",
-                            args->compile_timeout_s))
-      ->check(CLI::PositiveNumber);
+  add_kernel_limit_flags(*p, args->wait_timeout_s, args->compile_timeout_s);  // kernel arms: NVRTC, the GPU
+  p->add_option("--graph", args->graph,
+                "on: each arm's stages captured into its own CUDA Graph and replayed (default); off: launched one by "
+                "one every case (the same bits expected)")
+      ->check(CLI::IsMember({"on", "off"}));
   p->add_flag("--quiet,-q", args->quiet, "print only what does not pass (nothing when every check passes)");
   p->add_option("--cpu-arith", args->cpu_arith,
                 "the CPU backend's binary32 add/mul/FMA: host (this CPU's IEEE unit, checked against the soft model "

@@ -7,8 +7,10 @@
 #include <filesystem>
 
 #include "backend/cuda_timing.hpp"
+#include "backend/kernel_modules.hpp"
 #include "cli/cli.hpp"
 #include "cli/cuda_twin.hpp"
+#include "hash/digest.hpp"
 #include "report/time_report.hpp"
 #include "timing/isolate.hpp"
 #include "user/user_code.hpp"
@@ -69,7 +71,7 @@ struct Loaded {
 Expected<Loaded> load(const TimeArgs& a) {
   auto spec = timing::load_time_spec(a.spec);
   if (!spec) return spec.error();
-  if (!spec->ab) {  // user CUDA kernels (an A/B spec's arms are bitproof's own operators)
+  if (!spec->ab) {  // user CUDA kernels (an A/B spec's kernel arms are refused below, before their build)
     for (std::size_t i = 0; i < spec->arms.size(); ++i) {
       const timing::KernelArm& arm = spec->arms[i];
       if (auto e = user::refuse_user_code(fmt::format("{}: arms[{}] ({})", a.spec, i, arm.name),
@@ -84,6 +86,13 @@ Expected<Loaded> load(const TimeArgs& a) {
   if (!a.checkpoint.empty() && !l.spec.ab) return Error{"--checkpoint: only an A/B spec's arms read a checkpoint"};
   if (l.spec.ab) {
     if (!a.checkpoint.empty()) l.spec.ab->checkpoint_path = a.checkpoint;
+    if (l.spec.ab->kernels) {  // kernel arms: the user's kernels, built before the weights are read
+      if (auto e = user::refuse_user_code(fmt::format("{}: kernels", a.spec), "the kernel arms' code (run on the GPU)"))
+        return *e;
+      auto modules = build_kernel_modules(*l.spec.ab, a.compile_timeout_s);
+      if (!modules) return modules.error();
+      l.spec.ab_modules = std::move(*modules);
+    }
     auto w = op::load_weights(*l.spec.ab, l.spec.ab->checkpoint_path);
     if (!w) return w.error();
     l.weights = std::move(*w);
@@ -92,9 +101,13 @@ Expected<Loaded> load(const TimeArgs& a) {
 }
 
 // What the command reads, never written over: the spec, and each kernel arm's
-// file with every header it includes (the preprocessor's list).
+// file with every header it includes (the preprocessor's list); for an A/B
+// spec with kernel arms, every file its kernels' build read.
 Expected<std::vector<std::string>> read_files(const TimeArgs& a, const timing::TimeSpec& spec) {
   std::vector<std::string> files{a.spec};
+  if (spec.ab) {  // an A/B spec's kernels: every file their build read
+    for (const std::string& path : kernel_module_paths(*spec.ab, spec.ab_modules)) files.push_back(path);
+  }
   if (spec.ab || !a.out.any()) return files;  // no kernel file, or no output to check it against
   for (std::size_t i = 0; i < spec.arms.size(); ++i) {
     auto reads = user::kernel_file_reads(spec.arms[i].file_path, spec.include_dirs, spec.compile_timeout_s,
@@ -163,6 +176,19 @@ Expected<timing::Session> sample(const TimeArgs& a, TimingBackend& backend, cons
   return timing::run_session(*(*arms)[0], *(*arms)[1], p.session);
 }
 
+// The device's description, and for an A/B spec's kernel arms what every arm
+// loaded: each module's file, the SHA-256 of its PTX and its build options.
+Json device_info(const TimingBackend& backend, const timing::TimeSpec& spec) {
+  Json info = backend.info();
+  if (spec.ab_modules.empty()) return info;
+  Json modules = Json::array();
+  for (const op::KernelModule& m : spec.ab_modules) {
+    modules.push_back({{"file", m.file}, {"ptx_sha256", sha256_hex(m.ptx)}, {"options", m.options}});
+  }
+  info["kernel_modules"] = modules;
+  return info;
+}
+
 int run_time_command(const TimeArgs& a) {
   if (a.serve_arm >= 0) return serve(a);
   if (auto e = hand_off_for_cuda("cuda")) return fail(*e);
@@ -199,7 +225,7 @@ int run_time_command(const TimeArgs& a) {
     if (!cal) return fail(cal.error());
     run.calibration = std::move(*cal);
   }
-  Json report = time_report(l->spec, p, run, (*backend)->info());
+  Json report = time_report(l->spec, p, run, device_info(**backend, l->spec));
   record_invocation(report["environment"]);
   const bool passes = time_report_passes(report);
   if (!a.quiet || !passes) {
@@ -229,7 +255,9 @@ void add_time_command(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<TimeArgs>();
   auto* p = app.add_subcommand("time", "time two arms on the GPU in counterbalanced blocks, each warmed on its own; "
                                        "--claim gates a speed claim");
-  p->add_option("spec", args->spec, "timing spec (JSON: user CUDA kernels) or A/B spec (the built-in operators)")->required();
+  p->add_option("spec", args->spec,
+                "timing spec (JSON: user CUDA kernels) or A/B spec (built-in operators or kernel arms)")
+      ->required();
   p->add_option("--claim", args->claim, "gate: \"<arm> faster by P%\", \"<arm> slower by P%\" or \"same within P%\" "
                                         "(exit 0 when the whole interval lies beyond it and no order effect is found)");
   p->add_flag("--calibrate", args->calibrate, "also time A against an independently prepared A (the gate's resolution)");

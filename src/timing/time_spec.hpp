@@ -1,6 +1,7 @@
 // What `bitproof time` times: the two arms of an A/B spec (the built-in
-// operators, src/operator/ab_spec.hpp: each arm's stages, its own weights, the
-// activations of case 0), or a timing spec of user CUDA kernels:
+// operators or the user's kernel stages, src/operator/ab_spec.hpp: each arm's
+// stages, its own weights and modules, the activations of case 0), or a timing
+// spec of user CUDA kernels:
 //
 // {
 //   "bitproof_time": 1,
@@ -82,6 +83,9 @@ struct TimeSpec {
   // does not return by then ends the process with one line (exit 2).
   double compile_timeout_s = kDefaultCompileTimeout;
   double wait_timeout_s = kDefaultWaitTimeout;
+  // Set by bitproof time for an A/B spec with kernel arms: its kernels built
+  // (backend/kernel_modules.hpp), what each kernel arm loads into its own modules.
+  std::vector<op::KernelModule> ab_modules;
 
   [[nodiscard]] std::array<std::string, 2> arm_names() const;
   [[nodiscard]] const BufferSpec* buffer(const std::string& name) const;
