@@ -7,7 +7,9 @@ over the joined buffer agree on every element; 64 threads a block in the separat
 differ (the negative control), and each spec's "expect" is checked both ways: the same runs
 with the expectation turned around must fail the gate (exit 1). The report records the kernel
 modules (options, files read with SHA-256, PTX SHA-256), is schema-valid (cli.report_schema)
-and `report verify` re-runs it. Bad input: one line, exit 2."""
+and `report verify` re-runs it. Bad input: one line, exit 2. examples/turbomind-mxfp4-gemv: an
+MXFP4 weight's codes and scales as two arguments; ordinary and folded dequant agree on scales
+114..126 and differ with a 129 byte."""
 import json
 import os
 import re
@@ -110,6 +112,29 @@ bad("a source that does not compile", lambda s: s["kernels"].update(files=["miss
 r = run("ab", spec("small"), "--prove")
 check("--prove on kernel arms: exit 2, one line", r.returncode == 2 and "--prove: kernel arms" in r.stderr,
       r.stdout + r.stderr)
+
+# examples/turbomind-mxfp4-gemv: an MXFP4 weight passed as its two parts (codes, scales) from a
+# synthetic checkpoint; the ordinary and the folded dequant agree on scales 114..126 and differ
+# where a scale byte is 129 (2 cases each here; the example's README runs all 8).
+tm = os.path.join(work, "turbomind")
+shutil.copytree(os.path.join(root, "examples", "turbomind-mxfp4-gemv"), tm)
+for name, scales in (("ckpt-114-126", "114:126"), ("ckpt-114-129", "114:129")):
+    r = run("synth-checkpoint", os.path.join(tm, name), "--layers", "1", "--experts", "1", "--rows", "512", "--cols",
+            "4096", "--scale-range", scales)
+    check(f"synth-checkpoint {name}", r.returncode == 0, r.stdout + r.stderr)
+r = run("ab", os.path.join(tm, "ab.json"), "--backend", "cpu", "--cases", "2")
+check("turbomind MXFP4 GEMV, scales 114..126: ordinary and folded agree (exit 0)", r.returncode == 0
+      and "2/2 changing-input cases bitwise equal" in r.stdout, r.stdout + r.stderr)
+r = run("ab", os.path.join(tm, "ab-129.json"), "--backend", "cpu", "--cases", "2")
+check("... with a 129 scale byte they differ, as ab-129.json expects (exit 0)", r.returncode == 0
+      and "negative control: the arms differ, as the spec expects" in r.stdout
+      and re.search(r"ordinary 0x[0-9A-F]{4} .* vs folded 0x7FFF", r.stdout) is not None, r.stdout + r.stderr)
+s = load(os.path.join(tm, "ab.json"))
+s["checkpoint"] = "ckpt-114-129/"
+with open(os.path.join(tm, "ab-on-129.json"), "w", encoding="utf-8") as f:
+    json.dump(s, f)
+r = run("ab", os.path.join(tm, "ab-on-129.json"), "--backend", "cpu", "--cases", "2")
+check("... and expecting \"equal\" on the 129 checkpoint fails the gate (exit 1)", r.returncode == 1, r.stdout + r.stderr)
 
 print(f"{len(bptest.failures)} failure(s)" if bptest.failures else "all kernel-arm checks passed")
 sys.exit(1 if bptest.failures else 0)
