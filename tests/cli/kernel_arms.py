@@ -109,6 +109,10 @@ bad("a buffer too small for the launch's reads", k_too_long,
     r"\(\d+,0,0\): ld\.global.* past the end of buffer")
 bad("a source that does not compile", lambda s: s["kernels"].update(files=["missing.cu"]),
     r"bad\.json: kernels\.files\[0\]: ")
+if not os.path.exists("/dev/nvidiactl"):
+    r = run("ab", spec("small"), "--backend", "all", "--quiet")
+    check("--backend all without a GPU: exit 3 (the GPU-against-executor check did not happen), not a pass",
+          r.returncode == 3, r.stdout + r.stderr)
 r = run("ab", spec("small"), "--prove")
 check("--prove on kernel arms: exit 2, one line", r.returncode == 2 and "--prove: kernel arms" in r.stderr,
       r.stdout + r.stderr)
