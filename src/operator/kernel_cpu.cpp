@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -111,12 +112,49 @@ class KernelArm {
     }
   }
 
+  // One case. Every output is poisoned with 0xFF bytes before the launches. Where an output
+  // then holds 0xFFFF or a NaN (an element no stage stored, one computed from the poison, or
+  // one stored so), the case runs again with 0x00 poison: an element that follows the poison was never written, or was
+  // computed from the buffer's earlier contents, and either is an Error (exit 2) naming it,
+  // never a value compared (two arms that both leave it would otherwise agree on the poison).
+  // Inputs must read as given after the launches: a kernel that writes into one is an Error.
   Expected<ArmOutputs> run(const Activations& acts) {
+    auto first = run_poisoned(acts, 0xFF);
+    if (!first) return first.error();
+    if (auto ok = inputs_unchanged(acts); !ok) return ok.error();
+    if (!may_follow_poison(*first)) return first;
+    auto second = run_poisoned(acts, 0x00);
+    if (!second) return second.error();
+    for (const auto& [name, words] : *first) {
+      const std::vector<std::uint16_t>& again = second->at(name);
+      std::size_t count = 0, at = 0;
+      for (std::size_t i = 0; i < words.size(); ++i) {
+        if (words[i] == again[i]) continue;
+        if (count++ == 0) at = i;
+      }
+      if (count == 0) continue;
+      const OutputDecl& d = *spec_.output_decl(name);
+      const bool unwritten = words[at] == 0xFFFF && again[at] == 0x0000;
+      return Error{fmt::format("{}: arm \"{}\" {} {}[{}][{}]{}{} (0x{:04X} under 0xFF poison, 0x{:04X} under 0x00)",
+                               spec_.path, spec_.arms[arm_].name, unwritten ? "never writes" : "computes", name,
+                               at / d.cols, at % d.cols,
+                               count > 1 ? fmt::format(" (and {} more element(s))", count - 1) : "",
+                               unwritten ? ": no stage stores it, so it would be compared as the poison"
+                                         : " from the output buffer's contents before the launch",
+                               words[at], again[at])};
+    }
+    return first;
+  }
+
+  [[nodiscard]] std::uint64_t warp_steps() const { return steps_; }
+
+ private:
+  Expected<ArmOutputs> run_poisoned(const Activations& acts, std::uint8_t poison) {
     for (const Fill& f : fills_) {
       if (f.case_dependent) fill(f, &acts);
     }
     for (const auto& [name, index] : outputs_)
-      std::memset(memory_.bytes(index).data(), 0xFF, memory_.bytes(index).size());
+      std::memset(memory_.bytes(index).data(), poison, memory_.bytes(index).size());
     const auto& stages = spec_.arms[arm_].stages;
     for (std::size_t s = 0; s < stages.size(); ++s) {
       const KernelLaunch& l = *stages[s].launch;
@@ -142,9 +180,41 @@ class KernelArm {
     return out;
   }
 
-  [[nodiscard]] std::uint64_t warp_steps() const { return steps_; }
+  // Whether an element may have come from the poison: it is 0xFFFF (never written), or a NaN
+  // of the output's format (computed from the poison, e.g. an accumulation into the output).
+  bool may_follow_poison(const ArmOutputs& outputs) const {
+    return std::any_of(outputs.begin(), outputs.end(), [this](const auto& o) {
+      const bool bf16 = spec_.output_decl(o.first)->dtype == OutputType::kBf16;
+      const std::uint16_t exponent = bf16 ? 0x7F80 : 0x7C00;
+      return std::any_of(o.second.begin(), o.second.end(), [exponent](std::uint16_t w) {
+        return w == 0xFFFF || ((w & exponent) == exponent && (w & ~exponent & 0x7FFF) != 0);
+      });
+    });
+  }
 
- private:
+  // Every input buffer still holds the bytes it was given (a kernel that writes its weights
+  // would hand the next case, and the other backend, other inputs).
+  Expected<Ok> inputs_unchanged(const Activations& acts) const {
+    for (const Fill& f : fills_) {
+      const std::vector<std::uint8_t>& b = memory_.bytes(f.buffer);
+      std::size_t at = 0;
+      for (const std::string& t : f.tensors) {
+        const std::vector<std::uint8_t> given = tensor_bytes(input(t, f.case_dependent ? &acts : nullptr), f.part);
+        if (std::memcmp(b.data() + at, given.data(), given.size()) != 0) {
+          return Error{
+              fmt::format("{}: arm \"{}\" writes into its input {}{}: a kernel's inputs must read as given "
+                          "(the next case, and another backend, would read other values)",
+                          spec_.path, spec_.arms[arm_].name, t,
+                          f.part == TensorPart::kCodes    ? " (codes)"
+                          : f.part == TensorPart::kScales ? " (scales)"
+                                                          : "")};
+        }
+        at += given.size();
+      }
+    }
+    return Ok{};
+  }
+
   // A buffer made from inputs: one tensor (or part), or several joined row-wise.
   struct Fill {
     std::size_t buffer = 0;
