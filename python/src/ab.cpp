@@ -15,8 +15,11 @@
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "bindings.hpp"
 #include "hash/digest.hpp"
@@ -208,8 +211,15 @@ class CallableRunner final : public op::ArmRunner {
   Expected<std::array<op::ArmOutputs, 2>> run_case(std::uint64_t c, const op::Activations& acts) override {
     std::array<op::ArmOutputs, 2> out;
     for (std::size_t arm = 0; arm < 2; ++arm) {
-      auto written = run_arm(arm, c, acts);
+      auto written = run_arm(arm, c, acts, poison_ ? kPoison : std::uint16_t{0});
       if (!written) return written.error();
+      if (poison_ && may_follow_poison(*written)) {
+        // 0xFFFF or a NaN: written so, never written, or computed from the poison. The call
+        // again under 0x0000 tells them apart (a callable may so be called twice for a case).
+        auto again = run_arm(arm, c, acts, 0x0000);
+        if (!again) return again.error();
+        if (auto same = follows_no_poison(arm, c, *written, *again); !same) return same.error();
+      }
       out[arm] = std::move(*written);
     }
     return out;
@@ -222,7 +232,39 @@ class CallableRunner final : public op::ArmRunner {
                        op::ab_case_seed(spec_.ab.seed, c));
   }
 
-  Expected<op::ArmOutputs> run_arm(std::size_t arm, std::uint64_t c, const op::Activations& acts) {
+  static bool may_follow_poison(const op::ArmOutputs& outputs) {
+    return std::any_of(outputs.begin(), outputs.end(), [](const auto& o) {
+      return std::any_of(o.second.begin(), o.second.end(),
+                         [](std::uint16_t w) { return w == kPoison || ((w & 0x7C00) == 0x7C00 && (w & 0x03FF) != 0); });
+    });
+  }
+
+  // Every element the same under both poisons; else the first that is not, named (exit 1:
+  // the arm produced no value there).
+  Expected<Ok> follows_no_poison(std::size_t arm, std::uint64_t c, const op::ArmOutputs& first,
+                                 const op::ArmOutputs& second) const {
+    for (const auto& [name, shape] : spec_.outputs) {
+      const std::vector<std::uint16_t>& a = first.at(name);
+      const std::vector<std::uint16_t>& b = second.at(name);
+      const auto at = std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin();
+      if (static_cast<std::size_t>(at) == a.size()) continue;
+      const std::size_t more = std::inner_product(a.begin() + at, a.end(), b.begin() + at, std::size_t{0},
+                                                  std::plus<>(), std::not_equal_to<>()) -
+                               1;
+      const bool unwritten = a[at] == kPoison && b[at] == 0;
+      return Error{fmt::format("{}: output \"{}\"[{}][{}]{} {} (0x{:04X} under 0xFFFF poison, 0x{:04X} under 0x0000)",
+                               where(arm, c), name, at / shape.second, at % shape.second,
+                               more > 0 ? fmt::format(" (and {} more element(s))", more) : "",
+                               unwritten ? "was never written: write every element of every output"
+                                         : "was computed from the output's contents before the call",
+                               a[at], b[at]),
+                   kExitRefuted};
+    }
+    return Ok{};
+  }
+
+  Expected<op::ArmOutputs> run_arm(std::size_t arm, std::uint64_t c, const op::Activations& acts,
+                                   std::uint16_t poison) {
     py::dict inputs, outputs;
     std::vector<std::pair<py::array, std::string>> sources;  // each input and the bytes it must keep
     for (std::size_t i = 0; i < spec_.real_inputs; ++i) {
@@ -234,7 +276,7 @@ class CallableRunner final : public op::ArmRunner {
     for (const auto& [name, shape] : spec_.outputs) {
       py::array a = new_array("float16", shape.first, shape.second);
       auto* words = static_cast<std::uint16_t*>(a.mutable_data());
-      std::fill(words, words + shape.first * shape.second, poison_ ? kPoison : std::uint16_t{0});
+      std::fill(words, words + shape.first * shape.second, poison);
       outputs[py::str(name)] = a;
       buffers.push_back(a);
     }
@@ -255,7 +297,7 @@ class CallableRunner final : public op::ArmRunner {
     for (std::size_t o = 0; o < buffers.size(); ++o) {
       const auto* words = static_cast<const std::uint16_t*>(buffers[o].data());
       const std::size_t n = static_cast<std::size_t>(buffers[o].size());
-      if (poison_ && std::all_of(words, words + n, [](std::uint16_t w) { return w == kPoison; })) {
+      if (poison == kPoison && std::all_of(words, words + n, [](std::uint16_t w) { return w == kPoison; })) {
         return Error{fmt::format("{}: output \"{}\" still holds the poison (0xFFFF) in every element: the callable "
                                  "wrote nothing into it (write into outputs[\"{}\"][...], do not rebind it)",
                                  where(arm, c), spec_.outputs[o].first, spec_.outputs[o].first),

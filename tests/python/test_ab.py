@@ -64,6 +64,31 @@ def test_a_callable_that_writes_nothing_is_caught_by_the_poison():
     assert e.value.exit_code == 1 and 'output "y" still holds the poison' in e.value.message
 
 
+def test_two_arms_that_leave_the_same_elements_unwritten_are_caught():
+    # Both write only the first half: without the second poison they would agree on 0xFFFF there.
+    def leaves(inputs, outputs):
+        full = {"y": np.empty_like(outputs["y"])}
+        gemv_rowwise(inputs, full)
+        outputs["y"][0, :16] = full["y"][0, :16]
+
+    with pytest.raises(bitproof.ArmError) as e:
+        run(leaves, leaves)
+    assert e.value.exit_code == 1 and 'output "y"[0][16] (and 15 more element(s)) was never written' in e.value.message
+
+
+def test_an_arm_that_accumulates_into_its_output_is_caught():
+    def accumulates(inputs, outputs):
+        full = {"y": np.empty_like(outputs["y"])}
+        gemv_rowwise(inputs, full)
+        y5 = outputs["y"][0, 5] + full["y"][0, 5]  # reads what was there before the call
+        outputs["y"][...] = full["y"]
+        outputs["y"][0, 5] = y5
+
+    with pytest.raises(bitproof.ArmError) as e:
+        run(accumulates, accumulates)
+    assert "was computed from the output's contents before the call" in e.value.message
+
+
 def test_rebinding_an_output_writes_nothing():
     def rebinds(inputs, outputs):
         outputs["y"] = np.zeros((1, 32), dtype=np.float16)
