@@ -23,7 +23,8 @@ const KernelSet::Used* KernelSet::find(const std::string& kernel) const {
 namespace {
 
 std::string param_type(const ptx::Param& p) {
-  return fmt::format("a {}-byte parameter{}", p.size, p.pointer_sized ? " (.u64/.b64: a pointer or u64)" : "");
+  return fmt::format("a {}-byte {}parameter{}", p.size, p.is_float ? "float (.f32) " : "",
+                     p.pointer_sized ? " (.u64/.b64: a pointer or u64)" : "");
 }
 
 // The stage's args against the kernel's .param list.
@@ -34,7 +35,10 @@ Expected<Ok> check_params(const AbSpec& spec, const KernelLaunch& l, const ptx::
   for (std::size_t a = 0; a < l.args.size(); ++a) {
     const unsigned want = launch_arg_bytes(l.args[a]);
     const bool pointer = want == 8 && l.args[a].kind != LaunchArg::Kind::kU64;
-    if (k.params[a].size != want || (pointer && !k.params[a].pointer_sized))
+    // A float parameter takes an f32 and nothing else takes one: the sizes agree, the meaning
+    // would not ({"u32": 1065353216} for `float x` is 1.0 by accident, or 3 is 4.2e-45).
+    const bool f32 = l.args[a].kind == LaunchArg::Kind::kF32;
+    if (k.params[a].size != want || (pointer && !k.params[a].pointer_sized) || f32 != k.params[a].is_float)
       return Error{fmt::format("{}: {}.args[{}]: a {} ({} bytes), but kernel {}'s parameter {} ({}) is {}", spec.path,
                                field, a, launch_arg_kind_name(l.args[a].kind), want, l.kernel, a, k.params[a].name,
                                param_type(k.params[a]))};

@@ -136,6 +136,7 @@ struct Param {
   std::string name;
   std::uint32_t offset = 0, size = 0;  // in the parameter image
   bool pointer_sized = false;          // .u64/.b64/.s64: may carry a buffer
+  bool is_float = false;               // .f16/.f32/.f64: a float scalar (nvcc's `float x`)
 };
 
 // A .global/.const variable of the module: its bytes (initialiser or zeros).

@@ -429,6 +429,7 @@ Expected<Ok> Parser::entry() {
     prm.offset = static_cast<std::uint32_t>(off);
     prm.size = static_cast<std::uint32_t>(elem * count);
     prm.pointer_sized = count == 1 && elem == 8 && type->kind != Kind::kFloat;
+    prm.is_float = count == 1 && type->kind == Kind::kFloat;
     k_->param_bytes = static_cast<std::uint32_t>(off + elem * count);
     if (kernel_syms_.count(prm.name) != 0) return err(pl, fmt::format("parameter '{}' declared twice", prm.name));
     kernel_syms_[prm.name] = {SymKind::kParam, off};

@@ -158,6 +158,9 @@ extern "C" __global__ void full_copy(const __half* x, __half* y, unsigned n) {
 extern "C" __global__ void bump(__half* w, __half* y, unsigned n) {
   if (threadIdx.x < n) { y[threadIdx.x] = w[threadIdx.x]; w[threadIdx.x] = __hadd(w[threadIdx.x], __float2half(1.0f)); }
 }
+extern "C" __global__ void scaled_copy(const __half* x, __half* y, float s) {
+  y[threadIdx.x] = __float2half(__half2float(x[threadIdx.x]) * s);
+}
 extern "C" __global__ void accumulate(const __half* x, __half* y, unsigned n) {
   if (threadIdx.x < n) y[threadIdx.x] = threadIdx.x == 3 ? __hadd(y[threadIdx.x], x[threadIdx.x]) : x[threadIdx.x];
 }
@@ -194,6 +197,18 @@ check("both arms add into y[0][3] (the poison's NaN in both): exit 2, computed f
 r = run("ab", poison_spec("bump", "full_copy", "bump", weight=True), "--backend", "cpu", "--quiet")
 check("a kernel that writes into its weight: exit 2 naming it", r.returncode == 2
       and 'arm "b" writes into its input w' in r.stderr, r.stdout + r.stderr)
+
+# A scalar's type against the parameter's: a float parameter takes an f32, nothing else does.
+for arg, want in (({"f32": 1.0}, 0), ({"u32": 1065353216}, 2)):
+    path = poison_spec("scalar", "scaled_copy", "scaled_copy")
+    s = load(path)
+    for a in s["arms"]:
+        a["stages"][0]["args"][2] = arg
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(s, f)
+    r = run("ab", path, "--backend", "cpu", "--quiet")
+    check(f"scaled_copy(x, y, float s) given {arg}: exit {want}", r.returncode == want
+          and (want == 0 or "is a 4-byte float (.f32) parameter" in r.stderr), r.stdout + r.stderr)
 
 print(f"{len(bptest.failures)} failure(s)" if bptest.failures else "all kernel-arm checks passed")
 sys.exit(1 if bptest.failures else 0)
