@@ -12,8 +12,14 @@ namespace {
 
 std::string hex16(std::uint16_t bits) { return fmt::format("0x{:04X}", bits); }
 
-Json code_json(std::uint16_t bits) {
-  return Json{{"bits", hex16(bits)}, {"decoded", describe_code(FormatId::fp16, bits)}};
+// An output's 16-bit format: bf16 where a kernel arm's declaration says so, else fp16.
+FormatId output_format(const op::AbSpec& spec, const std::string& output) {
+  const op::OutputDecl* decl = spec.output_decl(output);
+  return decl != nullptr && decl->dtype == op::OutputType::kBf16 ? FormatId::bf16 : FormatId::fp16;
+}
+
+Json code_json(std::uint16_t bits, FormatId format) {
+  return Json{{"bits", hex16(bits)}, {"decoded", describe_code(format, bits)}};
 }
 
 Json differences_json(const op::AbSpec& spec, const op::AbResult& r) {
@@ -23,8 +29,8 @@ Json differences_json(const op::AbSpec& spec, const op::AbResult& r) {
                         {"case_seed", fmt::format("0x{:016X}", d.case_seed)},
                         {"output", d.output},
                         {"index", {d.row, d.col}},
-                        {spec.arms[0].name, code_json(d.a)},
-                        {spec.arms[1].name, code_json(d.b)}});
+                        {spec.arms[0].name, code_json(d.a, output_format(spec, d.output))},
+                        {spec.arms[1].name, code_json(d.b, output_format(spec, d.output))}});
   }
   return list;
 }
@@ -219,7 +225,8 @@ Json ab_report(const op::AbSpec& spec, const op::Weights& weights, const AbOutco
       Json first = Json::array();
       for (const op::BackendDisagreement& d : o.cases.backend_disagreements) {
         first.push_back(Json{{"backend", d.backend}, {"arm", d.arm}, {"output", d.output}, {"case", d.case_index},
-                             {"index", d.index}, {"reference", code_json(d.reference)}, {"other", code_json(d.other)}});
+                             {"index", d.index}, {"reference", code_json(d.reference, output_format(spec, d.output))},
+                             {"other", code_json(d.other, output_format(spec, d.output))}});
       }
       b["disagreements"] = o.cases.backend_disagreement_count;
       b["first_disagreements"] = first;

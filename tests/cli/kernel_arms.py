@@ -210,5 +210,15 @@ for arg, want in (({"f32": 1.0}, 0), ({"u32": 1065353216}, 2)):
     check(f"scaled_copy(x, y, float s) given {arg}: exit {want}", r.returncode == want
           and (want == 0 or "is a 4-byte float (.f32) parameter" in r.stderr), r.stdout + r.stderr)
 
+# A bf16 output's differences are decoded as bf16 (sign | 8 exponent bits | 7 mantissa bits).
+s = load(path)
+s["name"], s["outputs"][0]["dtype"] = "bf", "bf16"
+s["arms"][0]["stages"][0]["args"][2], s["arms"][1]["stages"][0]["args"][2] = {"f32": 1.0}, {"f32": 2.0}
+with open(os.path.join(pz, "bf.json"), "w", encoding="utf-8") as f:
+    json.dump(s, f)
+r = run("ab", os.path.join(pz, "bf.json"), "--backend", "cpu")
+check("a bf16 output's first difference is decoded as bf16", r.returncode == 1
+      and re.search(r"y\[0\]\[0\]: a 0x[0-9A-F]{4} \[[01]\|[01]{8}\|[01]{7}\]", r.stdout) is not None, r.stdout + r.stderr)
+
 print(f"{len(bptest.failures)} failure(s)" if bptest.failures else "all kernel-arm checks passed")
 sys.exit(1 if bptest.failures else 0)
