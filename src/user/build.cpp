@@ -794,7 +794,11 @@ Expected<std::vector<std::string>> kernel_file_reads(const std::string& file,
   std::error_code ec;
   const std::string path = fs::absolute(file, ec).lexically_normal().string();
   // NVRTC's include path (src/backend/cuda_user.cpp, compile_kernel_file) less the toolkit's.
-  std::vector<std::string> command = {compiler(), "-std=c++17", "-x", "c++", "-D__CUDACC__", "-D__CUDACC_RTC__"};
+  // NVRTC compiles device code only, so __CUDA_ARCH__ is always defined there: a header included
+  // under `#if defined(__CUDA_ARCH__)` is one NVRTC reads (the review found one left out, and an
+  // output flag could then write over it). 900: compute_90, what kernel modules are built for.
+  std::vector<std::string> command = {compiler(), "-std=c++17", "-x", "c++", "-D__CUDACC__", "-D__CUDACC_RTC__",
+                                      "-D__CUDA_ARCH__=900"};
   for (const std::string& d : bitproof_include_dirs().dirs) {
     if (fs::exists(fs::path(d) / "nvrtc" / "cstdint", ec)) command.push_back("-I" + (fs::path(d) / "nvrtc").string());
   }

@@ -210,6 +210,29 @@ for arg, want in (({"f32": 1.0}, 0), ({"u32": 1065353216}, 2)):
     check(f"scaled_copy(x, y, float s) given {arg}: exit {want}", r.returncode == want
           and (want == 0 or "is a 4-byte float (.f32) parameter" in r.stderr), r.stdout + r.stderr)
 
+# A header the kernel includes only under __CUDA_ARCH__ (NVRTC compiles device code alone, so it
+# reads it) is an input: an output flag naming it is refused and it is left as it was (the
+# review found the header scan without __CUDA_ARCH__ and the header written over).
+os.makedirs(os.path.join(pz, "inc"))
+with open(os.path.join(pz, "inc", "arch.cuh"), "w", encoding="utf-8") as f:
+    f.write("#pragma once\n#define ARCH_SCALE 2\n")
+with open(os.path.join(pz, "arch.cu"), "w", encoding="utf-8") as f:
+    f.write('#if defined(__CUDA_ARCH__)\n#include "inc/arch.cuh"\n#endif\n#include <cuda_fp16.h>\n'
+            'extern "C" __global__ void full_copy(const __half* x, __half* y, unsigned n) {\n'
+            '  if (threadIdx.x < n) y[threadIdx.x] = x[threadIdx.x];\n}\n')
+s = load(poison_spec("arch", "full_copy", "full_copy"))
+s["kernels"]["files"] = ["arch.cu"]
+with open(os.path.join(pz, "arch.json"), "w", encoding="utf-8") as f:
+    json.dump(s, f)
+r = run("ab", os.path.join(pz, "arch.json"), "--backend", "cpu", "--quiet", "--markdown", os.path.join(pz, "inc", "arch.cuh"))
+with open(os.path.join(pz, "inc", "arch.cuh"), encoding="utf-8") as f:
+    intact = "ARCH_SCALE" in f.read()
+check("--markdown over a header read only under __CUDA_ARCH__: exit 2, the header intact", r.returncode == 2
+      and "is an input of this command" in r.stderr and intact, r.stdout + r.stderr)
+r = run("ab", os.path.join(pz, "arch.json"), "--backend", "cpu", "--quiet", "--markdown", os.path.join(pz, "r.md"))
+check("... the Markdown beside it (the control): exit 0", r.returncode == 0 and os.path.exists(os.path.join(pz, "r.md")),
+      r.stdout + r.stderr)
+
 # A bf16 output's differences are decoded as bf16 (sign | 8 exponent bits | 7 mantissa bits).
 s = load(path)
 s["name"], s["outputs"][0]["dtype"] = "bf", "bf16"
