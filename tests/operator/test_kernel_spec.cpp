@@ -131,10 +131,10 @@ TEST_SUITE("operator") {
 
     // Conformance: arm A bitproof's fp16_gemv model, arm B the user's kernel, one output.
     json c = kernel_spec();
-    c["outputs"] = {out_decl("y.a", 32)};
+    c["outputs"] = json::array({out_decl("y.a", 32)});  // json::array: a braced json alone is a copy to clang
     c["arms"][0]["stages"] = {
         {{"op", "fp16_gemv"}, {"x", "x"}, {"weights", {"w.a"}}, {"outputs", {"y.a"}}, {"block_k", 256}}};
-    c["arms"][1]["stages"] = {sep_stage("w.a", "y.a", 32)};
+    c["arms"][1]["stages"] = json::array({sep_stage("w.a", "y.a", 32)});
     auto conf = parse(c);
     REQUIRE_MESSAGE(conf.ok(), conf.error().message);
   }
