@@ -213,7 +213,7 @@ class CallableRunner final : public op::ArmRunner {
     for (std::size_t arm = 0; arm < 2; ++arm) {
       auto written = run_arm(arm, c, acts, poison_ ? kPoison : std::uint16_t{0});
       if (!written) return written.error();
-      if (poison_ && may_follow_poison(*written)) {
+      if (poison_ && op::may_follow_fill(*written, [](const std::string&) { return false; })) {
         // 0xFFFF or a NaN: written so, never written, or computed from the poison. The call
         // again under 0x0000 tells them apart (a callable may so be called twice for a case).
         auto again = run_arm(arm, c, acts, 0x0000);
@@ -232,35 +232,22 @@ class CallableRunner final : public op::ArmRunner {
                        op::ab_case_seed(spec_.ab.seed, c));
   }
 
-  static bool may_follow_poison(const op::ArmOutputs& outputs) {
-    return std::any_of(outputs.begin(), outputs.end(), [](const auto& o) {
-      return std::any_of(o.second.begin(), o.second.end(),
-                         [](std::uint16_t w) { return w == kPoison || ((w & 0x7C00) == 0x7C00 && (w & 0x03FF) != 0); });
-    });
-  }
-
-  // Every element the same under both poisons; else the first that is not, named (exit 1:
+  // Every element the same under both fills; else the first that is not, named (exit 1:
   // the arm produced no value there).
   Expected<Ok> follows_no_poison(std::size_t arm, std::uint64_t c, const op::ArmOutputs& first,
                                  const op::ArmOutputs& second) const {
-    for (const auto& [name, shape] : spec_.outputs) {
-      const std::vector<std::uint16_t>& a = first.at(name);
-      const std::vector<std::uint16_t>& b = second.at(name);
-      const auto at = std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin();
-      if (static_cast<std::size_t>(at) == a.size()) continue;
-      const std::size_t more = std::inner_product(a.begin() + at, a.end(), b.begin() + at, std::size_t{0},
-                                                  std::plus<>(), std::not_equal_to<>()) -
-                               1;
-      const bool unwritten = a[at] == kPoison && b[at] == 0;
-      return Error{fmt::format("{}: output \"{}\"[{}][{}]{} {} (0x{:04X} under 0xFFFF poison, 0x{:04X} under 0x0000)",
-                               where(arm, c), name, at / shape.second, at % shape.second,
-                               more > 0 ? fmt::format(" (and {} more element(s))", more) : "",
-                               unwritten ? "was never written: write every element of every output"
-                                         : "was computed from the output's contents before the call",
-                               a[at], b[at]),
-                   kExitRefuted};
-    }
-    return Ok{};
+    const auto f = op::first_fill_follower(first, second);
+    if (!f) return Ok{};
+    const std::uint64_t cols = std::find_if(spec_.outputs.begin(), spec_.outputs.end(), [&](const auto& o) {
+                                 return o.first == f->output;
+                               })->second.second;
+    return Error{fmt::format("{}: output \"{}\"[{}][{}]{} {} (0x{:04X} under 0xFFFF poison, 0x{:04X} under 0x0000)",
+                             where(arm, c), f->output, f->index / cols, f->index % cols,
+                             f->count > 1 ? fmt::format(" (and {} more element(s))", f->count - 1) : "",
+                             f->unwritten() ? "was never written: write every element of every output"
+                                            : "was computed from the output's contents before the call",
+                             f->under_ff, f->under_00),
+                 kExitRefuted};
   }
 
   Expected<op::ArmOutputs> run_arm(std::size_t arm, std::uint64_t c, const op::Activations& acts,

@@ -126,26 +126,20 @@ class KernelArm {
     auto first = run_poisoned(acts, 0xFF);
     if (!first) return first.error();
     if (auto ok = inputs_unchanged(acts); !ok) return ok.error();
-    if (!may_follow_poison(*first)) return first;
+    if (!may_follow_fill(*first,
+                         [this](const std::string& o) { return spec_.output_decl(o)->dtype == OutputType::kBf16; }))
+      return first;
     auto second = run_poisoned(acts, 0x00);
     if (!second) return second.error();
-    for (const auto& [name, words] : *first) {
-      const std::vector<std::uint16_t>& again = second->at(name);
-      std::size_t count = 0, at = 0;
-      for (std::size_t i = 0; i < words.size(); ++i) {
-        if (words[i] == again[i]) continue;
-        if (count++ == 0) at = i;
-      }
-      if (count == 0) continue;
-      const OutputDecl& d = *spec_.output_decl(name);
-      const bool unwritten = words[at] == 0xFFFF && again[at] == 0x0000;
+    if (const auto f = first_fill_follower(*first, *second)) {
+      const OutputDecl& d = *spec_.output_decl(f->output);
       return Error{fmt::format("{}: arm \"{}\" {} {}[{}][{}]{}{} (0x{:04X} under 0xFF poison, 0x{:04X} under 0x00)",
-                               spec_.path, spec_.arms[arm_].name, unwritten ? "never writes" : "computes", name,
-                               at / d.cols, at % d.cols,
-                               count > 1 ? fmt::format(" (and {} more element(s))", count - 1) : "",
-                               unwritten ? ": no stage stores it, so it would be compared as the poison"
-                                         : " from the output buffer's contents before the launch",
-                               words[at], again[at])};
+                               spec_.path, spec_.arms[arm_].name, f->unwritten() ? "never writes" : "computes",
+                               f->output, f->index / d.cols, f->index % d.cols,
+                               f->count > 1 ? fmt::format(" (and {} more element(s))", f->count - 1) : "",
+                               f->unwritten() ? ": no stage stores it, so it would be compared as the poison"
+                                              : " from the output buffer's contents before the launch",
+                               f->under_ff, f->under_00)};
     }
     return first;
   }
@@ -182,18 +176,6 @@ class KernelArm {
         words[i] = static_cast<std::uint16_t>(b[2 * i] | b[2 * i + 1] << 8);
     }
     return out;
-  }
-
-  // Whether an element may have come from the poison: it is 0xFFFF (never written), or a NaN
-  // of the output's format (computed from the poison, e.g. an accumulation into the output).
-  bool may_follow_poison(const ArmOutputs& outputs) const {
-    return std::any_of(outputs.begin(), outputs.end(), [this](const auto& o) {
-      const bool bf16 = spec_.output_decl(o.first)->dtype == OutputType::kBf16;
-      const std::uint16_t exponent = bf16 ? 0x7F80 : 0x7C00;
-      return std::any_of(o.second.begin(), o.second.end(), [exponent](std::uint16_t w) {
-        return w == 0xFFFF || ((w & exponent) == exponent && (w & ~exponent & 0x7FFF) != 0);
-      });
-    });
   }
 
   // Every input buffer still holds the bytes it was given (a kernel that writes its weights

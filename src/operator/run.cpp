@@ -1,11 +1,12 @@
 #include "operator/run.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
-#include "operator/host_float.hpp"
 #include "arith/soft_arith.hpp"
 #include "operator/dispatch.hpp"
+#include "operator/host_float.hpp"
 #include "operator/operators.hpp"
 #include "operator/values.hpp"
 #include "parallel.hpp"
@@ -98,7 +99,8 @@ void run_matmul(const PreparedStage& st, const Strided& a, const Writer& out, un
       for (std::uint64_t n = begin; n < end; ++n) out.put(0, n, gemv_element(v, a, w, n, shape));
       return;
     }
-    GemmRows<Ar> rows{st, a, {st.weight()->codes.data(), st.k}, {st.weight()->scales.data(), st.k / kMxBlock}, out, begin, end};
+    GemmRows<Ar> rows{st,    a,  {st.weight()->codes.data(), st.k}, {st.weight()->scales.data(), st.k / kMxBlock}, out,
+                      begin, end};
     with_dequant(registry_index(st.stage->dequant), rows);
   });
 }
@@ -197,10 +199,32 @@ ArmOutputs run_arm(const PreparedArm& arm, const Weights& weights, const Activat
   return written;
 }
 
-ArmOutputs run_arm_cpu(const PreparedArm& arm, const Weights& weights, const Activations& activations,
-                       unsigned threads, CpuArith arith) {
+ArmOutputs run_arm_cpu(const PreparedArm& arm, const Weights& weights, const Activations& activations, unsigned threads,
+                       CpuArith arith) {
   return arith == CpuArith::kSoft ? run_arm<SoftArith>(arm, weights, activations, threads)
                                   : run_arm<HostFloatArith>(arm, weights, activations, threads);
+}
+
+bool may_follow_fill(const ArmOutputs& outputs, const std::function<bool(const std::string&)>& is_bf16) {
+  return std::any_of(outputs.begin(), outputs.end(), [&](const auto& o) {
+    const std::uint16_t exponent = is_bf16(o.first) ? 0x7F80 : 0x7C00;
+    return std::any_of(o.second.begin(), o.second.end(), [exponent](std::uint16_t w) {
+      return w == 0xFFFF || ((w & exponent) == exponent && (w & ~exponent & 0x7FFF) != 0);
+    });
+  });
+}
+
+std::optional<FillFollower> first_fill_follower(const ArmOutputs& under_ff, const ArmOutputs& under_00) {
+  for (const auto& [name, a] : under_ff) {
+    const std::vector<std::uint16_t>& b = under_00.at(name);
+    FillFollower f{name};
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] == b[i]) continue;
+      if (f.count++ == 0) f.index = i, f.under_ff = a[i], f.under_00 = b[i];
+    }
+    if (f.count != 0) return f;
+  }
+  return std::nullopt;
 }
 
 }  // namespace bitproof::op

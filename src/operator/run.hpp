@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,16 +22,16 @@ namespace bitproof::op {
 // block of the joined output goes.
 struct PreparedStage {
   const Stage* stage = nullptr;
-  HostTensor joined;                       // several weights: their rows concatenated; else empty
-  const HostTensor* single = nullptr;      // one weight: the input itself
+  HostTensor joined;                   // several weights: their rows concatenated; else empty
+  const HostTensor* single = nullptr;  // one weight: the input itself
   // The weight the kernel reads: the joined buffer or the single input (swiglu: none).
   [[nodiscard]] const HostTensor* weight() const {
     return single != nullptr ? single : stage->weights.size() > 1 ? &joined : nullptr;
   }
-  std::vector<std::uint64_t> first_rows;   // per output: its first row in the joined weight
-  std::vector<std::uint64_t> rows;         // per output: its rows
-  std::uint64_t m = 1;                     // activation rows
-  std::uint64_t k = 0;                     // reduction length (swiglu: columns)
+  std::vector<std::uint64_t> first_rows;  // per output: its first row in the joined weight
+  std::vector<std::uint64_t> rows;        // per output: its rows
+  std::uint64_t m = 1;                    // activation rows
+  std::uint64_t k = 0;                    // reduction length (swiglu: columns)
 };
 
 struct PreparedArm {
@@ -43,6 +45,21 @@ struct PreparedArm {
 
 // The FP16 bits of every tensor an arm wrote in one case, by name (row-major).
 using ArmOutputs = std::map<std::string, std::vector<std::uint16_t>>;
+
+// The two-fill check of outputs that must not follow their fill (kernel arms on the executor,
+// Python callables): an arm runs a case with every output filled with 0xFF bytes; where an
+// element may have come from that fill (0xFFFF, or a NaN of the output's format: computed from
+// it), it runs the case again under 0x00 bytes, and an element that differs between the two runs
+// was never written (0xFFFF, then 0x0000) or was computed from the output's earlier contents.
+[[nodiscard]] bool may_follow_fill(const ArmOutputs& outputs, const std::function<bool(const std::string&)>& is_bf16);
+struct FillFollower {
+  std::string output;
+  std::size_t index = 0;  // the first such element, row-major
+  std::size_t count = 0;  // how many elements of this output differ between the runs
+  std::uint16_t under_ff = 0, under_00 = 0;
+  [[nodiscard]] bool unwritten() const { return under_ff == 0xFFFF && under_00 == 0x0000; }
+};
+[[nodiscard]] std::optional<FillFollower> first_fill_follower(const ArmOutputs& under_ff, const ArmOutputs& under_00);
 
 // One case's activations, by input name.
 using Activations = std::map<std::string, HostTensor>;
