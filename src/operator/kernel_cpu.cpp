@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <map>
+#include <span>
 #include <thread>
 
 #include "operator/host_float.hpp"
@@ -86,21 +88,14 @@ Expected<KernelSet> parse_kernel_modules(const AbSpec& spec, const std::vector<K
 
 namespace {
 
-std::vector<std::uint8_t> words_bytes(const std::vector<std::uint16_t>& words) {
-  std::vector<std::uint8_t> out(words.size() * 2);
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    out[2 * i] = static_cast<std::uint8_t>(words[i]);
-    out[2 * i + 1] = static_cast<std::uint8_t>(words[i] >> 8);
-  }
-  return out;
-}
-
-// The bytes of one input as a kernel reads it: f16 words little-endian; an mxfp4 tensor's codes
-// or scales as stored.
-std::vector<std::uint8_t> tensor_bytes(const HostTensor& t, TensorPart part) {
+// The bytes of one input as a kernel reads it: f16 words little-endian (the host's order, so
+// the words are handed over as they lie, with no copy per case); an mxfp4 tensor's codes or
+// scales as stored.
+std::span<const std::uint8_t> tensor_bytes(const HostTensor& t, TensorPart part) {
+  static_assert(std::endian::native == std::endian::little, "f16 words are handed over in the host's byte order");
   if (part == TensorPart::kCodes) return t.codes;
   if (part == TensorPart::kScales) return t.scales;
-  return words_bytes(t.f16);
+  return {reinterpret_cast<const std::uint8_t*>(t.f16.data()), t.f16.size() * 2};
 }
 
 // One kernel arm's buffers and launches. Buffers are made once; per case the activations (and
@@ -185,7 +180,7 @@ class KernelArm {
       const std::vector<std::uint8_t>& b = memory_.bytes(f.buffer);
       std::size_t at = 0;
       for (const std::string& t : f.tensors) {
-        const std::vector<std::uint8_t> given = tensor_bytes(input(t, f.case_dependent ? &acts : nullptr), f.part);
+        const std::span<const std::uint8_t> given = tensor_bytes(input(t, f.case_dependent ? &acts : nullptr), f.part);
         if (std::memcmp(b.data() + at, given.data(), given.size()) != 0) {
           return Error{
               fmt::format("{}: arm \"{}\" writes into its input {}{}: a kernel's inputs must read as given "
@@ -220,7 +215,7 @@ class KernelArm {
     std::vector<std::uint8_t>& b = memory_.bytes(f.buffer);
     std::size_t at = 0;
     for (const std::string& t : f.tensors) {
-      const std::vector<std::uint8_t> bytes = tensor_bytes(input(t, acts), f.part);
+      const std::span<const std::uint8_t> bytes = tensor_bytes(input(t, acts), f.part);
       std::memcpy(b.data() + at, bytes.data(), bytes.size());
       at += bytes.size();
     }
