@@ -1,0 +1,157 @@
+// The node table of the PTX proof (issue 48; docs/ptx-proof.md): what the executor's symbolic
+// value policy (symbolic.hpp) builds when it runs a kernel on tensor data it does not know.
+//
+// A node is a leaf (one element of an input tensor), a constant, a PTX ALU instruction over
+// nodes, a bit slice or concatenation, a load from a fixed table at a data-dependent address,
+// or a lemma's table. Nodes are hash-consed into one table shared by both arms of a proof, so
+// two output elements are computed the same way exactly when they are the same NodeId.
+//
+// Soundness (the argument docs/ptx-proof.md spells out): every node is a deterministic
+// function of its operands' bits, computed by the executor's concrete semantics
+// (ConcretePolicy, checked against the hardware by tests/ptx/gpu's faith data); equal nodes
+// therefore give equal bits for every value of the leaves. Two nodes that differ may still
+// compute equal bits ("not proven" is not "refuted"). Three things make more nodes equal, each
+// justified where it is written:
+// - canonical forms (operand order of operations the hardware computes independently of it,
+//   one table in graph.cpp, each rule checked on the GPU over NaN payload pairs);
+// - exact bit-slice simplifications (extract/concat of integers: identities of the integers,
+//   each checked by evaluating both sides exhaustively in tests/ptx/test_ptx_graph.cpp);
+// - lemmas: a subgraph over narrow leaves is replaced by its value table over the leaves'
+//   admitted values (apply_lemmas), computed here by evaluate() on every combination.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "ptx/module.hpp"
+
+namespace bitproof::ptx::sym {
+
+using NodeId = std::uint32_t;
+inline constexpr NodeId kNoNode = 0xFFFFFFFFu;
+
+enum class NodeKind : std::uint8_t {
+  kConst,    // aux64: the bits (width bits wide)
+  kLeaf,     // aux64: the leaf's index (Graph::leaf_ref decodes tensor and element)
+  kInst,     // a PTX ALU instruction on ops[0..nops): key = the instruction's semantic fields;
+             // aux64: which of its results (0 or 1: setp's two predicates, unpack's halves)
+  kExtract,  // ops[0]'s bits [lo, lo + width): aux64 = lo
+  kConcat,   // ops[0] low, ops[1] high: width = their widths' sum
+  kLoad,     // a load of `width` bits from fixed bytes (aux64: a snapshot index) at address ops[0]
+  kTable,    // a lemma's table (aux64: the lemma index) over its support leaves ops[0..nops)
+};
+
+// The fields of an Inst that decide its result (line, slots, guard excluded): two instructions
+// with equal keys compute the same function of their operands.
+struct InstKey {
+  Op op = Op::kMov;
+  Type type, src_type;
+  Rnd rnd = Rnd::kNone;
+  Cmp cmp = Cmp::kEq;
+  BoolOp bool_op = BoolOp::kNone;
+  MulPart part = MulPart::kNone;
+  bool ftz = false, sat = false;
+  std::uint8_t mode = 0, vec = 1, ndst = 0, nsrc = 0;
+  bool operator==(const InstKey&) const = default;
+  static InstKey of(const Inst& in);
+  Inst to_inst() const;  // an Inst with these fields, slots 0..nsrc-1 in, nsrc.. out (for evaluate)
+};
+
+struct Node {
+  NodeKind kind = NodeKind::kConst;
+  std::uint8_t width = 0;  // bits of the value (1 for a predicate, up to 64)
+  std::uint8_t nops = 0;
+  std::uint64_t aux64 = 0;
+  InstKey key;                                                // kInst only (default otherwise)
+  std::array<NodeId, 4> ops = {kNoNode, kNoNode, kNoNode, kNoNode};
+  bool operator==(const Node&) const = default;
+};
+
+// An input tensor whose elements are leaves: `elements` elements of `element_bits` bits each,
+// every one taking only the values of `domain` (empty: all 2^element_bits values).
+struct LeafTensor {
+  std::string name;           // the spec's tensor ("w.q_a", "x", "e.w1.scales")
+  std::uint64_t elements = 0;
+  std::uint8_t element_bits = 8;
+  std::vector<std::uint64_t> domain;  // the admitted values, ascending; empty: every value
+  std::uint64_t first_leaf = 0;       // leaf index of element 0 (set by add_tensor)
+};
+struct LeafRef {
+  std::uint32_t tensor = 0;
+  std::uint64_t element = 0;
+};
+
+// A lemma: a subgraph shape over narrow leaves, replaced by its value table.
+struct Lemma {
+  std::string pattern;                 // the shape as text, leaves as #0, #1, ... ("mul.rn.f16(#0, ...)")
+  std::vector<std::uint32_t> tensors;  // each position's leaf tensor (its domain)
+  std::string digest;                  // SHA-256 of the table: results in lexicographic order, first leaf slowest
+  std::uint64_t entries = 0;           // the domain product
+  std::uint64_t uses = 0;              // table nodes made from it
+};
+
+// Where two roots part (first_difference).
+struct Difference {
+  NodeId a = kNoNode, b = kNoNode;  // the first nodes only one side computes
+  std::uint32_t depth = 0;          // edges from the roots
+  // Both table nodes over the same support with different digests: the first leaf values
+  // (one per support leaf, in order) where the tables differ, and each side's result.
+  std::optional<std::vector<std::uint64_t>> counterexample;
+  std::uint64_t result_a = 0, result_b = 0;
+};
+
+class Graph {
+ public:
+  Graph();
+  // Registers an input tensor; its elements become leaves first_leaf .. first_leaf + elements - 1.
+  std::uint32_t add_tensor(LeafTensor t);
+  [[nodiscard]] const std::vector<LeafTensor>& tensors() const { return tensors_; }
+  [[nodiscard]] LeafRef leaf_ref(std::uint64_t leaf) const;
+
+  NodeId leaf(std::uint32_t tensor, std::uint64_t element);
+  NodeId constant(std::uint64_t bits, std::uint8_t width);
+  // The node(s) of an ALU instruction over operand nodes (constants as constant()); results
+  // 0..in.ndst-1 in `out`. Applies canonical forms and simplifications; constant operands only
+  // never reach here (the policy folds them).
+  void inst(const Inst& in, const NodeId* operands, NodeId* out);
+  NodeId extract(NodeId x, std::uint8_t lo, std::uint8_t width);
+  NodeId concat(NodeId low, NodeId high);
+  NodeId load(std::uint32_t snapshot, NodeId address, std::uint8_t width);
+  std::uint32_t snapshot(std::vector<std::uint8_t> bytes, std::uint64_t base_address);  // interned by content
+
+  [[nodiscard]] const Node& node(NodeId id) const { return nodes_[id]; }
+  [[nodiscard]] std::size_t size() const { return nodes_.size(); }
+
+  // The node's bits given every leaf's bits (leaf index -> bits). Error: a load outside its
+  // snapshot, an undefined result (ConcretePolicy's reason).
+  [[nodiscard]] Expected<std::uint64_t> evaluate(NodeId id, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
+
+  // Replaces every maximal narrow subgraph below `roots` (support domain product <= max_entries)
+  // by a table node; returns the roots' new ids (same order). Error: a table entry undefined.
+  [[nodiscard]] Expected<std::vector<NodeId>> apply_lemmas(const std::vector<NodeId>& roots,
+                                                           std::uint64_t max_entries = std::uint64_t{1} << 24);
+  [[nodiscard]] const std::vector<Lemma>& lemmas() const { return lemmas_; }
+
+  [[nodiscard]] Difference first_difference(NodeId a, NodeId b) const;
+  [[nodiscard]] std::string describe(NodeId id, int depth = 2) const;  // "fma.rn.f32(cvt.f32.f16(x[17]), ...)"
+
+  // The first PTX line that made a node, per arm (0 or 1); 0 if none recorded.
+  void note_origin(NodeId id, int arm, std::uint32_t line);
+  [[nodiscard]] std::uint32_t origin(NodeId id, int arm) const;
+
+ private:
+  NodeId intern(const Node& n);
+  std::vector<Node> nodes_;
+  std::vector<LeafTensor> tensors_;
+  std::vector<Lemma> lemmas_;
+  std::vector<std::vector<std::uint8_t>> snapshots_;
+  std::vector<std::uint64_t> snapshot_base_;
+  std::vector<NodeId> table_;  // open addressing over nodes_
+  std::vector<std::uint32_t> origin_[2];
+};
+
+}  // namespace bitproof::ptx::sym
