@@ -547,7 +547,7 @@ class CudaAbRunner final : public op::ArmRunner {
                 {"graphs", options_.graph ? "one CUDA Graph per arm"
                                           : "off (--graph off): each case's launches enqueued one by one on the "
                                             "arm's stream"},
-                {"poison", "0xFF bytes in every written buffer before every replay"}};
+                {"poison", "0xFF bytes in every written buffer before every replay; a kernel arm's case whose outputs may follow them runs again under 0x00 bytes, and an element that changes is an error (never written, or computed from the buffer)"}};
     static const std::vector<op::KernelModule> kNone;
     const std::vector<op::KernelModule>& modules = options_.modules != nullptr ? *options_.modules : kNone;
     // Fault injection for the GPU tests (tests/gpu/ab_cuda.py): BITPROOF_AB_FAULT=skip-last-stage leaves
@@ -581,7 +581,18 @@ class CudaAbRunner final : public op::ArmRunner {
   Expected<std::array<op::ArmOutputs, 2>> run_case(std::uint64_t c, const op::Activations& acts) override {
     std::array<op::ArmOutputs, 2> out;
     for (std::size_t arm = 0; arm < 2; ++arm) {
-      if (auto ok = replay(arm, c, acts, out[arm]); !ok) return ok.error();
+      if (!cuda::is_kernel_arm(spec_, arm)) {
+        if (auto ok = replay(arm, c, acts, 0xFF, out[arm]); !ok) return ok.error();
+        continue;
+      }
+      // A user's kernel may leave an output element unwritten: the executor's two-fill check.
+      auto checked = op::run_two_fill(spec_, arm, [&](std::uint8_t fill) -> Expected<op::ArmOutputs> {
+        op::ArmOutputs words;
+        if (auto ok = replay(arm, c, acts, fill, words); !ok) return ok.error();
+        return words;
+      });
+      if (!checked) return checked.error();
+      out[arm] = std::move(*checked);
     }
     return out;
   }
@@ -610,7 +621,10 @@ class CudaAbRunner final : public op::ArmRunner {
                              cuda::fault_text(*drv_, rc))};
   }
 
-  Expected<Ok> replay(std::size_t arm_index, std::uint64_t c, const op::Activations& acts, op::ArmOutputs& out) {
+  // One case of one arm: every buffer it writes filled with `fill` bytes, its graph (or its
+  // launches) run, the buffers read back.
+  Expected<Ok> replay(std::size_t arm_index, std::uint64_t c, const op::Activations& acts, std::uint8_t fill,
+                      op::ArmOutputs& out) {
     const Driver* drv = drv_;
     DeviceArm& arm = *arms_[arm_index];
 #define BP_CU_CASE(call)                                                              \
@@ -621,7 +635,7 @@ class CudaAbRunner final : public op::ArmRunner {
     if (auto ok = arm.write_activations(acts); !ok) return ok;
     for (const std::string& name : arm.written()) {
       const auto& b = arm.tensor(name);
-      BP_CU_CASE(drv->cuMemsetD8Async(b.ptr, 0xFF, b.bytes, arm.stream()));
+      BP_CU_CASE(drv->cuMemsetD8Async(b.ptr, fill, b.bytes, arm.stream()));
     }
     if (options_.graph) {
       BP_CU_CASE(drv->cuGraphLaunch(arm.graph(), arm.stream()));

@@ -118,25 +118,12 @@ class KernelArm {
   // never a value compared (two arms that both leave it would otherwise agree on the poison).
   // Inputs must read as given after the launches: a kernel that writes into one is an Error.
   Expected<ArmOutputs> run(const Activations& acts) {
-    auto first = run_poisoned(acts, 0xFF);
-    if (!first) return first.error();
-    if (auto ok = inputs_unchanged(acts); !ok) return ok.error();
-    if (!may_follow_fill(*first,
-                         [this](const std::string& o) { return spec_.output_decl(o)->dtype == OutputType::kBf16; }))
-      return first;
-    auto second = run_poisoned(acts, 0x00);
-    if (!second) return second.error();
-    if (const auto f = first_fill_follower(*first, *second)) {
-      const OutputDecl& d = *spec_.output_decl(f->output);
-      return Error{fmt::format("{}: arm \"{}\" {} {}[{}][{}]{}{} (0x{:04X} under 0xFF poison, 0x{:04X} under 0x00)",
-                               spec_.path, spec_.arms[arm_].name, f->unwritten() ? "never writes" : "computes",
-                               f->output, f->index / d.cols, f->index % d.cols,
-                               f->count > 1 ? fmt::format(" (and {} more element(s))", f->count - 1) : "",
-                               f->unwritten() ? ": no stage stores it, so it would be compared as the poison"
-                                              : " from the output buffer's contents before the launch",
-                               f->under_ff, f->under_00)};
-    }
-    return first;
+    return run_two_fill(spec_, arm_, [&](std::uint8_t fill) -> Expected<ArmOutputs> {
+      auto out = run_poisoned(acts, fill);
+      if (!out) return out.error();
+      if (auto ok = inputs_unchanged(acts); !ok) return ok.error();
+      return out;
+    });
   }
 
   [[nodiscard]] std::uint64_t warp_steps() const { return steps_; }

@@ -1,5 +1,7 @@
 #include "operator/run.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -225,6 +227,26 @@ std::optional<FillFollower> first_fill_follower(const ArmOutputs& under_ff, cons
     if (f.count != 0) return f;
   }
   return std::nullopt;
+}
+
+Expected<ArmOutputs> run_two_fill(const AbSpec& spec, std::size_t arm,
+                                  const std::function<Expected<ArmOutputs>(std::uint8_t)>& run) {
+  auto first = run(0xFF);
+  if (!first) return first.error();
+  const auto is_bf16 = [&](const std::string& o) { return spec.output_decl(o)->dtype == OutputType::kBf16; };
+  if (!may_follow_fill(*first, is_bf16)) return first;
+  auto second = run(0x00);
+  if (!second) return second.error();
+  const auto f = first_fill_follower(*first, *second);
+  if (!f) return first;
+  const OutputDecl& d = *spec.output_decl(f->output);
+  return Error{fmt::format("{}: arm \"{}\" {} {}[{}][{}]{}{} (0x{:04X} under 0xFF poison, 0x{:04X} under 0x00)",
+                           spec.path, spec.arms[arm].name, f->unwritten() ? "never writes" : "computes", f->output,
+                           f->index / d.cols, f->index % d.cols,
+                           f->count > 1 ? fmt::format(" (and {} more element(s))", f->count - 1) : "",
+                           f->unwritten() ? ": no stage stores it, so it would be compared as the poison"
+                                          : " from the output buffer's contents before the launch",
+                           f->under_ff, f->under_00)};
 }
 
 }  // namespace bitproof::op

@@ -61,6 +61,15 @@ struct FillFollower {
 };
 [[nodiscard]] std::optional<FillFollower> first_fill_follower(const ArmOutputs& under_ff, const ArmOutputs& under_00);
 
+// The two-fill check of one case of kernel arm `arm` (the CPU executor's and the GPU's runner):
+// `run(fill)` runs the case with every output filled with `fill` bytes first. Runs it under 0xFF;
+// where an output may follow that fill, again under 0x00. Returns the 0xFF run's outputs, or the
+// Error (exit 2) naming the first element that follows its fill: never written (it would be
+// compared as the poison, on which two arms that both leave it agree) or computed from the
+// output buffer's contents before the launch.
+[[nodiscard]] Expected<ArmOutputs> run_two_fill(const AbSpec& spec, std::size_t arm,
+                                                const std::function<Expected<ArmOutputs>(std::uint8_t)>& run);
+
 // One case's activations, by input name.
 using Activations = std::map<std::string, HostTensor>;
 [[nodiscard]] Activations make_activations(const AbSpec& spec, std::uint64_t case_index);

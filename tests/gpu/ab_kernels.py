@@ -10,7 +10,7 @@ where they are present:
 - graph on and graph off (--graph off: launches enqueued every case) give the same digests;
 - the variant with FP16 partial sums differs (expect "differ"), its first difference printed with the case seed,
   the element index and both values decoded;
-- a kernel that never writes one output: the poison is read back (NaN), the run is refuted (exit 1);
+- a kernel that never writes one output: the two-fill check (0xFF, then 0x00) names it (exit 2);
 - a kernel reading far outside its buffers: exit 2, one line naming the arm, the stage and the kernel,
   no crash; a kernel that never returns: exit 2 at --user-timeout, the process ended;
 - `bitproof time` on the same A/B spec: a verdict from both kernel arms' graph replays.
@@ -78,12 +78,11 @@ r = ab("kab-differ", "--backend", "all", "--cases", "2")
 check("... and on --backend all: the executor and the GPU agree on both arms' bits (exit 0)",
       r.returncode == 0 and "BACKENDS DISAGREE" not in r.stdout, r.stdout + r.stderr)
 
-# A kernel that leaves an output unwritten: the poison shows it.
+# A kernel that leaves an output unwritten: the two-fill check names it (as on the executor).
 r = ab("kab-unwritten", "--backend", "cuda", "--cases", "2")
-check("a fused kernel that never writes y.gate: refuted (exit 1)", r.returncode == 1, r.stdout + r.stderr)
-check("... the unwritten element reads back as the poison (NaN)",
-      re.search(r"y\.gate\[\d+\]\[\d+\]: separate 0x[0-9a-f]{4} .* vs fused 0xffff .*nan", r.stdout.lower())
-      is not None, r.stdout)
+check("a fused kernel that never writes y.gate: exit 2, the element named (0xFFFF under 0xFF, 0x0000 under 0x00)",
+      r.returncode == 2 and 'arm "fused" never writes y.gate[' in r.stderr and "0xFFFF under 0xFF poison" in r.stderr,
+      r.stdout + r.stderr)
 
 # Faults and hangs: exit 2, one line, no crash.
 done, seconds = bptest.bounded([bp, "ab", spec("kab-oob"), "--backend", "cuda"], work, env)
@@ -104,8 +103,8 @@ check("a kernel that never returns: exit 2 within --user-timeout, the process en
 # BITPROOF_AB_FAULT=skip-last-stage: the fused arm's one launch left out of its graph.
 env["BITPROOF_AB_FAULT"] = "skip-last-stage"
 r = ab("kab-equal", "--backend", "cuda", "--cases", "2")
-check("a launch left out of the fused arm's graph: every output keeps the poison, refuted (exit 1)",
-      r.returncode == 1 and "nan" in r.stdout.lower(), r.stdout + r.stderr)
+check("a launch left out of the fused arm's graph: its outputs keep the fill, exit 2 naming the element",
+      r.returncode == 2 and 'arm "fused" never writes' in r.stderr, r.stdout + r.stderr)
 del env["BITPROOF_AB_FAULT"]
 
 # bitproof time on the same A/B spec: both kernel arms replayed as graphs.
