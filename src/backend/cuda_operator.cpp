@@ -364,7 +364,7 @@ Expected<std::string> DeviceKernelArm::bind_input(const std::string& field, cons
     if (in->role == op::InputRole::kActivation) activations_.push_back({key, name, bytes});
     bytes += size;
   }
-  auto buffer = upload(nullptr, bytes);
+  auto buffer = guarded(key, bytes);
   if (!buffer) return buffer.error();
   tensors_[key] = *buffer;
   const Driver* drv = drv_;
@@ -380,6 +380,43 @@ Expected<std::string> DeviceKernelArm::bind_input(const std::string& field, cons
   return key;
 }
 
+Expected<DeviceArm::Buffer> DeviceKernelArm::guarded(const std::string& name, std::size_t bytes) {
+  const Driver* drv = drv_;
+  CUdeviceptr base = 0;
+  BP_CU(drv->cuMemAlloc(&base, bytes + 2 * kGuardBytes));
+  allocations_.push_back(base);
+  BP_CU(drv->cuMemsetD8(base, kGuardByte, kGuardBytes));
+  BP_CU(drv->cuMemsetD8(base + kGuardBytes + bytes, kGuardByte, kGuardBytes));
+  guarded_.push_back({name, base + kGuardBytes, bytes});
+  return Buffer{base + kGuardBytes, bytes};
+}
+
+Expected<Ok> DeviceKernelArm::check_guards(std::uint64_t case_index) const {
+  const Driver* drv = drv_;
+  std::vector<std::uint8_t> before(kGuardBytes), after(kGuardBytes);
+  for (const Guarded& g : guarded_) {
+    BP_CU(drv->cuMemcpyDtoH(before.data(), g.ptr - kGuardBytes, kGuardBytes));
+    BP_CU(drv->cuMemcpyDtoH(after.data(), g.ptr + g.bytes, kGuardBytes));
+    const auto changed = [](const std::vector<std::uint8_t>& v) {
+      return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](std::uint8_t b) { return b != kGuardByte; }));
+    };
+    const std::size_t n_before = changed(before), n_after = changed(after);
+    if (n_before + n_after == 0) continue;
+    // The nearest changed byte to the buffer: the last one before it, else the first after it.
+    const auto last_before = std::find_if(before.rbegin(), before.rend(), [](std::uint8_t b) { return b != kGuardByte; });
+    const auto first_after = std::find_if(after.begin(), after.end(), [](std::uint8_t b) { return b != kGuardByte; });
+    const std::string where =
+        n_before != 0 ? fmt::format("{} byte(s) before its start", last_before - before.rbegin() + 1)
+                      : fmt::format("byte {} past its end", first_after - after.begin());
+    return Error{fmt::format("{}: case {}: a kernel wrote outside buffer \"{}\" ({} bytes): {} changed of the {} KiB "
+                             "guard on each side, the nearest {} (kernels {}; --backend cpu names the thread and "
+                             "PTX line of an access outside a buffer)",
+                             label(), case_index, g.name, g.bytes, n_before + n_after, kGuardBytes >> 10, where,
+                             kernel_names())};
+  }
+  return Ok{};
+}
+
 Expected<std::string> DeviceKernelArm::bind(std::size_t s, std::size_t a) {
   const op::LaunchArg& arg = spec_.arms[arm_].stages[s].launch->args[a];
   const std::string field = fmt::format("{}.args[{}]", stage_field(s), a);
@@ -391,7 +428,7 @@ Expected<std::string> DeviceKernelArm::bind(std::size_t s, std::size_t a) {
       return Error{fmt::format("{}: no output \"{}\" declared", field, printable(name))};
     if (std::find(written_.begin(), written_.end(), name) == written_.end()) written_.push_back(name);
     if (tensors_.contains(name)) return name;
-    auto buffer = upload(nullptr, decl->rows * decl->cols * sizeof(std::uint16_t));
+    auto buffer = guarded(name, decl->rows * decl->cols * sizeof(std::uint16_t));
     if (!buffer) return buffer.error();
     tensors_[name] = *buffer;
     return name;
@@ -661,6 +698,7 @@ class CudaAbRunner final : public op::ArmRunner {
     }
     BP_CU_CASE(rc);
 #undef BP_CU_CASE
+    if (const auto* k = dynamic_cast<const cuda::DeviceKernelArm*>(&arm)) return k->check_guards(c);
     return Ok{};
   }
 

@@ -134,6 +134,13 @@ class DeviceKernelArm final : public DeviceArm {
   [[nodiscard]] Expected<Ok> checked_launch(double wait_limit_s) override;
   [[nodiscard]] Expected<Ok> write_activations(const op::Activations& acts) override;
   [[nodiscard]] std::string kernel_names() const override;
+  // Every buffer of the arm sits between two guards of kGuardBytes filled with kGuardByte; a
+  // kernel that wrote into one (past a buffer's end or before its start, the writes the
+  // executor's bounds checks catch on the CPU) is exit 2 naming the buffer, the offset and the
+  // case. Call after the case's work has finished.
+  [[nodiscard]] Expected<Ok> check_guards(std::uint64_t case_index) const;
+  static constexpr std::size_t kGuardBytes = std::size_t{64} << 10;
+  static constexpr std::uint8_t kGuardByte = 0xA5;
   // Per module: its file as written and the SHA-256 of the PTX loaded.
   [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& module_digests() const { return digests_; }
 
@@ -157,7 +164,14 @@ class DeviceKernelArm final : public DeviceArm {
   Expected<std::string> bind_input(const std::string& field, const std::vector<std::string>& names,
                                    op::TensorPart part);
   Expected<Ok> launch_stage(std::size_t s);
+  Expected<Buffer> guarded(const std::string& name, std::size_t bytes);
 
+  struct Guarded {
+    std::string name;
+    CUdeviceptr ptr = 0;  // the buffer's first byte; its guards lie just before and after
+    std::size_t bytes = 0;
+  };
+  std::vector<Guarded> guarded_;
   const op::Weights& weights_;
   const std::vector<op::KernelModule>& modules_;
   std::vector<CUmodule> loaded_;

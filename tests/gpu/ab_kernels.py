@@ -11,6 +11,7 @@ where they are present:
 - the variant with FP16 partial sums differs (expect "differ"), its first difference printed with the case seed,
   the element index and both values decoded;
 - a kernel that never writes one output: the two-fill check (0xFF, then 0x00) names it (exit 2);
+- a kernel writing just past an output (no fault): the buffer guards name it (exit 2);
 - a kernel reading far outside its buffers: exit 2, one line naming the arm, the stage and the kernel,
   no crash; a kernel that never returns: exit 2 at --user-timeout, the process ended;
 - `bitproof time` on the same A/B spec: a verdict from both kernel arms' graph replays.
@@ -92,6 +93,13 @@ check("a kernel reading 2 TiB past its input: exit 2 (no crash), one line naming
       done is not None and done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
       and "arms[1].stages[0] (arm out-of-bounds, kernel gemv_oob)" in done.stderr
       and "CUDA_ERROR_ILLEGAL_ADDRESS" in done.stderr, said)
+r = ab("kab-overrun", "--backend", "cuda", "--cases", "2")
+check("a kernel writing 3 elements past each output (no fault, values right): exit 2 naming the buffer and the offset",
+      r.returncode == 2 and 'a kernel wrote outside buffer "y.q_a" (512 bytes)' in r.stderr
+      and "byte 4 past its end" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stdout + r.stderr)
+r = ab("kab-overrun", "--backend", "cpu", "--cases", "1")
+check("... the executor names the thread and PTX line of the same store (exit 2)",
+      r.returncode == 2 and "past the end of buffer" in r.stderr, r.stdout + r.stderr)
 done, seconds = bptest.bounded([bp, "ab", spec("kab-spin"), "--backend", "cuda", "--user-timeout", "3"], work, env)
 said = (done.stdout + done.stderr) if done else "(still running after 120 s: killed)"
 print(said)
