@@ -201,8 +201,8 @@ Expected<Ok> no_fill_follower(const CallableSpec& spec, const std::string& where
   const std::uint64_t cols = std::find_if(spec.outputs.begin(), spec.outputs.end(), [&](const auto& o) {
                                return o.first == f->output;
                              })->second.second;
-  return Error{fmt::format("{}: output \"{}\"[{}][{}]{} {} (0x{:04X} under 0xFFFF poison, 0x{:04X} under 0x0000)", where,
-                           f->output, f->index / cols, f->index % cols,
+  return Error{fmt::format("{}: output \"{}\"[{}][{}]{} {} (0x{:04X} under 0xFFFF poison, 0x{:04X} under 0x0000)",
+                           where, f->output, f->index / cols, f->index % cols,
                            f->count > 1 ? fmt::format(" (and {} more element(s))", f->count - 1) : "",
                            f->unwritten() ? "was never written: write every element of every output"
                                           : "was computed from the output's contents before the call",

@@ -37,7 +37,8 @@ void add_input(py::dict& into, std::vector<std::pair<py::array, std::string>>& s
                const std::string& name);
 
 // "bitproof.ab: arm a ("name"), case 3 (seed 0x...)": where an arm's error happened.
-[[nodiscard]] std::string arm_where(const CallableSpec& spec, std::size_t arm, const std::string& name, std::uint64_t c);
+[[nodiscard]] std::string arm_where(const CallableSpec& spec, std::size_t arm, const std::string& name,
+                                    std::uint64_t c);
 
 // Ok where every output element is the same after the call under the 0xFFFF poison (`first`) and
 // under 0x0000 (`second`); else the first element that followed the fill, named (exit 1).

@@ -49,8 +49,8 @@ ImportedTensor import_tensor(const py::object& object, const std::string& field,
   t.code = d.dtype.code;
   t.bits = d.dtype.bits;
   if (d.dtype.code != code || d.dtype.bits != bits || d.dtype.lanes != 1)
-    raise({fmt::format("{}: dtype: DLPack code {} bits {} lanes {}, expected code {} bits {} ({})", field,
-                       d.dtype.code, d.dtype.bits, d.dtype.lanes, code, bits, bits == 16 ? "float16" : "uint8")});
+    raise({fmt::format("{}: dtype: DLPack code {} bits {} lanes {}, expected code {} bits {} ({})", field, d.dtype.code,
+                       d.dtype.bits, d.dtype.lanes, code, bits, bits == 16 ? "float16" : "uint8")});
   t.shape.assign(d.shape, d.shape + d.ndim);
   if (t.shape != std::vector<std::int64_t>{rows, cols})
     raise({fmt::format("{}: shape ({}): expected ({}, {})", field, fmt::join(t.shape, ", "), rows, cols)});
@@ -58,7 +58,8 @@ ImportedTensor import_tensor(const py::object& object, const std::string& field,
     std::int64_t stride = 1;
     for (std::int32_t i = d.ndim; i-- > 0;) {
       if (d.shape[i] > 1 && d.strides[i] != stride)
-        raise({fmt::format("{}: not C-contiguous (strides {})", field, fmt::join(d.strides, d.strides + d.ndim, ", "))});
+        raise(
+            {fmt::format("{}: not C-contiguous (strides {})", field, fmt::join(d.strides, d.strides + d.ndim, ", "))});
       stride *= d.shape[i];
     }
   }
@@ -177,8 +178,9 @@ class DeviceRunner final : public op::ArmRunner {
       take(write_activations(a, first));
       take(fill_outputs(a, kPoisonByte));
       take(memory_->sync());
-      if (auto ok = call(a, "prepare", fmt::format("bitproof.ab: arm {} (\"{}\"), prepare (graph capture)",
-                                                   a == 0 ? "a" : "b", arms_[a].name));
+      if (auto ok = call(
+              a, "prepare",
+              fmt::format("bitproof.ab: arm {} (\"{}\"), prepare (graph capture)", a == 0 ? "a" : "b", arms_[a].name));
           !ok)
         raise(ok.error());
       take(memory_->sync());
@@ -210,9 +212,10 @@ class DeviceRunner final : public op::ArmRunner {
           auto same = unchanged(a, p);
           if (!same) return same.error();
           if (!*same)
-            return Error{fmt::format("bitproof.ab: arm {} (\"{}\"): the callable changed the weight \"{}\" (found after "
-                                     "the last case: weights are written once; inputs are read-only)",
-                                     a == 0 ? "a" : "b", arms_[a].name, p.key)};
+            return Error{
+                fmt::format("bitproof.ab: arm {} (\"{}\"): the callable changed the weight \"{}\" (found after "
+                            "the last case: weights are written once; inputs are read-only)",
+                            a == 0 ? "a" : "b", arms_[a].name, p.key)};
         }
       }
     }
@@ -283,8 +286,9 @@ class DeviceRunner final : public op::ArmRunner {
         auto same = unchanged(a, p);
         if (!same) return same.error();
         if (!*same)
-          return Error{fmt::format("{}: the callable changed the input \"{}\" (inputs are read-only; write only outputs)",
-                                   where(a, c), p.key)};
+          return Error{
+              fmt::format("{}: the callable changed the input \"{}\" (inputs are read-only; write only outputs)",
+                          where(a, c), p.key)};
       }
     }
     return written;

@@ -9,6 +9,8 @@
 // The entry's parameter list is read from the PTX and every argument's size checked against its
 // parameter (a pointer or u64 8 bytes, u32/i32/f32 4), as the kernel arm's build checks it later,
 // so a wrong binding is named here, by its index and the PTX parameter's name.
+#include "ptx/ptx.hpp"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -16,7 +18,6 @@
 #include "bindings.hpp"
 #include "operator/kernel_spec.hpp"
 #include "output_files.hpp"
-#include "ptx/ptx.hpp"
 
 namespace bitproof::python {
 namespace {
@@ -145,12 +146,13 @@ std::string ptx_stage(const std::string& ptx, const std::string& launch_json, co
                                   "parameters ({}): bind one argument per parameter Triton kept (constexpr "
                                   "arguments and integers specialised to 1 are not parameters)",
                                   args.size(), trailing, kernel, params.size(),
-                                  fmt::join([&] {
-                                    std::vector<std::string> n;
-                                    for (const PtxParam& p : params) n.push_back(p.name);
-                                    return n;
-                                  }(),
-                                            ", "))));
+                                  fmt::join(
+                                      [&] {
+                                        std::vector<std::string> n;
+                                        for (const PtxParam& p : params) n.push_back(p.name);
+                                        return n;
+                                      }(),
+                                      ", "))));
   ordered_json stage_args = ordered_json::array();
   for (std::size_t i = 0; i < params.size(); ++i) {
     const bool scratch = i >= args.size();

@@ -57,7 +57,8 @@ TimeProtocol protocol_of(const json& o) {
   TimeProtocol p;
   timing::SessionOptions& s = p.session;
   s.protocol = timing::Protocol::kCounterbalanced;
-  s.order = choice(o, "order", {"abba", "random"}) == "random" ? timing::BlockOrder::kRandom : timing::BlockOrder::kAbba;
+  s.order =
+      choice(o, "order", {"abba", "random"}) == "random" ? timing::BlockOrder::kRandom : timing::BlockOrder::kAbba;
   s.flush_l2 = choice(o, "cache", {"cold", "hot"}) == "cold";
   s.min_samples = count(o, "min_samples", 4, 1000000);
   s.max_samples = std::max(count(o, "max_samples", 4, 1000000), s.min_samples);
@@ -79,8 +80,8 @@ std::function<Expected<Ok>()> step(py::object fn, std::string where) {
     } catch (py::error_already_set& e) {
       std::string what = py::str(e.value());
       what = what.substr(0, what.find('\n'));
-      return Error{fmt::format("{}: the callable raised {}: {}", where, std::string(py::str(e.type().attr("__name__"))),
-                               what)};
+      return Error{
+          fmt::format("{}: the callable raised {}: {}", where, std::string(py::str(e.type().attr("__name__"))), what)};
     }
     return Ok{};
   };
@@ -152,7 +153,8 @@ std::tuple<bool, std::string> time_arms(const py::object& new_arm, const std::ar
     run.calibration = take(timing::run_session(*arms[0], *arms[1], p.session));
   }
   Json info = backend->info();
-  info["arms"] = "Python callables (bitproof.time): each its own inputs and stream, enqueued behind the blocking kernel";
+  info["arms"] =
+      "Python callables (bitproof.time): each its own inputs and stream, enqueued behind the blocking kernel";
   Json json_report = time_report(spec, p, run, info);
   json_report["environment"]["command"] = "python: bitproof.time (" + spec.name + ")";
   const bool passes = time_report_passes(json_report);
