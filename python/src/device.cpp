@@ -36,12 +36,18 @@ ImportedTensor import_tensor(const py::object& object, const std::string& field,
   } catch (py::error_already_set& e) {
     raise({fmt::format("{}: __dlpack__() raised {}", field, std::string(py::str(e.value())))});
   }
-  auto* managed = static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(t.capsule.ptr(), "dltensor"));
-  if (managed == nullptr) {
-    PyErr_Clear();
+  const dlpack::Tensor* tensor = nullptr;
+  if (PyCapsule_IsValid(t.capsule.ptr(), "dltensor") != 0) {
+    tensor = &static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(t.capsule.ptr(), "dltensor"))->dl_tensor;
+  } else if (PyCapsule_IsValid(t.capsule.ptr(), "dltensor_versioned") != 0) {
+    auto* v = static_cast<dlpack::ManagedTensorVersioned*>(PyCapsule_GetPointer(t.capsule.ptr(), "dltensor_versioned"));
+    if (v->major != 1)
+      raise({fmt::format("{}: DLPack version {}.{}: this module reads 1.x", field, v->major, v->minor)});
+    tensor = &v->dl_tensor;
+  } else {
     raise({field + ": __dlpack__() gave no \"dltensor\" capsule"});
   }
-  const dlpack::Tensor& d = managed->dl_tensor;
+  const dlpack::Tensor& d = *tensor;
   t.device_type = d.device.device_type;
   t.device_id = d.device.device_id;
   if (t.device_type != dlpack::kCPU && t.device_type != dlpack::kCUDA)

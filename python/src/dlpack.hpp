@@ -1,6 +1,7 @@
 // DLPack (https://dmlc.github.io/dlpack/latest/): the structures of the unversioned exchange
 // (a PyCapsule named "dltensor" holding a DLManagedTensor), which every producer still gives
-// when `__dlpack__()` is called without max_version (PyTorch, NumPy >= 1.22, CuPy, JAX).
+// when `__dlpack__()` is called without max_version (PyTorch, NumPy >= 1.22, CuPy, JAX), and the
+// versioned one ("dltensor_versioned", DLPack 1.0) where a producer gives that instead.
 // Declared here, field for field as dlpack.h v0.6-v1.x lays them out (an ABI, unchanged since
 // v0.6), because Debian's libdlpack-dev is not on the GPU machines this module is built on.
 // ImportedTensor reads one tensor's pointer, device, dtype and shape; it never takes ownership
@@ -43,7 +44,16 @@ struct ManagedTensor {
   void* manager_ctx;
   void (*deleter)(ManagedTensor* self);
 };
+// DLPack >= 1.0's capsule "dltensor_versioned" (a producer may give it though none was asked for).
+struct ManagedTensorVersioned {
+  std::uint32_t major, minor;
+  void* manager_ctx;
+  void (*deleter)(ManagedTensorVersioned* self);
+  std::uint64_t flags;  // bit 0: read-only
+  Tensor dl_tensor;
+};
 static_assert(sizeof(Device) == 8 && sizeof(DataType) == 4);
+static_assert(offsetof(ManagedTensorVersioned, dl_tensor) == 32);
 static_assert(offsetof(Tensor, byte_offset) == 40 && sizeof(Tensor) == 48);
 static_assert(offsetof(ManagedTensor, deleter) == 56);
 }  // namespace dlpack

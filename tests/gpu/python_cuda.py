@@ -174,8 +174,8 @@ def torch_matmul_twice(inputs, outputs):  # twice the work, the same result
     torch.matmul(inputs["x"], inputs["w"].t(), out=outputs["y"])
 
 
-def nothing(inputs, outputs):
-    pass
+def nothing(inputs, outputs):  # launches work, but writes none of it into the outputs
+    scratch = inputs["x"] * 2  # noqa: F841
 
 
 GEMV_INPUTS = [
@@ -265,7 +265,18 @@ if tri_self:
 
 # ---- ptx(): the Triton kernel as a kernel arm ----
 
-compiled = launched.get("gemv")
+def compiled_gemv():
+    """The CompiledKernel of the GEMV: what kernel[grid](...) returned, else kernel.warmup(...)."""
+    k = launched.get("gemv")
+    if hasattr(k, "asm"):
+        return k
+    x = torch.zeros((1, K), dtype=torch.float16, device="cuda")
+    w = torch.zeros((N, K), dtype=torch.float16, device="cuda")
+    y = torch.empty((1, N), dtype=torch.float16, device="cuda")
+    return gemv_kernel.warmup(x, w, y, N, K, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, grid=(triton.cdiv(N, BLOCK_N),))
+
+
+compiled = attempt("the Triton GEMV's CompiledKernel", compiled_gemv)
 if compiled is not None:
     args = [{"tensor": "x"}, {"tensor": "w"}, {"output": "y"}, {"u32": N}, {"u32": K}]
     stage = attempt("ptx() on the compiled Triton GEMV",
@@ -334,57 +345,108 @@ expect_error("time(device=\"cpu\"): BadInput", bitproof.BadInput, 2,
                                    device="cpu"), "nothing it can time")
 
 # ---- the figure: the fused GEMV pair, 64 cases ----
+# The declarations of examples/fused-aux-gemv/fused.json (x [1, 4096]; w.q_a, w.kv_a, w.gate; seed 7). The
+# same Triton kernels run twice: as Python callables through bitproof.ab (graphs), and through ptx() as the
+# kernel arms of an A/B spec run by `bitproof ab --backend cuda` (graphs): the same work, the same inputs,
+# so the digests must agree and the wall times compare the Python layer with the command.
 
 fused_spec = os.path.join(root, "examples", "fused-aux-gemv", "fused.json")
 decl = load(fused_spec)
 ROWS = {o["name"]: o["shape"][1] for o in decl["outputs"]}
+PAIRS = (("w.q_a", "y.q_a"), ("w.kv_a", "y.kv_a"), ("w.gate", "y.gate"))
+FUSED_OUTPUTS = [(o["name"], tuple(o["shape"])) for o in decl["outputs"]]
 
 
 def three_matmuls(inputs, outputs):
-    for w, y in (("w.q_a", "y.q_a"), ("w.kv_a", "y.kv_a"), ("w.gate", "y.gate")):
+    for w, y in PAIRS:
         torch.matmul(inputs["x"], inputs[w].t(), out=outputs[y])
+
+
+def separate_triton(inputs, outputs):
+    for w, y in PAIRS:
+        n = inputs[w].shape[0]
+        launched["separate"] = gemv_kernel[(n // BLOCK_N,)](inputs["x"], inputs[w], outputs[y], n, 4096,
+                                                            BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
 
 
 def fused_triton(inputs, outputs):
     nq, nkv, ng = ROWS["y.q_a"], ROWS["y.kv_a"], ROWS["y.gate"]
-    fused_kernel[((nq + nkv + ng) // BLOCK_N,)](inputs["x"], inputs["w.q_a"], inputs["w.kv_a"], inputs["w.gate"],
-                                                outputs["y.q_a"], outputs["y.kv_a"], outputs["y.gate"], 4096,
-                                                NQ=nq, NKV=nkv, NG=ng, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
+    launched["fused"] = fused_kernel[((nq + nkv + ng) // BLOCK_N,)](
+        inputs["x"], inputs["w.q_a"], inputs["w.kv_a"], inputs["w.gate"], outputs["y.q_a"], outputs["y.kv_a"],
+        outputs["y.gate"], 4096, NQ=nq, NKV=nkv, NG=ng, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
 
 
-def fused_pair():
-    return bitproof.ab(three_matmuls, fused_triton, inputs=decl["inputs"],
-                       outputs=[(o["name"], tuple(o["shape"])) for o in decl["outputs"]], cases=64, seed=decl["seed"],
+def fused_ab(a, b):
+    return bitproof.ab(a, b, inputs=decl["inputs"], outputs=FUSED_OUTPUTS, cases=64, seed=decl["seed"],
                        device="cuda")
 
 
-first = attempt("the fused pair (warm-up: Triton compiles)", fused_pair)
-if first:
-    print(f"  three torch.matmul vs one fused Triton launch, 64 cases: {first}")
+issue_pair = attempt("the issue's pair: three torch.matmul against one fused Triton launch",
+                     lambda: fused_ab(three_matmuls, fused_triton))
+if issue_pair:
+    print(f"  three torch.matmul vs one fused Triton launch, 64 cases: {issue_pair}")
+    figures["three_matmul_vs_fused_triton_64_cases"] = {"equal": issue_pair.equal,
+                                                        "differing_elements": issue_pair.differing_elements}
+triton_pair = attempt("separate Triton GEMVs against the fused Triton GEMV (warm-up)",
+                      lambda: fused_ab(separate_triton, fused_triton))
+if triton_pair and hasattr(launched.get("separate"), "asm") and hasattr(launched.get("fused"), "asm"):
+    print(f"  three Triton launches vs one fused Triton launch, 64 cases: {triton_pair}")
+    stages = []
+    for w, y in PAIRS:
+        n = ROWS[y]
+        stages.append(bitproof.ptx(launched["separate"], grid=(n // BLOCK_N,), path=os.path.join(work, "gemv.ptx"),
+                                   stage=os.path.join(work, f"gemv-{y}.stage.json"),
+                                   args=[{"tensor": "x"}, {"tensor": w}, {"output": y}, {"u32": n}, {"u32": 4096}]))
+    fused = bitproof.ptx(launched["fused"], grid=(sum(ROWS.values()) // BLOCK_N,),
+                         path=os.path.join(work, "fused.ptx"),
+                         args=[{"tensor": "x"}, {"tensor": "w.q_a"}, {"tensor": "w.kv_a"}, {"tensor": "w.gate"},
+                               {"output": "y.q_a"}, {"output": "y.kv_a"}, {"output": "y.gate"}, {"u32": 4096}])
+    spec = dict(decl, name="fused-aux-gemv-triton", cases=64, kernels={"ptx": ["gemv.ptx", "fused.ptx"]},
+                arms=[{"name": "separate", "stages": [st.fragment["stage"] for st in stages]},
+                      {"name": "fused", "stages": [fused.fragment["stage"]]}])
+    spec.pop("title", None)
+    spec_path = os.path.join(work, "fused-triton.json")
+    with open(spec_path, "w", encoding="utf-8") as f:
+        json.dump(spec, f, indent=1)
     walls = []
     for _ in range(3):
         start = clock.perf_counter()
-        fused_pair()
+        last = fused_ab(separate_triton, fused_triton)
         walls.append(clock.perf_counter() - start)
     cli = []
-    for _ in range(3):
-        r, seconds = bptest.bounded([bp, "ab", fused_spec, "--backend", "cuda", "--cases", "64", "--user-timeout",
-                                     "30"], work, env, guard=180)
-        if r is None or r.returncode != 0:
-            check("bitproof ab fused.json --backend cuda (64 cases)", False, (r.stdout + r.stderr) if r else "killed")
+    for i in range(3):
+        r, seconds = bptest.bounded([bp, "ab", spec_path, "--backend", "cuda", "--user-timeout", "30", "--report",
+                                     os.path.join(work, "fused-triton.report.json")], work, env, guard=180)
+        if r is None or r.returncode not in (0, 1):
+            check("bitproof ab fused-triton.json --backend cuda (64 cases)", False,
+                  (r.stdout + r.stderr) if r else "killed")
             break
+        if i == 0:
+            print(f"$ bitproof ab fused-triton.json --backend cuda: exit {r.returncode}\n{r.stdout}{r.stderr}")
         cli.append(seconds)
     if len(cli) == 3:
+        rep = load(os.path.join(work, "fused-triton.report.json"))["result"]["outputs"]
+        same = all(o["digest"]["separate"] == p["sha256"][0] and o["digest"]["fused"] == p["sha256"][1]
+                   for o, p in zip(rep, last.outputs))
+        check("the fused pair: the command's digests (Triton PTX as kernel arms) equal the Python layer's", same,
+              f"{rep} vs {last.outputs}")
         py_s, cli_s = min(walls), min(cli)
         figures["fused_pair_64_cases"] = {
             "python_ab_seconds_best_of_3": py_s, "python_runs": walls,
             "cli_ab_cuda_seconds_best_of_3": cli_s, "cli_runs": cli,
             "python_over_cli": py_s / cli_s,
-            "note": "python: three torch.matmul vs one fused Triton launch, graphs, in-process (module loaded, "
-                    "Triton compiled); cli: examples/fused-aux-gemv/fused.json (NVRTC kernels), a whole process "
-                    "(start, NVRTC build, module JIT) each run"}
-        print(f"  figure: Python layer {py_s:.3f} s, CLI {cli_s:.3f} s (whole process) for 64 cases: "
-              f"ratio {py_s / cli_s:.3f}")
+            "note": "the same Triton kernels (three GEMV launches vs one fused launch), the declarations of "
+                    "examples/fused-aux-gemv/fused.json, 64 cases, graphs: python = bitproof.ab in-process "
+                    "(module loaded, Triton compiled); cli = bitproof ab --backend cuda on the spec ptx() wrote, "
+                    "a whole process each run (start, weights, PTX JIT)"}
+        print(f"  figure: Python layer {py_s:.3f} s, the command {cli_s:.3f} s (whole process) for 64 cases of "
+              f"the fused pair: ratio {py_s / cli_s:.3f}")
+    r, seconds = bptest.bounded([bp, "ab", fused_spec, "--backend", "cuda", "--user-timeout", "30"], work, env,
+                                guard=180)
+    if r is not None:
+        figures["cli_fused_json_nvrtc_seconds"] = seconds
+        print(f"  for scale: bitproof ab examples/fused-aux-gemv/fused.json --backend cuda (NVRTC kernels, 64 "
+              f"cases): {seconds:.3f} s, exit {r.returncode}")
 
 with open(os.path.join(work, "figures.json"), "w", encoding="utf-8") as f:
     json.dump(figures, f, indent=1)
