@@ -77,9 +77,10 @@ std::vector<PtxParam> entry_params(const std::string& ptx, const std::string& ke
       unsigned bytes = 0;
       for (const std::string& t : tokens)
         if (bytes == 0 && t != ".param") bytes = type_bytes(t);
-      if (tokens.front() != ".param" || bytes == 0 || tokens.size() < 3)
-        raise(bad("kernel", fmt::format("\"{}\": a parameter the PTX declares as \"{}\" is not read", kernel,
-                                        fmt::join(tokens, " "))));
+      if (tokens.front() != ".param" || bytes == 0 || tokens.size() < 3 || tokens.back().find('[') != std::string::npos)
+        raise(bad("kernel", fmt::format("\"{}\": a parameter the PTX declares as \"{}\" is not read (a scalar or "
+                                        "pointer .param; structures passed by value are not)",
+                                        kernel, fmt::join(tokens, " "))));
       params.push_back({tokens.back(), bytes});
     }
     start = end + 1;

@@ -126,6 +126,17 @@ def test_ptx_refusals_name_the_field(copy_ptx, tmp_path):
             bitproof.ptx(kernel, grid=2, args=args, path=path)
         assert e.value.exit_code == 2
         assert not path.exists()  # nothing written
+    hostile = [  # parameter lists a scanner might misread: refused, never a crash or a wrong size
+        (copy_ptx.replace(")\n{", "\n{", 1), "does not end|is not read"),
+        (copy_ptx.replace(".param .u32 copy_kernel_param_2", ".param .align 4 .b8 copy_kernel_param_2[4]"),
+         "is not read"),
+        (copy_ptx.replace(".param .u32 copy_kernel_param_2", ".param copy_kernel_param_2"), "is not read"),
+        (copy_ptx.replace(".entry copy_kernel(", ".entry copy_kernel_v2("), "no .entry"),
+    ]
+    for text, message in hostile:
+        with pytest.raises(bitproof.BadInput, match=message):
+            bitproof.ptx(Compiled(text), grid=2, args=COPY_ARGS, path=path)
+        assert not path.exists()
     with pytest.raises(bitproof.BadInput, match=r"grid\[1\]"):
         bitproof.ptx(Compiled(copy_ptx), grid=(1, 70000), args=COPY_ARGS, path=path)
 
