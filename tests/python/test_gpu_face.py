@@ -279,3 +279,128 @@ def test_the_mxfp4_layout_and_inputs():
     host = _bitproof.inputs(decl, 0)
     assert host["w"].shape == (4, 32) and host["w.scale"].dtype == np.uint8
     assert 118 <= host["w.scale"].min() and host["w.scale"].max() <= 122
+
+
+# ---- ab(device="cuda")'s package half with a stand-in for torch (NumPy tensors, graphs as recorded work) ----
+
+class FakeTorch:
+    """The few torch names python/bitproof uses for device="cuda": tensors are NumPy arrays (DLPack kDLCPU),
+    a CUDA Graph records the work launched through launch() while it captures and replays it."""
+    float16, uint8 = np.float16, np.uint8
+    capturing = None
+
+    def __init__(self):
+        self.cuda = self
+
+    @staticmethod
+    def empty(shape, dtype, device):
+        assert device == "cuda:0"
+        return np.empty(shape, dtype)
+
+    def launch(self, work):  # what a kernel launch is to a graph: recorded while capturing, else run
+        if self.capturing is not None:
+            self.capturing.work.append(work)
+        else:
+            work()
+
+    # torch.cuda
+    def is_available(self):
+        return True
+
+    class Stream:
+        cuda_stream = 0
+
+        def wait_stream(self, other):
+            pass
+
+    def current_stream(self):
+        return FakeTorch.Stream()
+
+    def stream(self, s):
+        import contextlib
+        return contextlib.nullcontext()
+
+    def synchronize(self):
+        pass
+
+    class CUDAGraph:
+        def __init__(self):
+            self.work = []
+
+        def replay(self):
+            for w in self.work:
+                w()
+
+    def graph(self, g):
+        import contextlib
+        fake = self
+
+        @contextlib.contextmanager
+        def capture():
+            fake.capturing = g
+            try:
+                yield
+            finally:
+                fake.capturing = None
+        return capture()
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    fake = FakeTorch()
+    monkeypatch.setattr(bitproof, "_torch", lambda what: fake)
+    return fake
+
+
+def launched(fake, fn, calls):
+    def arm(inputs, outputs):
+        calls.append(1)
+        fake.launch(lambda: fn(inputs, outputs))
+    arm.__name__ = fn.__name__
+    return arm
+
+
+def cuda_ab(a, b, **kw):
+    return bitproof.ab(a, b, inputs=INPUTS, outputs=OUTPUTS, cases=6, seed=1, device="cuda", **kw)
+
+
+def test_cuda_arms_are_captured_once_and_replayed_every_case(fake_torch):
+    calls_a, calls_b = [], []
+    r = cuda_ab(launched(fake_torch, gemv_rowwise, calls_a), launched(fake_torch, gemv_blocked, calls_b))
+    assert r.equal and r.cases == 6 and r.graph
+    assert len(calls_a) == 2 and len(calls_b) == 2  # the warm-up and the capture; the cases replay the graph
+    cpu = bitproof.ab(gemv_rowwise, gemv_blocked, inputs=INPUTS, outputs=OUTPUTS, cases=6, seed=1)
+    assert r.outputs[0]["sha256"] == cpu.outputs[0]["sha256"]
+    calls_a.clear()
+    r = cuda_ab(launched(fake_torch, gemv_rowwise, calls_a), launched(fake_torch, gemv_broken, []), graph=False)
+    assert not r.equal and not r.graph and len(calls_a) == 6  # called for every case
+    assert r.first_differences[0].index[1] % 7 == 0
+
+
+def test_cuda_arms_the_poison_catches(fake_torch):
+    with pytest.raises(bitproof.ArmError, match="still holds the poison") as e:
+        cuda_ab(launched(fake_torch, gemv_rowwise, []), lambda i, o: None)
+    assert e.value.exit_code == 1
+    # work done on the host while capturing (not a launch): the warm-up wrote y, the graph holds nothing
+    with pytest.raises(bitproof.ArmError, match='arm b .*still holds the poison'):
+        cuda_ab(launched(fake_torch, gemv_rowwise, []), gemv_rowwise)
+    assert cuda_ab(gemv_rowwise, gemv_rowwise, graph=False).equal  # eager: the same callables are fine
+
+
+def test_cuda_arm_raising_in_its_capture(fake_torch):
+    def refuses(inputs, outputs):
+        raise RuntimeError("no graph for me")
+
+    with pytest.raises(bitproof.ArmError, match=r'arm b \("refuses"\), prepare \(graph capture\): the callable '
+                                                r'raised RuntimeError: no graph for me') as e:
+        cuda_ab(launched(fake_torch, gemv_rowwise, []), refuses)
+    assert e.value.exit_code == 2 and isinstance(e.value.__cause__, RuntimeError)
+
+
+def test_time_reaches_the_timing_backend(fake_torch):
+    if cuda_torch():
+        pytest.skip("a GPU is here")
+    with pytest.raises(bitproof.BackendMissing) as e:  # no CUDA timing backend or device here
+        bitproof.time(launched(fake_torch, gemv_rowwise, []), gemv_rowwise, inputs=INPUTS, outputs=OUTPUTS,
+                      claim="same within 2%")
+    assert e.value.exit_code == 3
