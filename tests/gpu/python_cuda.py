@@ -195,14 +195,14 @@ def gemv_ab(a, b, **kw):
 
 on = attempt("torch arms, graph on", lambda: gemv_ab(torch_matmul, torch_matmul, graph=True))
 off = attempt("torch arms, graph off", lambda: gemv_ab(torch_matmul, torch_matmul, graph=False))
-if on and off:
+if on is not None and off is not None:
     print(f"  {on}")
     check("torch.matmul A/A, 8 cases, graph on: bitwise equal", on.equal and on.cases == 8, str(on))
     check("... graph off: equal, and the same digest as with the graph",
           off.equal and off.outputs[0]["sha256"] == on.outputs[0]["sha256"], f"{off.outputs} vs {on.outputs}")
     check("... the result says the device", "name" in getattr(on, "device", {}), str(getattr(on, "device", None)))
 mv = attempt("torch.mv against torch.matmul", lambda: gemv_ab(torch_mv, torch_matmul))
-if mv:
+if mv is not None:
     print(f"  torch.mv vs torch.matmul: {mv}")
 
 
@@ -218,7 +218,7 @@ small = [GEMV_INPUTS[0]]
 gpu_copy = attempt("inputs on the GPU", lambda: bitproof.ab(copy_x, copy_x, inputs=small, outputs=[("y", (1, K))],
                                                              cases=4, seed=7, device="cuda"))
 cpu_copy = bitproof.ab(copy_x_np, copy_x_np, inputs=small, outputs=[("y", (1, K))], cases=4, seed=7)
-if gpu_copy:
+if gpu_copy is not None:
     check("the engine's inputs on the GPU are the CPU module's (digest of y = x over 4 cases)",
           gpu_copy.outputs[0]["sha256"] == cpu_copy.outputs[0]["sha256"], f"{gpu_copy.outputs} vs {cpu_copy.outputs}")
 
@@ -244,7 +244,7 @@ expect_error("an arm that raises during the graph's capture: ArmError, exit 2", 
 for graph in (True, False):
     tri = attempt(f"Triton GEMV vs torch.matmul, graph {graph}", lambda: gemv_ab(triton_gemv, torch_matmul,
                                                                                  graph=graph, cases=1))
-    if tri:
+    if tri is not None:
         per_case = tri.outputs[0]["differing_elements"]
         print(f"  graph {'on' if graph else 'off'}: Triton GEMV (N = {N}, K = {K}, BLOCK_K = {BLOCK_K}) vs "
               f"torch.matmul, case 0: {per_case} of {N} outputs differ")
@@ -255,12 +255,12 @@ for graph in (True, False):
               and "[" in tri.first_differences[0].a_value, str(tri))
         figures[f"triton_vs_matmul_case0_differing_graph_{'on' if graph else 'off'}"] = per_case
 tri64 = attempt("Triton GEMV vs torch.matmul, 64 cases", lambda: gemv_ab(triton_gemv, torch_matmul, cases=64))
-if tri64:
+if tri64 is not None:
     print(f"  64 cases: {tri64}")
     figures["triton_vs_matmul_64_cases"] = {"differing_cases": tri64.differing_cases,
                                             "differing_elements": tri64.differing_elements}
 tri_self = attempt("Triton GEMV A/A", lambda: gemv_ab(triton_gemv, triton_gemv, cases=8))
-if tri_self:
+if tri_self is not None:
     check("Triton GEMV A/A, graph on: equal", tri_self.equal, str(tri_self))
 
 # ---- ptx(): the Triton kernel as a kernel arm ----
@@ -282,7 +282,7 @@ if compiled is not None:
     stage = attempt("ptx() on the compiled Triton GEMV",
                     lambda: bitproof.ptx(compiled, grid=(triton.cdiv(N, BLOCK_N),), args=args,
                                          path=os.path.join(work, "gemv.ptx")))
-    if stage:
+    if stage is not None:
         print(f"  {stage}; the PTX executor: {stage.executor}")
         spec = {"bitproof_ab": 1, "name": "triton-gemv", "seed": 7, "cases": 8,
                 "inputs": GEMV_INPUTS, "kernels": stage.fragment["kernels"],
@@ -298,7 +298,7 @@ if compiled is not None:
         print(f"$ bitproof ab triton-gemv.json --backend cuda: exit {r.returncode if r else 'killed'}\n"
               f"{r.stdout + r.stderr if r else ''}")
         check("the ptx() stage runs as a kernel arm on the GPU: exit 0", r is not None and r.returncode == 0)
-        if r is not None and r.returncode == 0 and tri_self:
+        if r is not None and r.returncode == 0 and tri_self is not None:
             cli = load(os.path.join(work, "tg.json"))["result"]["outputs"][0]
             check("... its digest over 8 cases is the Python layer's for the same Triton kernel and declarations",
                   cli["digest"]["triton"] == tri_self.outputs[0]["sha256"][0], f"{cli} vs {tri_self.outputs[0]}")
@@ -313,7 +313,7 @@ if compiled is not None:
 t_same = attempt("time A/A", lambda: bitproof.time(
     torch_matmul, torch_matmul, inputs=GEMV_INPUTS, outputs=GEMV_OUTPUTS, claim="same within 3%", timeout=10,
     report=os.path.join(work, "time-same.json"), markdown=os.path.join(work, "time-same.md"), user_timeout=30))
-if t_same:
+if t_same is not None:
     print("\n".join("  " + line for line in t_same.lines))
     check("time: A/A torch.matmul: verdict \"same\"", t_same.verdict == "same", t_same.sentence)
     check("... the claim \"same within 3%\" passes", t_same.passes, str(t_same.claim))
@@ -321,7 +321,7 @@ if t_same:
 t_twice = attempt("time twice the work", lambda: bitproof.time(
     torch_matmul, torch_matmul_twice, inputs=GEMV_INPUTS, outputs=GEMV_OUTPUTS, claim="b slower by 30%",
     timeout=10, report=os.path.join(work, "time-twice.json"), user_timeout=30))
-if t_twice:
+if t_twice is not None:
     print("\n".join("  " + line for line in t_twice.lines))
     check("time: twice the work: verdict \"slower\"", t_twice.verdict == "slower", t_twice.sentence)
     check("... the claim \"b slower by 30%\" passes", t_twice.passes, str(t_twice.claim))
@@ -329,7 +329,7 @@ if t_twice:
     t_tri = attempt("time Triton against torch", lambda: bitproof.time(
         triton_gemv, torch_matmul, inputs=GEMV_INPUTS, outputs=GEMV_OUTPUTS, timeout=5, graph=False,
         user_timeout=30))
-    if t_tri:
+    if t_tri is not None:
         print(f"  Triton GEMV (A) against torch.matmul (B), eager launches: {t_tri.sentence}")
 for name in ("time-same.json", "time-twice.json"):
     path = os.path.join(work, name)
@@ -381,15 +381,7 @@ def fused_ab(a, b):
                        device="cuda")
 
 
-issue_pair = attempt("the issue's pair: three torch.matmul against one fused Triton launch",
-                     lambda: fused_ab(three_matmuls, fused_triton))
-if issue_pair:
-    print(f"  three torch.matmul vs one fused Triton launch, 64 cases: {issue_pair}")
-    figures["three_matmul_vs_fused_triton_64_cases"] = {"equal": issue_pair.equal,
-                                                        "differing_elements": issue_pair.differing_elements}
-triton_pair = attempt("separate Triton GEMVs against the fused Triton GEMV (warm-up)",
-                      lambda: fused_ab(separate_triton, fused_triton))
-if triton_pair and hasattr(launched.get("separate"), "asm") and hasattr(launched.get("fused"), "asm"):
+def figure():
     print(f"  three Triton launches vs one fused Triton launch, 64 cases: {triton_pair}")
     stages = []
     for w, y in PAIRS:
@@ -441,12 +433,27 @@ if triton_pair and hasattr(launched.get("separate"), "asm") and hasattr(launched
                     "a whole process each run (start, weights, PTX JIT)"}
         print(f"  figure: Python layer {py_s:.3f} s, the command {cli_s:.3f} s (whole process) for 64 cases of "
               f"the fused pair: ratio {py_s / cli_s:.3f}")
+
+
+issue_pair = attempt("the issue's pair: three torch.matmul against one fused Triton launch",
+                     lambda: fused_ab(three_matmuls, fused_triton))
+if issue_pair is not None:
+    print(f"  three torch.matmul vs one fused Triton launch, 64 cases: {issue_pair}")
+    figures["three_matmul_vs_fused_triton_64_cases"] = {"equal": issue_pair.equal,
+                                                        "differing_elements": issue_pair.differing_elements}
+triton_pair = attempt("separate Triton GEMVs against the fused Triton GEMV (warm-up)",
+                      lambda: fused_ab(separate_triton, fused_triton))
+if triton_pair is not None and hasattr(launched.get("separate"), "asm") and hasattr(launched.get("fused"), "asm"):
+    attempt("the figure: the fused pair both ways", figure)
     r, seconds = bptest.bounded([bp, "ab", fused_spec, "--backend", "cuda", "--user-timeout", "30"], work, env,
                                 guard=180)
     if r is not None:
         figures["cli_fused_json_nvrtc_seconds"] = seconds
         print(f"  for scale: bitproof ab examples/fused-aux-gemv/fused.json --backend cuda (NVRTC kernels, 64 "
               f"cases): {seconds:.3f} s, exit {r.returncode}")
+elif triton_pair is not None:
+    check("the figure: Triton's launches returned their CompiledKernels (for ptx())", False,
+          f"{type(launched.get('separate')).__name__}, {type(launched.get('fused')).__name__}")
 
 with open(os.path.join(work, "figures.json"), "w", encoding="utf-8") as f:
     json.dump(figures, f, indent=1)
