@@ -4,6 +4,9 @@ NumPy arrays and Python callables. docs/python.md has the guide.
     prove(spec, backend="cpu", report=None)  every claim of a proof spec, as `bitproof prove`
     verify(report)                           re-derive a report's result, as `bitproof report verify`
     ab(a, b, inputs=..., outputs=...)         two callables compared bit for bit on changing inputs
+                                             (NumPy on the cpu; torch/Triton on the GPU: device="cuda")
+    time(a, b, inputs=..., outputs=...)       the timing gate on two GPU callables, as `bitproof time`
+    ptx(kernel, grid=..., args=..., path=...) a compiled Triton kernel as a kernel arm's stage
     compare(a, b) / assert_equal(a, b)        two arrays compared bit for bit
 
 Errors are exceptions carrying the one line and the exit code the command gives:
@@ -16,9 +19,9 @@ import os as _os
 
 from . import _bitproof
 
-__all__ = ["Error", "BadInput", "BackendMissing", "ArmError", "prove", "verify", "table", "spec_cases", "ab", "compare",
-           "assert_equal", "ProveResult", "Claim", "Verification", "AbResult", "Difference",
-           "Comparison", "version"]
+__all__ = ["Error", "BadInput", "BackendMissing", "ArmError", "prove", "verify", "table", "spec_cases", "ab", "time",
+           "ptx", "compare", "assert_equal", "ProveResult", "Claim", "Verification", "AbResult", "Difference",
+           "TimeResult", "PtxStage", "Comparison", "version"]
 
 version = _bitproof.version
 
@@ -41,13 +44,13 @@ class BackendMissing(Error):
 
 
 class ArmError(Error):
-    """An A/B arm failed: it raised (exit 2, the exception is __cause__), changed an input (2),
-    or left an output as bitproof poisoned it (wrote nothing: exit 1)."""
+    """An A/B or timed arm failed: it raised (exit 2, the exception is __cause__), changed an
+    input (2), or left an output as bitproof poisoned it (wrote nothing: exit 1)."""
 
 
 def _error(failure):
     message, code = failure.args
-    if message.startswith("bitproof.ab: arm "):
+    if message.startswith(("bitproof.ab: arm ", "bitproof.time: arm ")):
         return ArmError(message, code)
     return {2: BadInput, 3: BackendMissing}.get(code, Error)(message, code)
 
@@ -300,45 +303,283 @@ def _outputs_of(outputs):
     return out
 
 
-def ab(a, b, inputs, outputs, cases=64, seed=1, checkpoint=None, keep=8, device="cpu", graph=False, name=None):
-    """Runs the callables `a` and `b` on `cases` changing-input cases and compares every output
-    bit for bit in C++. Each is called fn(inputs, outputs): dicts of NumPy arrays by name; it
-    writes its results into the outputs' arrays (float16, bitproof's, poisoned with 0xFFFF
-    before every call) and returns nothing. Inputs are declared as in A/B specs (dicts: name,
-    role "activation" | "weight", dtype "f16" | "mxfp4", shape, values | scales | tensor); the
-    same seed gives the same bits as `bitproof ab`. An mxfp4 input reaches the arm as `name`
-    (packed E2M1 codes, uint8) and `name.scale` (UE8M0 bytes). `device`: "cpu" (NumPy);
-    the GPU (torch, Triton, CUDA Graphs) is not in this module yet: BackendMissing.
-    Returns an AbResult; raises BadInput, ArmError, BackendMissing."""
-    if device != "cpu":
-        raise BackendMissing(f"bitproof.ab: device: \"{device}\": this module runs arms on the cpu (NumPy) only", 3)
-    if graph:
-        raise BadInput("bitproof.ab: graph: CUDA Graph capture needs a GPU arm (device=\"cuda\")", 2)
+def _declarations(what, a, b, inputs, outputs, cases, seed, checkpoint, name):
     for arm, fn in (("a", a), ("b", b)):
         if not callable(fn):
-            raise BadInput(f"bitproof.ab: arm {arm}: expected a callable fn(inputs, outputs), got {type(fn).__name__}",
-                           2)
+            raise BadInput(f"{what}: arm {arm}: expected a callable fn(inputs, outputs), got {type(fn).__name__}", 2)
     declared = {"name": name or "python-ab", "seed": seed, "cases": cases,
                 "checkpoint": _os.fspath(checkpoint) if checkpoint else "",
                 "inputs": list(inputs), "outputs": _outputs_of(outputs)}
     try:
-        text = _json.dumps(declared)
+        return declared, _json.dumps(declared)
     except (TypeError, ValueError) as e:
-        raise BadInput(f"bitproof.ab: the declarations are not JSON values: {e}", 2) from None
-    raised = []
+        raise BadInput(f"{what}: the declarations are not JSON values: {e}", 2) from None
 
-    def guard(fn):
-        def call(ins, outs):
-            try:
-                fn(ins, outs)
-            except BaseException as e:
-                raised.append(e)
-                raise
-        call.__name__ = getattr(fn, "__name__", "callable")
-        return call
 
+def _guarded(fn, raised):
+    """fn, recording what it raises (the ArmError's __cause__)."""
+    def call(ins, outs):
+        try:
+            fn(ins, outs)
+        except BaseException as e:
+            raised.append(e)
+            raise
+    call.__name__ = getattr(fn, "__name__", "callable")
+    return call
+
+
+def _name(fn, default):
+    return getattr(fn, "__name__", default)
+
+
+# ---- the GPU: torch tensors, CUDA Graphs ----
+
+def _torch(what):
+    """torch with a CUDA device, or BackendMissing (exit 3)."""
     try:
-        record = _bitproof.ab(guard(a), guard(b), text, keep, True)
+        import torch
+    except ImportError:
+        raise BackendMissing(f"{what}: device: \"cuda\": needs PyTorch (import torch failed here): the arms' tensors "
+                             "are torch CUDA tensors", 3) from None
+    if not torch.cuda.is_available():
+        raise BackendMissing(f"{what}: device: \"cuda\": no CUDA device (torch.cuda.is_available() is False)", 3)
+    return torch
+
+
+class _DeviceArm:
+    """One arm on the GPU (cuda:0): its own tensors, one per key of the layout the engine gives
+    (bitproof writes the inputs and the poison through DLPack and reads the outputs back), and
+    with graph=True its own CUDA Graph, captured once in prepare() and replayed by call()."""
+
+    def __init__(self, torch, fn, layout, graph):
+        self.torch, self.fn, self.graph = torch, fn, graph
+        dtypes = {"float16": torch.float16, "uint8": torch.uint8}
+        self.tensors = {key: torch.empty((rows, cols), dtype=dtypes[dtype], device="cuda:0")
+                        for key, dtype, rows, cols, _ in layout}
+        self.inputs = {key: self.tensors[key] for key, _, _, _, out in layout if not out}
+        self.outputs = {key: self.tensors[key] for key, _, _, _, out in layout if out}
+        self._graph = None
+
+    def _run(self):
+        self.fn(dict(self.inputs), dict(self.outputs))  # fresh dicts: a rebinding arm changes none of ours
+
+    def prepare(self):
+        if not self.graph:
+            return
+        torch = self.torch
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            self._run()  # warm-up before the capture: Triton compiles, torch's allocator fills its pool
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):  # captured on torch's side stream, into the graph's own memory pool
+            self._run()
+        self._graph = graph
+
+    def call(self):
+        if self._graph is not None:
+            self._graph.replay()
+        else:
+            self._run()
+
+
+def ab(a, b, inputs, outputs, cases=64, seed=1, checkpoint=None, keep=8, device="cpu", graph=None, name=None):
+    """Runs the callables `a` and `b` on `cases` changing-input cases and compares every output
+    bit for bit in C++. Each is called fn(inputs, outputs): dicts of arrays by name; it writes
+    its results into the outputs' arrays (float16, bitproof's, poisoned with 0xFFFF before every
+    call) and returns nothing. Inputs are declared as in A/B specs (dicts: name, role
+    "activation" | "weight", dtype "f16" | "mxfp4", shape, values | scales | tensor); the same
+    seed gives the same bits as `bitproof ab`. An mxfp4 input reaches the arm as `name` (packed
+    E2M1 codes, uint8) and `name.scale` (UE8M0 bytes).
+    `device`: "cpu" (NumPy arrays) or "cuda" (torch CUDA tensors on cuda:0, each arm its own;
+    `graph` (default True there) captures each arm once in its own CUDA Graph and replays it
+    for every case). Returns an AbResult; raises BadInput, ArmError, BackendMissing."""
+    if device not in ("cpu", "cuda"):
+        raise BadInput(f"bitproof.ab: device: \"{device}\": expected \"cpu\" (NumPy) or \"cuda\" (torch)", 2)
+    if graph is None:
+        graph = device == "cuda"
+    if graph and device != "cuda":
+        raise BadInput("bitproof.ab: graph: CUDA Graph capture needs a GPU arm (device=\"cuda\")", 2)
+    _, text = _declarations("bitproof.ab", a, b, inputs, outputs, cases, seed, checkpoint, name)
+    names = (_name(a, "a"), _name(b, "b"))
+    raised = []
+    if device == "cpu":
+        try:
+            record = _bitproof.ab(_guarded(a, raised), _guarded(b, raised), text, keep, True)
+        except _bitproof.Failure as f:
+            raise _error(f) from (raised[0] if raised else None)
+        return AbResult(_json.loads(record), names)
+    try:
+        layout = _bitproof.layout(text)  # the declarations checked before anything needs a GPU
+    except _bitproof.Failure as f:
+        raise _error(f) from None
+    torch = _torch("bitproof.ab")
+    arms = [(names[i], _DeviceArm(torch, _guarded(fn, raised), layout, bool(graph))) for i, fn in enumerate((a, b))]
+    try:
+        record, device_json = _bitproof.device_ab(arms, text, keep)
     except _bitproof.Failure as f:
         raise _error(f) from (raised[0] if raised else None)
-    return AbResult(_json.loads(record), (getattr(a, "__name__", "a"), getattr(b, "__name__", "b")))
+    result = AbResult(_json.loads(record), names)
+    result.device = _json.loads(device_json)
+    result.graph = bool(graph)
+    return result
+
+
+# ---- the timing gate ----
+
+class TimeResult:
+    """What time() measured, as `bitproof time` reports it: `passes` (the claim's judgement, or
+    True without a claim), `verdict` ("same", "faster", "slower", "order-dependent",
+    "ambiguous": B against A), `sentence`, `ratio` (median B / median A) and `interval` (its 95 %
+    bootstrap interval), `claim` (text, passes, why) or None, `report` (the time report as a
+    dict: what `bitproof report render|verify` read), `report_path`, `lines` (the summary)."""
+
+    def __init__(self, passes, report, lines, report_path):
+        self.passes = passes
+        self.report = report
+        self.report_path = report_path
+        self.lines = list(lines)
+        run = report["result"]["run"]
+        self.verdict = run["verdict"]
+        self.sentence = run["sentence"]
+        self.ratio = run["statistics"]["ratio"]
+        self.interval = tuple(run["statistics"]["interval"])
+        self.claim = report["result"]["claim"]
+
+    def __bool__(self):
+        return self.passes
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+
+def time(a, b, inputs, outputs, claim=None, graph=True, device="cuda", calibrate=False, report=None, markdown=None,
+         cache="cold", order="abba", min_samples=50, max_samples=2000, noise=0.5, min_time=1.0, timeout=20.0,
+         same_within=1.0, seed=1, checkpoint=None, name=None, user_timeout=60.0):
+    """The timing gate (docs/timing.md) on two GPU callables fn(inputs, outputs), declared as for
+    ab(): each arm gets its own inputs (the weights and case 0's activations, made by the
+    engine), its own stream and, with graph=True, its own CUDA Graph; each is warmed on its own
+    until its times settle; samples run in counterbalanced blocks (A B B A, B A A B), one replay
+    each, timed with CUDA events behind a blocking kernel, the L2 flushed before each
+    (cache="cold"), the SM clock checked after it (throttled samples are marked and left out).
+    Statistics, verdict and `claim` ("b faster by 5%", "a slower by 10%", "same within 2%"; arms
+    by letter or function name) are `bitproof time`'s code. Writes the `time` report (and its
+    Markdown) where asked. Returns a TimeResult (bool: the claim passes); raises BadInput
+    (device="cpu": there is no GPU work to time), BackendMissing (no torch or no GPU), ArmError."""
+    if device != "cuda":
+        raise BadInput(f"bitproof.time: device: \"{device}\": the timing gate times GPU work with CUDA events "
+                       "(device=\"cuda\"); on the cpu there is nothing it can time", 2)
+    declared, text = _declarations("bitproof.time", a, b, inputs, outputs, 1, seed, checkpoint, name)
+    names = [_name(a, "a"), _name(b, "b")]
+    options = {"cache": cache, "order": order, "min_samples": min_samples, "max_samples": max_samples,
+               "noise": noise, "min_time": min_time, "timeout": timeout, "same_within": same_within, "seed": seed,
+               "calibrate": bool(calibrate), "user_timeout": user_timeout, "claim": claim,
+               "spec": {"name": name or f"{names[0]}-vs-{names[1]}",
+                        "python": {"arms": names, "graph": bool(graph), "inputs": declared["inputs"],
+                                   "outputs": declared["outputs"], "seed": seed,
+                                   "checkpoint": declared["checkpoint"]}}}
+    try:
+        layout = _bitproof.layout(text)
+        if claim is not None:
+            if not isinstance(claim, str):
+                raise BadInput(f"bitproof.time: claim: expected a string, got {type(claim).__name__}", 2)
+            _bitproof.check_claim(claim, names)
+        options_text = _json.dumps(options)
+    except _bitproof.Failure as f:
+        raise _error(f) from None
+    except (TypeError, ValueError) as e:
+        raise BadInput(f"bitproof.time: the options are not JSON values: {e}", 2) from None
+    torch = _torch("bitproof.time")
+    try:
+        host = _bitproof.inputs(text, 0)
+    except _bitproof.Failure as f:
+        raise _error(f) from None
+    raised, made = [], []
+
+    def new_arm(i):
+        arm = _DeviceArm(torch, _guarded((a, b)[i], raised), layout, bool(graph))
+        stream = torch.cuda.Stream()
+        made.append((arm, stream))  # alive until the run ends
+
+        def prepare():  # the arm's own copies of the inputs, then its graph
+            with torch.cuda.stream(stream):
+                for key, tensor in arm.inputs.items():
+                    tensor.copy_(torch.from_numpy(host[key]))
+                arm.prepare()
+            torch.cuda.synchronize()
+
+        def enqueue():
+            with torch.cuda.stream(stream):
+                arm.call()
+        return stream.cuda_stream, prepare, enqueue
+
+    try:
+        passes, record = _bitproof.time(new_arm, names, options_text, _path(report, "report"),
+                                        _path(markdown, "markdown"))
+    except _bitproof.Failure as f:
+        raise _error(f) from (raised[0] if raised else None)
+    return TimeResult(passes, _json.loads(record), _bitproof.time_lines(record), report)
+
+
+# ---- Triton kernels as kernel arms ----
+
+class PtxStage:
+    """What ptx() wrote: `ptx_path`, `stage_path`, `fragment` (the dict in the stage file:
+    "kernels" for the A/B spec's kernels and "stage" for an arm's stages), `parameters` (the PTX
+    entry's count), `executor` ("reads it", or why bitproof's PTX executor, the CPU backend of
+    kernel arms, cannot run it yet: then only --backend cuda runs the arm)."""
+
+    def __init__(self, record, ptx_path, stage_path):
+        self.fragment = record["fragment"]
+        self.parameters = record["parameters"]
+        self.executor = record["executor"]
+        self.ptx_path, self.stage_path = ptx_path, stage_path
+
+    def __str__(self):
+        s = self.fragment["stage"]
+        return (f"{self.ptx_path}: kernel {s['kernel']}, grid {s['grid']}, block {s['block']}, "
+                f"{s['shared_bytes']} bytes shared; stage in {self.stage_path}")
+
+
+def _meta(metadata, key, default=None):
+    if isinstance(metadata, dict):
+        return metadata.get(key, default)
+    return getattr(metadata, key, default)
+
+
+def ptx(kernel, grid, args, path, stage=None, trailing=2):
+    """Writes the PTX of a compiled Triton kernel (what `kernel[grid](...)` returns, or
+    `kernel.warmup(...)`; any object with asm["ptx"] and metadata name, num_warps, shared) to
+    `path`, and beside it (`stage`, default PATH without .ptx + ".stage.json") the kernel-arm
+    stage that launches it as Triton does: grid, block = num_warps × 32, the dynamic shared
+    memory, `args` (kernel-arm arguments, one per PTX parameter Triton kept: {"tensor": n},
+    {"output": n}, {"joined": [...]}, {"u32": v}, ...), then the `trailing` pointer parameters
+    Triton 3.6 appends (global and profile scratch) as null, refused where the kernel needs
+    scratch memory. Returns a PtxStage; raises BadInput naming the field."""
+    asm = getattr(kernel, "asm", None)
+    text = asm.get("ptx") if hasattr(asm, "get") else None
+    if text is None:
+        raise BadInput(f"bitproof.ptx: kernel: expected a compiled Triton kernel with asm[\"ptx\"] (kernel[grid](...) "
+                       f"returns one), got {type(kernel).__name__}", 2)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    metadata = getattr(kernel, "metadata", None)
+    launch = {"kernel": _meta(metadata, "name"), "num_warps": _meta(metadata, "num_warps"),
+              "shared": _meta(metadata, "shared", 0),
+              "scratch_bytes": [_meta(metadata, "global_scratch_size", 0), _meta(metadata, "profile_scratch_size", 0)],
+              "trailing": trailing, "args": list(args),
+              "grid": [grid] if isinstance(grid, int) else list(grid)}
+    for key in ("kernel", "num_warps"):
+        if launch[key] is None:
+            raise BadInput(f"bitproof.ptx: kernel.metadata: no \"{'name' if key == 'kernel' else key}\"", 2)
+    ptx_path = _path(path, "path")
+    stage_path = _path(stage, "stage") if stage is not None else _os.path.splitext(ptx_path)[0] + ".stage.json"
+    launch["ptx_file"] = _os.path.relpath(_os.path.abspath(ptx_path), _os.path.dirname(_os.path.abspath(stage_path)))
+    try:
+        record = _bitproof.ptx_stage(text, _json.dumps(launch), ptx_path, stage_path)
+    except _bitproof.Failure as f:
+        raise _error(f) from None
+    except (TypeError, ValueError) as e:
+        raise BadInput(f"bitproof.ptx: the launch is not JSON values: {e}", 2) from None
+    return PtxStage(_json.loads(record), ptx_path, stage_path)

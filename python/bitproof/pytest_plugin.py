@@ -9,8 +9,9 @@ Loaded by its entry point (pytest11) where bitproof is installed, or with `-p bi
         assert r.equal, str(r)
         assert bitproof.prove("proofs/my-fold.json")
 
-`--bitproof-reports DIR` writes, per test, DIR/<test>/: every prove() report (NAME.json) and every
-ab() and assert_equal() result (NAME.ab.json, NAME.compare.json: the records the objects hold).
+`--bitproof-reports DIR` writes, per test, DIR/<test>/: every prove() report (NAME.json), every
+time() report (A-vs-B.time.json: what `bitproof report render|verify` read), and every ab() and
+assert_equal() result (NAME.ab.json, NAME.compare.json: the records the objects hold).
 At the end of the run one line sums the checks: how many were equal (or held) and how many not.
 """
 
@@ -86,6 +87,14 @@ class Checker:
         self._record(kwargs.get("name") or f"{result.names[0]}-vs-{result.names[1]}", ".ab.json", result.record)
         return result
 
+    def time(self, a, b, **kwargs):
+        if "report" not in kwargs:
+            stem = kwargs.get("name") or f"{getattr(a, '__name__', 'a')}-vs-{getattr(b, '__name__', 'b')}"
+            kwargs["report"] = self._file(stem, ".time.json")
+        result = _bp.time(a, b, **kwargs)
+        self._count(result.passes)
+        return result
+
     def compare(self, a, b, names=("a", "b"), keep=3):
         result = _bp.compare(a, b, names, keep)
         self._count(result.equal)
@@ -118,7 +127,7 @@ def pytest_configure(config):
 
 @pytest.fixture
 def bitproof(request):
-    """bitproof's checks (assert_equal, compare, ab, prove, verify), counted for the summary line."""
+    """bitproof's checks (assert_equal, compare, ab, time, prove, verify), counted for the summary line."""
     return Checker(request.node.nodeid)
 
 

@@ -22,6 +22,7 @@
 #include <numeric>
 
 #include "bindings.hpp"
+#include "callable_spec.hpp"
 #include "hash/digest.hpp"
 #include "operator/tensors.hpp"
 #include "report/report.hpp"
@@ -120,16 +121,7 @@ op::InputSpec input_of(const json& v, const std::string& field) {
   return in;
 }
 
-// The arms are callables, so the A/B spec has no stages. op::run_ab takes each output's shape
-// from the spec's tensors (AbSpec::tensors_of, inputs first); each output is therefore also
-// declared after the real inputs as an f16 weight of its shape that no arm is given (its
-// synthetic words are never read). The real inputs keep their slots, so their bits are those
-// `bitproof ab` makes from the same declarations in the same order.
-struct CallableSpec {
-  op::AbSpec ab;  // inputs (the real ones, then the outputs' shapes), seed, cases; no stages
-  std::size_t real_inputs = 0;
-  std::vector<std::pair<std::string, std::pair<std::uint64_t, std::uint64_t>>> outputs;
-};
+}  // namespace
 
 CallableSpec spec_of(const std::string& text_json) {
   const json v = json::parse(text_json, nullptr, false);
@@ -202,6 +194,29 @@ void add_input(py::dict& into, std::vector<std::pair<py::array, std::string>>& s
   }
 }
 
+Expected<Ok> no_fill_follower(const CallableSpec& spec, const std::string& where, const op::ArmOutputs& first,
+                              const op::ArmOutputs& second) {
+  const auto f = op::first_fill_follower(first, second);
+  if (!f) return Ok{};
+  const std::uint64_t cols = std::find_if(spec.outputs.begin(), spec.outputs.end(), [&](const auto& o) {
+                               return o.first == f->output;
+                             })->second.second;
+  return Error{fmt::format("{}: output \"{}\"[{}][{}]{} {} (0x{:04X} under 0xFFFF poison, 0x{:04X} under 0x0000)",
+                           where, f->output, f->index / cols, f->index % cols,
+                           f->count > 1 ? fmt::format(" (and {} more element(s))", f->count - 1) : "",
+                           f->unwritten() ? "was never written: write every element of every output"
+                                          : "was computed from the output's contents before the call",
+                           f->under_ff, f->under_00),
+               kExitRefuted};
+}
+
+std::string arm_where(const CallableSpec& spec, std::size_t arm, const std::string& name, std::uint64_t c) {
+  return fmt::format("bitproof.ab: arm {} (\"{}\"), case {} (seed {:#018x})", arm == 0 ? "a" : "b", name, c,
+                     op::ab_case_seed(spec.ab.seed, c));
+}
+
+namespace {
+
 class CallableRunner final : public op::ArmRunner {
  public:
   CallableRunner(const CallableSpec& spec, const op::Weights& weights, std::array<py::object, 2> arms, bool poison)
@@ -227,27 +242,12 @@ class CallableRunner final : public op::ArmRunner {
 
  private:
   std::string where(std::size_t arm, std::uint64_t c) const {
-    return fmt::format("bitproof.ab: arm {} (\"{}\"), case {} (seed {:#018x})", arm == 0 ? "a" : "b",
-                       std::string(py::str(py::getattr(arms_[arm], "__name__", py::str("callable")))), c,
-                       op::ab_case_seed(spec_.ab.seed, c));
+    return arm_where(spec_, arm, py::str(py::getattr(arms_[arm], "__name__", py::str("callable"))), c);
   }
 
-  // Every element the same under both fills; else the first that is not, named (exit 1:
-  // the arm produced no value there).
   Expected<Ok> follows_no_poison(std::size_t arm, std::uint64_t c, const op::ArmOutputs& first,
                                  const op::ArmOutputs& second) const {
-    const auto f = op::first_fill_follower(first, second);
-    if (!f) return Ok{};
-    const std::uint64_t cols = std::find_if(spec_.outputs.begin(), spec_.outputs.end(), [&](const auto& o) {
-                                 return o.first == f->output;
-                               })->second.second;
-    return Error{fmt::format("{}: output \"{}\"[{}][{}]{} {} (0x{:04X} under 0xFFFF poison, 0x{:04X} under 0x0000)",
-                             where(arm, c), f->output, f->index / cols, f->index % cols,
-                             f->count > 1 ? fmt::format(" (and {} more element(s))", f->count - 1) : "",
-                             f->unwritten() ? "was never written: write every element of every output"
-                                            : "was computed from the output's contents before the call",
-                             f->under_ff, f->under_00),
-                 kExitRefuted};
+    return no_fill_follower(spec_, where(arm, c), first, second);
   }
 
   Expected<op::ArmOutputs> run_arm(std::size_t arm, std::uint64_t c, const op::Activations& acts,
@@ -305,7 +305,8 @@ json value(std::uint16_t bits) {
   return {{"bits", fmt::format("0x{:04x}", bits)}, {"decoded", describe_code(FormatId::fp16, bits)}};
 }
 
-// The run's result as JSON: counts, digests and the first differences decoded.
+}  // namespace
+
 std::string result_json(const CallableSpec& spec, const op::AbResult& r, const op::Weights& weights) {
   json out{{"name", spec.ab.name},
            {"seed", spec.ab.seed},
@@ -335,8 +336,6 @@ std::string result_json(const CallableSpec& spec, const op::AbResult& r, const o
   for (const auto& [tensor, sha] : weights.checkpoint_digests) out["checkpoint_sha256"][tensor] = sha;
   return out.dump();
 }
-
-}  // namespace
 
 std::string callable_ab(const py::object& a, const py::object& b, const std::string& spec_json, std::size_t keep,
                         bool poison) {

@@ -211,4 +211,17 @@ PYBIND11_MODULE(_bitproof, m) {
         py::arg("keep"), "compare two arrays bit for bit; returns the comparison as JSON text");
   m.def("ab", &bitproof::python::callable_ab, py::arg("a"), py::arg("b"), py::arg("spec"), py::arg("keep"),
         py::arg("poison"), "run two callables on an A/B spec's inputs; returns the result as JSON text");
+  m.def("layout", &bitproof::python::callable_layout, py::arg("spec"),
+        "every tensor an arm gets: [(key, dtype, rows, cols, is_output)]");
+  m.def("inputs", &bitproof::python::callable_inputs, py::arg("spec"), py::arg("case"),
+        "the host arrays of one case: the weights and that case's activations");
+  m.def("device_ab", &bitproof::python::device_ab, py::arg("arms"), py::arg("spec"), py::arg("keep"),
+        "run two arms whose tensors cross by DLPack; returns (result JSON, device JSON)");
+  m.def("time", &bitproof::python::time_arms, py::arg("new_arm"), py::arg("names"), py::arg("options"),
+        py::arg("report"), py::arg("markdown"), "the timing gate on two prepared arms; returns (passes, report JSON)");
+  m.def("time_lines", &bitproof::python::time_lines, py::arg("report"), "a time report's summary lines");
+  m.def("check_claim", &bitproof::python::check_claim, py::arg("claim"), py::arg("names"),
+        "a timing claim checked against the arms' names");
+  m.def("ptx_stage", &bitproof::python::ptx_stage, py::arg("ptx"), py::arg("launch"), py::arg("ptx_path"),
+        py::arg("stage_path"), "a Triton kernel's PTX and launch as a kernel-arm stage; returns the result JSON");
 }

@@ -119,7 +119,8 @@ class DeviceTimedArm : public timing::TimedArm {
   [[nodiscard]] virtual CUstream stream() const = 0;
   [[nodiscard]] virtual CUgraphExec graph() const = 0;
 
-  Expected<Ok> replay() {
+  // One replay of the arm's graph (an external arm: its caller's enqueue).
+  virtual Expected<Ok> replay() {
     const Driver* drv = sh_.drv;
     BP_CU(drv->cuGraphLaunch(graph(), stream()));
     return Ok{};
@@ -305,6 +306,26 @@ class KernelTimedArm final : public DeviceTimedArm {
   std::vector<void*> params_;
 };
 
+// An arm whose work its caller enqueues on the caller's stream (the Python face: a callable,
+// or the replay of the graph it captured). Loading is the caller's `prepare`; there is no
+// graph of bitproof's to capture, so the eager warm-up and the replay warm-up both call `enqueue`.
+class ExternalTimedArm final : public DeviceTimedArm {
+ public:
+  ExternalTimedArm(Shared& sh, ExternalArm arm)
+      : DeviceTimedArm(sh, arm.name, arm.what, arm.wait_timeout_s), arm_(std::move(arm)) {}
+
+ protected:
+  Expected<Ok> load() override { return arm_.prepare(); }
+  Expected<Ok> launch() override { return arm_.enqueue(); }
+  Expected<Ok> capture() override { return Ok{}; }
+  Expected<Ok> replay() override { return arm_.enqueue(); }
+  [[nodiscard]] CUstream stream() const override { return reinterpret_cast<CUstream>(arm_.stream); }
+  [[nodiscard]] CUgraphExec graph() const override { return nullptr; }
+
+ private:
+  ExternalArm arm_;
+};
+
 class CudaTiming final : public TimingBackend {
  public:
   ~CudaTiming() override {
@@ -357,6 +378,10 @@ class CudaTiming final : public TimingBackend {
       return std::unique_ptr<timing::TimedArm>(std::make_unique<AbTimedArm>(sh_, spec, *weights, arm, shared_module));
     }
     return std::unique_ptr<timing::TimedArm>(std::make_unique<KernelTimedArm>(sh_, spec, arm, shared_module));
+  }
+
+  Expected<std::unique_ptr<timing::TimedArm>> external_arm(ExternalArm arm) override {
+    return std::unique_ptr<timing::TimedArm>(std::make_unique<ExternalTimedArm>(sh_, std::move(arm)));
   }
 
  private:

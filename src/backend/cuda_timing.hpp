@@ -13,7 +13,10 @@
 // clock is the SM clock right after it.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "error.hpp"
 #include "operator/tensors.hpp"
@@ -22,6 +25,20 @@
 #include "timing/time_spec.hpp"
 
 namespace bitproof {
+
+// An arm whose work is enqueued by its caller, not loaded from a spec (the Python face's
+// callables, python/src/timing.cpp): `prepare` makes everything it needs (its own copies, its
+// graph) once, untimed; `enqueue` puts one replay's work on `stream`, a CUstream of the first
+// device's primary context, and returns without waiting. The sampling (blocking kernel, L2
+// flush, events, clock probe) is the same as every arm's.
+struct ExternalArm {
+  std::string name;
+  std::string what;  // names the arm in the line said when its work does not return in time
+  std::uintptr_t stream = 0;
+  std::function<Expected<Ok>()> prepare;
+  std::function<Expected<Ok>()> enqueue;
+  double wait_timeout_s = timing::kDefaultWaitTimeout;
+};
 
 class TimingBackend {
  public:
@@ -35,6 +52,7 @@ class TimingBackend {
   [[nodiscard]] virtual Expected<std::unique_ptr<timing::TimedArm>> arm(const timing::TimeSpec& spec,
                                                                         const op::Weights* weights, std::size_t arm,
                                                                         bool shared_module) = 0;
+  [[nodiscard]] virtual Expected<std::unique_ptr<timing::TimedArm>> external_arm(ExternalArm arm) = 0;
 };
 
 // Exit 3 with one line when this build or machine has no CUDA device.
