@@ -8,10 +8,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "arith/soft_arith.hpp"
+#include "ptx/gpu/canon_inputs.hpp"
 #include "ptx/concrete.hpp"
 #include "ptx/graph.hpp"
 #include "ptx/ptx.hpp"
@@ -29,6 +35,7 @@ Inst gi(const std::string& line) {
   const std::string text = fmt::format(
       ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry t()\n{{\n"
       ".reg .pred %p<8>;\n.reg .b16 %h<16>;\n.reg .b32 %r<16>;\n.reg .f32 %f<16>;\n.reg .b64 %rd<16>;\n"
+      ".reg .b16 %s<16>;\n.reg .b32 %o<8>;\n.reg .f32 %of<4>;\n.reg .b16 %oh<4>;\n"
       "{};\nret;\n}}\n",
       line);
   auto m = bitproof::ptx::parse_module(text, "graph_test.ptx");
@@ -564,5 +571,190 @@ TEST_SUITE("ptx_graph") {
     CHECK(g.origin(a, 0) == 17);
     CHECK(g.origin(a, 1) == 5);
     CHECK(g.origin(b, 0) == 0);
+  }
+}
+
+namespace {
+
+// ---- The canonical forms against the GPU (canon.ptx; tests/ptx/gpu/README.md) ----
+
+struct CanonWord {
+  unsigned k = 0;
+  std::string name, order, line;  // line: the instruction as canon.ptx writes it
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+const std::string kCanonPtx = BITPROOF_SOURCE_DIR "/tests/ptx/gpu/canon.ptx";
+const std::string kCanonData = BITPROOF_SOURCE_DIR "/tests/ptx/data/canon_sm90.bin";
+
+// canon.ptx's words, from its `// canon K NAME ORDER` markers.
+std::vector<CanonWord> canon_words(const std::string& text) {
+  std::vector<CanonWord> words;
+  std::istringstream lines(text);
+  for (std::string l; std::getline(lines, l);) {
+    const auto at = l.find("// canon ");
+    if (at == std::string::npos) continue;
+    CanonWord w;
+    std::istringstream marker(l.substr(at + 9));
+    marker >> w.k >> w.name >> w.order;
+    w.line = l.substr(0, l.find(';'));
+    REQUIRE(w.k == words.size());
+    words.push_back(w);
+  }
+  return words;
+}
+
+// The executor's words of canon.ptx on canon_inputs(), thread after thread.
+std::vector<std::uint32_t> canon_executor(const std::string& text, const std::vector<std::uint32_t>& in) {
+  auto m = bitproof::ptx::parse_module(text, "canon.ptx");
+  REQUIRE_MESSAGE(m.ok(), m.error().message);
+  auto k = bitproof::ptx::find_kernel(*m, "canon");
+  REQUIRE(k.ok());
+  const auto n = static_cast<unsigned>(in.size() / 3);
+  bitproof::ptx::Memory mem;
+  const auto out = mem.add(std::vector<std::uint8_t>(std::size_t{n} * kCanonWords * 4, 0xAB));
+  std::vector<std::uint8_t> bytes(in.size() * 4);
+  std::memcpy(bytes.data(), in.data(), bytes.size());
+  const auto inb = mem.add(std::move(bytes));
+  bitproof::ptx::LaunchConfig cfg;
+  cfg.grid = {(n + 127) / 128};
+  cfg.block = {128};
+  const std::vector<bitproof::ptx::Arg> args = {bitproof::ptx::Arg::buf(out), bitproof::ptx::Arg::buf(inb),
+                                                bitproof::ptx::Arg::u32(n)};
+  auto r = bitproof::ptx::launch(*m, **k, cfg, args, mem);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  std::vector<std::uint32_t> words(mem.bytes(out).size() / 4);
+  std::memcpy(words.data(), mem.bytes(out).data(), words.size() * 4);
+  return words;
+}
+
+struct CanonCheck {
+  std::vector<std::string> failures;  // a pair the graph identifies whose words differ
+  std::vector<bool> rule_checked;     // per canon_rules() entry: some identified pair exercised it
+  int identified = 0, distinct = 0;   // pairs of orders the graph made one node / kept apart
+};
+
+// For every instruction of canon.ptx, each later operand order against its first: where a
+// Graph (with its canonical forms; `unsound`: plus the test hook's wrong rule) makes the two
+// orders one node, every thread's two words must be equal in `data`.
+CanonCheck canon_check(const std::vector<CanonWord>& words, const std::vector<std::uint32_t>& data,
+                       const std::vector<std::uint32_t>& in, bool unsound) {
+  CanonCheck c;
+  c.rule_checked.assign(canon_rules().size(), false);
+  Graph g;
+  g.set_unsound_fma_addend_for_test(unsound);
+  const NodeId abc[3] = {g.leaf(g.add_tensor({"a", 1, 32, {}, 0}), 0), g.leaf(g.add_tensor({"b", 1, 32, {}, 0}), 0),
+                         g.leaf(g.add_tensor({"c", 1, 32, {}, 0}), 0)};
+  const unsigned threads = static_cast<unsigned>(in.size() / 3);
+  std::vector<NodeId> node(words.size());
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::vector<NodeId> ops;
+    for (const char ch : words[i].order) ops.push_back(abc[ch - 'a']);
+    node[i] = one(g, words[i].line, ops);
+  }
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::size_t first = i;
+    while (first > 0 && words[first - 1].name == words[i].name) --first;
+    if (first == i) continue;
+    if (node[i] != node[first]) {
+      ++c.distinct;
+      continue;
+    }
+    ++c.identified;
+    const InstKey key = InstKey::of(gi(words[i].line));
+    for (std::size_t r = 0; r < canon_rules().size(); ++r) c.rule_checked[r] = c.rule_checked[r] || canon_rules()[r].applies(key);
+    for (unsigned t = 0; t < threads; ++t) {
+      const std::uint32_t x = data[std::size_t{t} * kCanonWords + first], y = data[std::size_t{t} * kCanonWords + i];
+      if (x == y) continue;
+      c.failures.push_back(fmt::format("{} {} vs {}: thread {} (a, b, c = {:08x} {:08x} {:08x}): {:08x} vs {:08x}",
+                                       words[i].name, words[first].order, words[i].order, t, in[3 * t], in[3 * t + 1],
+                                       in[3 * t + 2], x, y));
+      break;  // the first thread per pair
+    }
+  }
+  return c;
+}
+
+// Whether the words of `name` in orders o1 and o2 differ in some thread.
+bool orders_differ(const std::vector<CanonWord>& words, const std::vector<std::uint32_t>& data, const std::string& name,
+                   const std::string& o1, const std::string& o2) {
+  std::size_t i1 = words.size(), i2 = words.size();
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i].name == name && words[i].order == o1) i1 = i;
+    if (words[i].name == name && words[i].order == o2) i2 = i;
+  }
+  REQUIRE(i1 < words.size());
+  REQUIRE(i2 < words.size());
+  for (std::size_t t = 0; t < data.size() / kCanonWords; ++t) {
+    if (data[t * kCanonWords + i1] != data[t * kCanonWords + i2]) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_SUITE("ptx_graph") {
+  TEST_CASE("canon: every rule against the executor's words of canon.ptx") {
+    const std::string text = read_file(kCanonPtx);
+    REQUIRE(!text.empty());
+    const auto words = canon_words(text);
+    REQUIRE(words.size() == kCanonWords);
+    const auto in = canon_inputs();
+    const auto exec = canon_executor(text, in);
+    const CanonCheck c = canon_check(words, exec, in, false);
+    for (const auto& f : c.failures) FAIL_CHECK(f);
+    CHECK(c.identified > 50);
+    for (std::size_t r = 0; r < c.rule_checked.size(); ++r) CHECK_MESSAGE(c.rule_checked[r], canon_rules()[r].name);
+    // The controls: order matters for these, and the data shows it.
+    CHECK(orders_differ(words, exec, "fma.rn.f32", "abc", "acb"));
+    CHECK(orders_differ(words, exec, "fma.rn.f16", "abc", "acb"));
+    CHECK(orders_differ(words, exec, "sub.rn.f32", "ab", "ba"));
+    CHECK(orders_differ(words, exec, "setp.lt.f32", "ab", "ba"));
+    // The unsound rule is caught by the same check.
+    const CanonCheck bad = canon_check(words, exec, in, true);
+    CHECK(bad.failures.size() >= 8);  // fma's acb words of every type
+    for (const auto& f : bad.failures) CHECK((f.find("fma") == 0 || f.find("mad") == 0));
+  }
+
+  TEST_CASE("canon: recorded on the GPU (tests/ptx/data/canon_sm90.bin)") {
+    if (!std::filesystem::exists(kCanonData)) {
+      MESSAGE("skipped: tests/ptx/data/canon_sm90.bin is not recorded yet (tests/ptx/gpu/README.md: canon_gpu on the "
+              "GPU machine); the executor-side check above still ran");
+      return;
+    }
+    const std::string text = read_file(kCanonPtx);
+    const auto words = canon_words(text);
+    const auto in = canon_inputs();
+    const std::string raw = read_file(kCanonData);
+    REQUIRE(raw.size() == in.size() / 3 * kCanonWords * 4);
+    std::vector<std::uint32_t> gpu(raw.size() / 4);
+    std::memcpy(gpu.data(), raw.data(), raw.size());
+    // (a) both orders equal on the GPU wherever the graph identifies them.
+    const CanonCheck c = canon_check(words, gpu, in, false);
+    for (const auto& f : c.failures) FAIL_CHECK(f);
+    for (std::size_t r = 0; r < c.rule_checked.size(); ++r) CHECK_MESSAGE(c.rule_checked[r], canon_rules()[r].name);
+    // (b) the executor computes the GPU's bits, word for word.
+    const auto exec = canon_executor(text, in);
+    int shown = 0, wrong = 0;
+    for (std::size_t i = 0; i < gpu.size(); ++i) {
+      if (gpu[i] == exec[i]) continue;
+      ++wrong;
+      const std::size_t t = i / kCanonWords, w = i % kCanonWords;
+      if (shown++ < 20) {
+        FAIL_CHECK(fmt::format("{} {}: thread {} (a, b, c = {:08x} {:08x} {:08x}): executor {:08x}, gpu {:08x}",
+                               words[w].name, words[w].order, t, in[3 * t], in[3 * t + 1], in[3 * t + 2], exec[i],
+                               gpu[i]));
+      }
+    }
+    CHECK(wrong == 0);
+    // (c) the negative control: fma's addend swapped with a product operand differs on the GPU,
+    // so a rule that swapped it is caught by (a).
+    CHECK(orders_differ(words, gpu, "fma.rn.f32", "abc", "acb"));
+    CHECK(orders_differ(words, gpu, "sub.rn.f32", "ab", "ba"));
+    const CanonCheck bad = canon_check(words, gpu, in, true);
+    CHECK(bad.failures.size() >= 8);
   }
 }
