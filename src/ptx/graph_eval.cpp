@@ -490,11 +490,8 @@ Expected<std::vector<NodeId>> Graph::apply_lemmas(const std::vector<NodeId>& roo
       t.width = n.width;
       t.nops = static_cast<std::uint8_t>(sets[s].size());
       for (std::size_t j = 0; j < sets[s].size(); ++j) {
-        Node leaf;
-        leaf.kind = NodeKind::kLeaf;
-        leaf.aux64 = sets[s][j];
-        leaf.width = tensors_[leaf_ref(sets[s][j]).tensor].element_bits;
-        t.ops[j] = intern(leaf);
+        const LeafRef ref = leaf_ref(sets[s][j]);
+        t.ops[j] = leaf(ref.tensor, ref.element);
       }
       t.aux64 = *lm;
       ++lemmas_[*lm].uses;
