@@ -198,7 +198,7 @@ class Graph {
   [[nodiscard]] std::pair<NodeId, std::uint64_t> slice_of(NodeId x) const;
   struct Pattern;
   [[nodiscard]] std::uint64_t step(const Node& n, const std::uint64_t* v, std::uint64_t leaf_bits, std::string* why) const;
-  [[nodiscard]] std::vector<NodeId> below(const std::vector<NodeId>& roots) const;
+  [[nodiscard]] std::vector<NodeId> below(const std::vector<NodeId>& roots, bool whole = false) const;
   [[nodiscard]] Pattern pattern_of(NodeId root, const std::vector<std::uint64_t>& support) const;
   [[nodiscard]] std::string pattern_text(NodeId root, const std::vector<std::uint64_t>& support) const;
   Expected<std::uint32_t> lemma_for(NodeId root, const std::vector<std::uint64_t>& support);

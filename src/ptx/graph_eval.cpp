@@ -172,8 +172,24 @@ std::uint64_t Graph::step(const Node& n, const std::uint64_t* v, std::uint64_t l
 
 // The nodes below `roots` (roots included), ascending: operands come before their users.
 // Small subgraphs (a lemma's) are searched in `out` itself; past 64 nodes a hash set takes over.
-std::vector<NodeId> Graph::below(const std::vector<NodeId>& roots) const {
+// `whole`: a mark per node of the table instead (the roots of a proof reach most of it).
+std::vector<NodeId> Graph::below(const std::vector<NodeId>& roots, bool whole) const {
   std::vector<NodeId> out, stack(roots.begin(), roots.end());
+  if (whole) {
+    std::vector<bool> mark(nodes_.size(), false);
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      if (mark[id]) continue;
+      mark[id] = true;
+      const Node& n = nodes_[id];
+      for (int i = 0; i < n.nops; ++i) stack.push_back(n.ops[i]);
+    }
+    for (std::size_t id = 0; id < mark.size(); ++id) {
+      if (mark[id]) out.push_back(static_cast<NodeId>(id));
+    }
+    return out;
+  }
   std::unordered_set<NodeId> seen;
   while (!stack.empty()) {
     const NodeId id = stack.back();
@@ -194,7 +210,7 @@ std::vector<NodeId> Graph::below(const std::vector<NodeId>& roots) const {
 Expected<std::vector<std::uint64_t>> Graph::evaluate_many(
     const std::vector<NodeId>& roots, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const {
   std::unordered_map<std::uint64_t, std::uint64_t> leaf_bits(leaves.begin(), leaves.end());
-  const std::vector<NodeId> ids = below(roots);
+  const std::vector<NodeId> ids = below(roots, roots.size() > 1);
   std::unordered_map<NodeId, std::uint64_t> value;
   value.reserve(ids.size());
   std::string why;
@@ -411,11 +427,11 @@ NodeId Graph::rebuild(NodeId id, const NodeId* ops) {
 }
 
 Expected<std::vector<NodeId>> Graph::apply_lemmas(const std::vector<NodeId>& roots, std::uint64_t max_entries) {
-  const std::vector<NodeId> ids = below(roots);
+  const std::vector<NodeId> ids = below(roots, true);
   const std::size_t count = ids.size();
-  const auto local = [&](NodeId id) {
-    return static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
-  };
+  std::vector<std::uint32_t> local_of(nodes_.size(), 0);
+  for (std::size_t i = 0; i < count; ++i) local_of[ids[i]] = static_cast<std::uint32_t>(i);
+  const auto local = [&](NodeId id) { return static_cast<std::size_t>(local_of[id]); };
   // Support sets: at most 4 leaves (a table node's operands), domain product <= max_entries;
   // kWide otherwise. Set 0 is the empty set.
   constexpr std::uint32_t kWide = 0xFFFFFFFFu;
