@@ -6,9 +6,9 @@
 //   cmake --build build --target bitproof_ptx_graph_bench && build/bitproof_ptx_graph_bench [N K [ROWS K2]]
 #include <sys/resource.h>
 
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "ptx/graph.hpp"
 
@@ -69,8 +69,9 @@ void lemma_bench(std::uint64_t rows, std::uint64_t k) {
         NodeId v = op(cvt8, {g.leaf(codes, e / 2)});
         if (e % 2 == 1) v = op(shr, {v, c(4)});
         const NodeId nib = op(band, {v, c(0xF)});
-        const NodeId raw = op(cvt16, {op(bor, {op(band, {op(shl, {nib, c(12)}), c(0x8000)}),
-                                                op(band, {op(shl, {nib, c(9)}), c(0x0E00)})})});
+        const NodeId raw =
+            op(cvt16,
+               {op(bor, {op(band, {op(shl, {nib, c(12)}), c(0x8000)}), op(band, {op(shl, {nib, c(9)}), c(0x0E00)})})});
         NodeId a = op(add, {op(cvt8, {g.leaf(scales, e / 32)}), c(0xFFFFFF90)});
         a = op(mn, {op(mx, {a, c(0)}), c(30)});
         NodeId w;
@@ -91,10 +92,11 @@ void lemma_bench(std::uint64_t rows, std::uint64_t k) {
   const double lemmas = cpu_seconds() - t0;
   std::size_t equal = 0;
   for (std::uint64_t r = 0; after.ok() && r < rows; ++r) equal += (*after)[r] == (*after)[rows + r];
-  std::printf("lemmas: %llu x %llu MXFP4 weights, two arms: %zu nodes built in %.2f CPU s; apply_lemmas %.2f CPU s "
-              "(%zu lemmas, %zu nodes after); %zu of %llu rows proven equal; peak RSS %ld MiB\n",
-              static_cast<unsigned long long>(rows), static_cast<unsigned long long>(k), nodes, built, lemmas,
-              g.lemmas().size(), g.size(), equal, static_cast<unsigned long long>(rows), peak_rss_mib());
+  std::printf(
+      "lemmas: %llu x %llu MXFP4 weights, two arms: %zu nodes built in %.2f CPU s; apply_lemmas %.2f CPU s "
+      "(%zu lemmas, %zu nodes after); %zu of %llu rows proven equal; peak RSS %ld MiB\n",
+      static_cast<unsigned long long>(rows), static_cast<unsigned long long>(k), nodes, built, lemmas,
+      g.lemmas().size(), g.size(), equal, static_cast<unsigned long long>(rows), peak_rss_mib());
 }
 
 }  // namespace
@@ -136,6 +138,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(n), static_cast<unsigned long long>(k), g.size(), cpu_seconds() - t0,
               sizeof(Node), peak_rss_mib(), peak_rss_mib() * 1048576.0 / static_cast<double>(g.size()));
   (void)calls;
-  lemma_bench(argc > 4 ? std::strtoull(argv[3], nullptr, 10) : 64, argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 4096);
+  lemma_bench(argc > 4 ? std::strtoull(argv[3], nullptr, 10) : 64,
+              argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 4096);
   return 0;
 }
