@@ -121,8 +121,8 @@ std::string inst_name(const InstKey& k) {
   }
   if (k.ftz) s += ".ftz";
   if (k.sat) s += ".sat";
-  s += "." + type_name(k.type);
-  if (k.op == Op::kCvt || k.op == Op::kCvtPack) s += "." + type_name(k.src_type);
+  s += fmt::format(".{}", type_name(k.type));  // (not "." + string: GCC 12's -Wstringop-overflow false positive)
+  if (k.op == Op::kCvt || k.op == Op::kCvtPack) s += fmt::format(".{}", type_name(k.src_type));
   return s;
 }
 
