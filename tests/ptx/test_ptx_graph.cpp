@@ -23,6 +23,10 @@
 #include "ptx/ptx.hpp"
 #include "recipes/turbomind_mxfp4.hpp"
 
+// Everything in a namespace of its own: the unity build (tests/layout/check_unity.py) compiles
+// this file with the other suites, whose file-local helpers have the same short names.
+namespace bitproof::ptx_graph_test {
+
 namespace {
 
 using bitproof::ptx::ConcretePolicy;
@@ -761,3 +765,5 @@ TEST_SUITE("ptx_graph") {
     CHECK(bad.failures.size() >= 8);
   }
 }
+
+}  // namespace bitproof::ptx_graph_test
