@@ -23,7 +23,9 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "error.hpp"
@@ -56,17 +58,23 @@ struct InstKey {
   MulPart part = MulPart::kNone;
   bool ftz = false, sat = false;
   std::uint8_t mode = 0, vec = 1, ndst = 0, nsrc = 0;
+  // Added in the implementation (ConcretePolicy::alu reads them): setp's negated combining
+  // predicate (.and/.or/.xor !%p) and cvta's state space.
+  bool neg_src = false;
+  Space space = Space::kGeneric;
   bool operator==(const InstKey&) const = default;
   static InstKey of(const Inst& in);
   Inst to_inst() const;  // an Inst with these fields, slots 0..nsrc-1 in, nsrc.. out (for evaluate)
 };
 
+// (Fields ordered so that the 3 bytes and the 21-byte key fill the 8 bytes before aux64: 48
+// bytes a node.)
 struct Node {
   NodeKind kind = NodeKind::kConst;
   std::uint8_t width = 0;  // bits of the value (1 for a predicate, up to 64)
   std::uint8_t nops = 0;
+  InstKey key;  // kInst only (default otherwise)
   std::uint64_t aux64 = 0;
-  InstKey key;                                                // kInst only (default otherwise)
   std::array<NodeId, 4> ops = {kNoNode, kNoNode, kNoNode, kNoNode};
   bool operator==(const Node&) const = default;
 };
@@ -74,7 +82,7 @@ struct Node {
 // An input tensor whose elements are leaves: `elements` elements of `element_bits` bits each,
 // every one taking only the values of `domain` (empty: all 2^element_bits values).
 struct LeafTensor {
-  std::string name;           // the spec's tensor ("w.q_a", "x", "e.w1.scales")
+  std::string name;  // the spec's tensor ("w.q_a", "x", "e.w1.scales")
   std::uint64_t elements = 0;
   std::uint8_t element_bits = 8;
   std::vector<std::uint64_t> domain;  // the admitted values, ascending; empty: every value
@@ -92,6 +100,11 @@ struct Lemma {
   std::string digest;                  // SHA-256 of the table: results in lexicographic order, first leaf slowest
   std::uint64_t entries = 0;           // the domain product
   std::uint64_t uses = 0;              // table nodes made from it
+  // Every shape that gave this table (the first is `pattern`): two subgraphs of different shape
+  // with equal tables over equal domains share one lemma, which is how two arms' dequant
+  // sequences merge.
+  std::vector<std::string> patterns;
+  std::uint8_t width = 0;  // of each result
 };
 
 // Where two roots part (first_difference).
@@ -104,9 +117,26 @@ struct Difference {
   std::uint64_t result_a = 0, result_b = 0;
 };
 
+// A canonical form (graph.cpp's table): instructions `applies` accepts forget the order of their
+// operands `first` and `second` (the lower NodeId is put first). The card: the PTX ISA section,
+// why the result is bitwise independent of the order, and the GPU check that shows it.
+struct CanonRule {
+  const char* name;
+  bool (*applies)(const InstKey&);
+  std::uint8_t first, second;
+  const char* isa;
+  const char* why;
+  const char* gpu_check;
+};
+[[nodiscard]] std::span<const CanonRule> canon_rules();
+// The PTX mnemonic of an instruction key: "fma.rn.f32", "mul.lo.u32", "cvt.rn.f16.f32".
+[[nodiscard]] std::string inst_name(const InstKey& k);
+
 class Graph {
  public:
   Graph();
+  // Room for `nodes` nodes without growing the table (optional: it grows by itself).
+  void reserve(std::size_t nodes);
   // Registers an input tensor; its elements become leaves first_leaf .. first_leaf + elements - 1.
   std::uint32_t add_tensor(LeafTensor t);
   [[nodiscard]] const std::vector<LeafTensor>& tensors() const { return tensors_; }
@@ -128,7 +158,11 @@ class Graph {
 
   // The node's bits given every leaf's bits (leaf index -> bits). Error: a load outside its
   // snapshot, an undefined result (ConcretePolicy's reason).
-  [[nodiscard]] Expected<std::uint64_t> evaluate(NodeId id, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
+  [[nodiscard]] Expected<std::uint64_t> evaluate(
+      NodeId id, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
+  // evaluate() for several roots at once, sharing the nodes below them (results in roots' order).
+  [[nodiscard]] Expected<std::vector<std::uint64_t>> evaluate_many(
+      const std::vector<NodeId>& roots, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
 
   // Replaces every maximal narrow subgraph below `roots` (support domain product <= max_entries)
   // by a table node; returns the roots' new ids (same order). Error: a table entry undefined.
@@ -136,6 +170,7 @@ class Graph {
                                                            std::uint64_t max_entries = std::uint64_t{1} << 24);
   [[nodiscard]] const std::vector<Lemma>& lemmas() const { return lemmas_; }
 
+  // a == b: no difference (Difference::a and b stay kNoNode).
   [[nodiscard]] Difference first_difference(NodeId a, NodeId b) const;
   [[nodiscard]] std::string describe(NodeId id, int depth = 2) const;  // "fma.rn.f32(cvt.f32.f16(x[17]), ...)"
 
@@ -143,14 +178,46 @@ class Graph {
   void note_origin(NodeId id, int arm, std::uint32_t line);
   [[nodiscard]] std::uint32_t origin(NodeId id, int arm) const;
 
+  // The negative control of the canonical forms (tests only): fma's addend exchangeable with a
+  // product operand, a rule the hardware refutes; the tests show that the GPU data catches it.
+  void set_unsound_fma_addend_for_test(bool on) { unsound_fma_addend_ = on; }
+
  private:
+  static constexpr std::uint64_t kEmptySlot = ~std::uint64_t{0};
   NodeId intern(const Node& n);
+  void rehash(std::size_t cap);
+  void build(InstKey key, const NodeId* operands, NodeId* out);
+  void canonicalise(Node& n) const;
+  bool simplify(const InstKey& k, const NodeId* s, NodeId* out);
+  bool simplify_prmt(const InstKey& k, const NodeId* s, NodeId* out);
+  NodeId zeros(std::uint8_t width);
+  NodeId fit(NodeId x, std::uint8_t width);
+  NodeId place(NodeId x, int lo, int count, int width);
+  NodeId disjoint_merge(NodeId a, NodeId b, std::uint8_t width);
+  void pieces(NodeId x, std::vector<NodeId>& out) const;
+  [[nodiscard]] std::optional<std::uint64_t> const_bits(NodeId x) const;
+  [[nodiscard]] std::pair<NodeId, std::uint64_t> slice_of(NodeId x) const;
+  struct Pattern;
+  [[nodiscard]] std::uint64_t step(const Node& n, const std::uint64_t* v, std::uint64_t leaf_bits,
+                                   std::string* why) const;
+  [[nodiscard]] std::vector<NodeId> below(const std::vector<NodeId>& roots, bool whole = false) const;
+  [[nodiscard]] Pattern pattern_of(NodeId root, const std::vector<std::uint64_t>& support) const;
+  [[nodiscard]] std::string pattern_text(NodeId root, const std::vector<std::uint64_t>& support) const;
+  Expected<std::uint32_t> lemma_for(NodeId root, const std::vector<std::uint64_t>& support);
+  NodeId rebuild(NodeId id, const NodeId* ops);
+  std::unordered_map<std::string, std::uint32_t> pattern_cache_;  // shape key -> lemma
+  std::unordered_map<std::string, std::uint32_t> digest_index_;   // digest -> lemma
+  bool unsound_fma_addend_ = false;
+  void push(const Node& n);
+  std::uint64_t next_leaf_ = 0;
+  std::vector<NodeId> leaf_ids_;                          // leaf index -> its node (kNoNode: not made yet)
+  std::vector<std::vector<std::uint64_t>> lemma_tables_;  // lemma index -> its results
   std::vector<Node> nodes_;
   std::vector<LeafTensor> tensors_;
   std::vector<Lemma> lemmas_;
   std::vector<std::vector<std::uint8_t>> snapshots_;
   std::vector<std::uint64_t> snapshot_base_;
-  std::vector<NodeId> table_;  // open addressing over nodes_
+  std::vector<std::uint64_t> table_;  // open addressing over nodes_: (hash's high 32 bits, NodeId)
   std::vector<std::uint32_t> origin_[2];
 };
 
