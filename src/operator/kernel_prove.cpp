@@ -1,0 +1,501 @@
+#include "operator/kernel_prove.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "ptx/graph.hpp"
+#include "ptx/ptx.hpp"
+#include "ptx/symbolic.hpp"
+
+namespace bitproof::op {
+
+namespace sym = ptx::sym;
+
+namespace {
+
+// The module's lines, without leading blanks (1-based: lines[0] is line 1).
+std::vector<std::string_view> trimmed_lines(const std::string& text) {
+  std::vector<std::string_view> lines;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view l(text.data() + pos, end - pos);
+    const std::size_t first = l.find_first_not_of(" \t");
+    lines.push_back(first == std::string_view::npos ? std::string_view() : l.substr(first));
+    pos = end + 1;
+  }
+  return lines;
+}
+
+// Reads unsigned numbers separated by blanks from `l`, at most `count`.
+std::vector<unsigned> numbers(std::string_view l, std::size_t count) {
+  std::vector<unsigned> out;
+  const char* p = l.data();
+  const char* e = l.data() + l.size();
+  while (out.size() < count) {
+    while (p < e && (*p == ' ' || *p == '\t')) ++p;
+    unsigned v = 0;
+    const auto r = std::from_chars(p, e, v);
+    if (r.ec != std::errc{}) break;
+    out.push_back(v);
+    p = r.ptr;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ptx_source_line(const std::string& ptx, std::uint32_t line) {
+  const std::vector<std::string_view> lines = trimmed_lines(ptx);
+  // `.file N "path"` directives: nvcc writes them after the functions, so all are read first.
+  std::map<unsigned, std::string> files;
+  for (std::string_view l : lines) {
+    if (!l.starts_with(".file")) continue;
+    const std::vector<unsigned> n = numbers(l.substr(5), 1);
+    const std::size_t q0 = l.find('"'), q1 = q0 == std::string_view::npos ? q0 : l.find('"', q0 + 1);
+    if (n.empty() || q1 == std::string_view::npos) continue;
+    std::string name(l.substr(q0 + 1, q1 - q0 - 1));
+    if (const std::size_t slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+    files[n[0]] = name;
+  }
+  // The last `.loc FILE LINE COLUMN` before `line` within its function.
+  std::string at;
+  for (std::uint32_t i = 0; i + 1 < line && i < lines.size(); ++i) {
+    const std::string_view l = lines[i];
+    if (l.starts_with(".loc")) {
+      const std::vector<unsigned> n = numbers(l.substr(4), 2);
+      if (n.size() < 2) continue;
+      const auto f = files.find(n[0]);
+      at = n[1] == 0 ? "" : fmt::format("{}:{}", f == files.end() ? fmt::format("file {}", n[0]) : f->second, n[1]);
+    } else if (l.starts_with(".entry") || l.starts_with(".visible") || l.starts_with(".func")) {
+      at.clear();  // a new function: no line in force until its first .loc
+    }
+  }
+  return at;
+}
+
+namespace {
+
+using sym::NodeId;
+
+// What one leaf tensor of the graph is, for messages and counterexamples.
+struct LeafInfo {
+  std::string input;          // the spec input or output
+  std::string kind;           // LeafValue::kind
+  std::uint64_t per_row = 0;  // leaves a row of the input holds
+  std::uint64_t per_leaf = 1; // the input's elements a leaf holds (codes: 2)
+  bool before = false;        // an output's contents before the launches
+};
+
+std::string domain_text(const sym::LeafTensor& t) {
+  if (t.domain.empty()) return fmt::format("all {}", std::uint64_t{1} << t.element_bits);
+  std::string s;
+  for (std::size_t i = 0; i < t.domain.size();) {
+    std::size_t j = i;
+    while (j + 1 < t.domain.size() && t.domain[j + 1] == t.domain[j] + 1) ++j;
+    s += (s.empty() ? "" : ", ") +
+         (j == i ? fmt::format("{}", t.domain[i]) : fmt::format("{}..{}", t.domain[i], t.domain[j]));
+    i = j + 1;
+  }
+  return s;
+}
+
+class KernelProver {
+ public:
+  KernelProver(const AbSpec& spec, const std::vector<KernelModule>& modules, const KernelSet& set,
+               const std::map<std::string, ScaleSet>& scales, const KernelProveOptions& options)
+      : spec_(spec), modules_(modules), set_(set), scales_(scales), options_(options) {}
+
+  Expected<TraceResult> run() {
+    if (auto ok = register_leaves(); !ok) return ok.error();
+    std::array<std::map<std::string, std::vector<NodeId>>, 2> outs;
+    for (int arm = 0; arm < 2; ++arm) {
+      auto o = trace_arm(arm);
+      if (!o) return o.error();
+      outs[arm] = std::move(*o);
+    }
+    if (auto ok = refuse_old_contents(outs); !ok) return ok.error();
+    return compare(outs);
+  }
+
+ private:
+  // ---- leaves ----
+  Expected<Ok> register_leaves() {
+    for (const InputSpec& in : spec_.inputs) {
+      if (in.dtype == DType::kF16) {
+        add(in.name, TensorPart::kWhole, sym::LeafTensor{in.name, in.rows * in.cols, 16, {}},
+            LeafInfo{in.name, "f16", in.cols, 1, false});
+        continue;
+      }
+      add(in.name, TensorPart::kCodes, sym::LeafTensor{in.name + " (codes)", in.rows * in.cols / 2, 8, {}},
+          LeafInfo{in.name, "e2m1x2", in.cols / 2, 2, false});
+      const auto s = scales_.find(in.name);
+      if (s == scales_.end()) return Error{fmt::format("{}: inputs: no scale set for \"{}\"", spec_.path, in.name)};
+      std::vector<std::uint64_t> domain;
+      for (unsigned b = 0; b < 256; ++b) {
+        if (s->second.present[b]) domain.push_back(b);
+      }
+      if (domain.empty()) return Error{fmt::format("{}: inputs: \"{}\" admits no scale byte", spec_.path, in.name)};
+      add(in.name, TensorPart::kScales,
+          sym::LeafTensor{in.name + " (scales)", in.rows * in.cols / kMxBlock, 8, std::move(domain)},
+          LeafInfo{in.name, "ue8m0", in.cols / kMxBlock, kMxBlock, false});
+    }
+    for (const OutputDecl& d : spec_.output_decls) {
+      before_[d.name] = static_cast<std::uint32_t>(info_.size());
+      graph_.add_tensor(sym::LeafTensor{d.name + " (before the launches)", d.rows * d.cols, 16, {}});
+      info_.push_back(LeafInfo{d.name, d.dtype == OutputType::kBf16 ? "bf16" : "f16", d.cols, 1, true});
+    }
+    return Ok{};
+  }
+
+  void add(const std::string& name, TensorPart part, sym::LeafTensor t, LeafInfo info) {
+    leaf_of_[{name, part}] = graph_.add_tensor(std::move(t));
+    info_.push_back(std::move(info));
+  }
+
+  // ---- one arm's stages, symbolically ----
+  // A buffer of several inputs joined row-wise: each byte tagged as its leaf's byte, so the
+  // separate arm's w.kv_a[e] and the fused arm's joined row are the same leaf node.
+  std::size_t add_joined(ptx::SymMemory& memory, const std::vector<std::uint32_t>& tensors, unsigned bytes) {
+    std::uint64_t total = 0;
+    for (const std::uint32_t t : tensors) total += graph_.tensors()[t].elements * bytes;
+    const std::size_t b = memory.add_plain(std::vector<std::uint8_t>(total, 0));
+    auto& tags = memory.buffer(b).tags;
+    tags.resize(total);
+    std::uint64_t at = 0;
+    for (const std::uint32_t t : tensors) {
+      for (std::uint64_t e = 0; e < graph_.tensors()[t].elements; ++e) {
+        const sym::NodeId leaf = graph_.leaf(t, e);
+        for (unsigned j = 0; j < bytes; ++j) tags[at++] = ptx::ShadowByte{leaf, static_cast<std::uint8_t>(j)};
+      }
+    }
+    return b;
+  }
+
+  Expected<std::map<std::string, std::vector<NodeId>>> trace_arm(int arm) {
+    ptx::SymMemory memory;
+    std::map<std::pair<std::vector<std::string>, TensorPart>, std::size_t> inputs;
+    std::map<std::string, std::size_t> outputs;
+    auto output = [&](const std::string& name) {
+      if (const auto it = outputs.find(name); it != outputs.end()) return it->second;
+      const std::size_t b = memory.add_input(graph_, before_.at(name));
+      outputs[name] = b;
+      return b;
+    };
+    auto input = [&](const std::vector<std::string>& tensors, TensorPart part) {
+      const auto key = std::make_pair(tensors, part);
+      if (const auto it = inputs.find(key); it != inputs.end()) return it->second;
+      std::vector<std::uint32_t> ids;
+      for (const std::string& t : tensors) ids.push_back(leaf_of_.at({t, part}));
+      const std::size_t b = ids.size() == 1 ? memory.add_input(graph_, ids[0])
+                                            : add_joined(memory, ids, part == TensorPart::kWhole ? 2 : 1);
+      inputs[key] = b;
+      return b;
+    };
+    const auto& stages = spec_.arms[arm].stages;
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      const KernelLaunch& l = *stages[s].launch;
+      std::vector<ptx::Arg> args;
+      for (const LaunchArg& a : l.args) {
+        switch (a.kind) {
+          case LaunchArg::Kind::kU32:
+          case LaunchArg::Kind::kI32:
+          case LaunchArg::Kind::kF32: args.push_back(ptx::Arg{false, 0, a.bits, 4}); break;
+          case LaunchArg::Kind::kU64: args.push_back(ptx::Arg::u64(a.bits)); break;
+          case LaunchArg::Kind::kOutput: args.push_back(ptx::Arg::buf(output(a.tensors[0]))); break;
+          case LaunchArg::Kind::kTensor:
+            if (spec_.input(a.tensors[0]) == nullptr) {  // an earlier stage's output
+              args.push_back(ptx::Arg::buf(output(a.tensors[0])));
+              break;
+            }
+            [[fallthrough]];
+          case LaunchArg::Kind::kJoined: args.push_back(ptx::Arg::buf(input(a.tensors, a.part))); break;
+        }
+      }
+      const KernelSet::Used& u = *set_.find(l.kernel);
+      ptx::LaunchConfig config;
+      config.grid = {l.grid[0], l.grid[1], l.grid[2]};
+      config.block = {l.block[0], l.block[1], l.block[2]};
+      config.dynamic_shared = l.shared_bytes;
+      auto ran = ptx::trace_launch(set_.modules[u.module], set_.kernel(u), config, args, memory, graph_, arm);
+      if (!ran)
+        return Error{fmt::format("{}: --prove: arms[{}].stages[{}] ({}, arm \"{}\"): {}", spec_.path, arm, s, l.kernel,
+                                 spec_.arms[arm].name, ran.error().message)};
+    }
+    module_of_arm_[arm] = set_.find(stages[0].launch->kernel)->module;
+    for (const auto& [key, b] : inputs) {
+      if (auto ok = unwritten_input(memory, b, key.first, key.second, arm); !ok) return ok.error();
+    }
+    std::map<std::string, std::vector<NodeId>> out;
+    for (const auto& [name, b] : outputs) {
+      const OutputDecl& d = *spec_.output_decl(name);
+      auto& nodes = out[name];
+      nodes.reserve(d.rows * d.cols);
+      for (std::uint64_t e = 0; e < d.rows * d.cols; ++e) {
+        auto node = memory.element(graph_, b, 2 * e, 2);
+        if (!node) return node.error();
+        nodes.push_back(*node);
+      }
+    }
+    return out;
+  }
+
+  // An input buffer still holds its leaves: a stage that stores into it is refused (the
+  // concrete runner refuses it too: the next case would read other values).
+  Expected<Ok> unwritten_input(ptx::SymMemory& memory, std::size_t b, const std::vector<std::string>& tensors,
+                               TensorPart part, int arm) {
+    const auto& buffer = memory.buffer(b);
+    std::optional<std::uint64_t> written;
+    if (buffer.input) {
+      for (std::size_t i = 0; i < buffer.tags.size() && !written; ++i) {
+        if (buffer.tags[i].node != ptx::kOriginal) written = i;
+      }
+    } else {  // joined: each byte as add_joined tagged it
+      const unsigned bytes = part == TensorPart::kWhole ? 2 : 1;
+      std::uint64_t at = 0;
+      for (const std::string& name : tensors) {
+        const std::uint32_t t = leaf_of_.at({name, part});
+        for (std::uint64_t e = 0; e < graph_.tensors()[t].elements && !written; ++e) {
+          const sym::NodeId leaf = graph_.leaf(t, e);
+          for (unsigned j = 0; j < bytes; ++j, ++at) {
+            if (buffer.tags[at].node != leaf || buffer.tags[at].byte != j) written = at;
+          }
+        }
+      }
+    }
+    if (!written) return Ok{};
+    return Error{fmt::format("{}: --prove: arm \"{}\" writes into its input {} (byte {} of its buffer): a kernel's "
+                             "inputs must read as given",
+                             spec_.path, spec_.arms[arm].name, tensors.size() == 1 ? tensors[0] : "(joined) " + tensors[0],
+                             *written)};
+  }
+
+  // ---- old contents: an element no stage writes, or one computed from the buffer's contents ----
+  Expected<Ok> refuse_old_contents(const std::array<std::map<std::string, std::vector<NodeId>>, 2>& outs) {
+    // Node ids follow creation order (operands first): one pass marks every node over a
+    // before-the-launch leaf.
+    std::vector<std::uint8_t> old(graph_.size(), 0);
+    for (NodeId id = 0; id < graph_.size(); ++id) {
+      const sym::Node& n = graph_.node(id);
+      if (n.kind == sym::NodeKind::kLeaf) {
+        old[id] = info_[graph_.leaf_ref(n.aux64).tensor].before ? 1 : 0;
+        continue;
+      }
+      for (int i = 0; i < n.nops; ++i) old[id] |= old[n.ops[i]];
+    }
+    for (int arm = 0; arm < 2; ++arm) {
+      for (const std::string& name : spec_.outputs) {
+        const auto& nodes = outs[arm].at(name);
+        const OutputDecl& d = *spec_.output_decl(name);
+        for (std::uint64_t e = 0; e < nodes.size(); ++e) {
+          if (old[nodes[e]] == 0) continue;
+          const bool unwritten = graph_.node(nodes[e]).kind == sym::NodeKind::kLeaf;
+          return Error{fmt::format("{}: --prove: arm \"{}\" {} {}[{}][{}]{}", spec_.path, spec_.arms[arm].name,
+                                   unwritten ? "never writes" : "computes", name, e / d.cols, e % d.cols,
+                                   unwritten ? ": no stage stores it" : " from the output buffer's contents before the launch")};
+        }
+      }
+    }
+    return Ok{};
+  }
+
+  // ---- comparison ----
+  struct Element {
+    std::string output;
+    std::uint64_t index = 0;
+  };
+
+  Expected<TraceResult> compare(const std::array<std::map<std::string, std::vector<NodeId>>, 2>& outs) {
+    TraceResult r;
+    r.ptx = true;
+    r.compared = spec_.outputs;
+    std::vector<Element> differing;
+    std::vector<NodeId> roots;
+    for (const std::string& name : spec_.outputs) {
+      const auto &a = outs[0].at(name), &b = outs[1].at(name);
+      r.elements += a.size();
+      for (std::uint64_t e = 0; e < a.size(); ++e) {
+        if (a[e] == b[e]) continue;
+        differing.push_back({name, e});
+        roots.push_back(a[e]);
+        roots.push_back(b[e]);
+      }
+    }
+    if (!differing.empty()) {
+      auto lemma_roots = graph_.apply_lemmas(roots, options_.lemma_entries);
+      if (!lemma_roots)
+        return Error{fmt::format("{}: --prove: the lemma pass: {}", spec_.path, lemma_roots.error().message)};
+      for (std::size_t i = 0; i < differing.size(); ++i) {
+        const NodeId a = (*lemma_roots)[2 * i], b = (*lemma_roots)[2 * i + 1];
+        if (a == b) continue;
+        r.difference = describe(differing[i], a, b);
+        break;
+      }
+      record_lemmas(r);
+    }
+    r.identical = !r.difference.has_value();
+    r.nodes = graph_.size();
+    return r;
+  }
+
+  void record_lemmas(TraceResult& r) const {
+    for (const sym::Lemma& l : graph_.lemmas()) {
+      if (l.uses == 0) continue;
+      LemmaRecord rec;
+      rec.pattern = l.pattern;
+      for (const std::uint32_t t : l.tensors) {
+        rec.leaves.push_back(graph_.tensors()[t].name);
+        rec.domains.push_back(domain_text(graph_.tensors()[t]));
+      }
+      rec.digest = l.digest;
+      rec.entries = l.entries;
+      rec.uses = l.uses;
+      r.lemmas.push_back(std::move(rec));
+    }
+  }
+
+  std::string index_text(std::uint32_t tensor, std::uint64_t element) const {
+    const LeafInfo& info = info_[tensor];
+    if (info.per_row == 0) return fmt::format("[{}]", element);
+    return fmt::format("[{}][{}]", element / info.per_row, element % info.per_row * info.per_leaf);
+  }
+
+  // The first operation each arm computes that the other does not: the lowest node id reachable
+  // from one root only.
+  TraceDifference describe(const Element& el, NodeId a, NodeId b) const {
+    std::vector<std::uint8_t> reach(graph_.size(), 0);
+    for (auto [root, bit] : {std::pair{a, std::uint8_t{1}}, std::pair{b, std::uint8_t{2}}}) {
+      std::vector<NodeId> stack{root};
+      while (!stack.empty()) {
+        const NodeId id = stack.back();
+        stack.pop_back();
+        if ((reach[id] & bit) != 0) continue;
+        reach[id] |= bit;
+        const sym::Node& n = graph_.node(id);
+        if (n.kind == sym::NodeKind::kLeaf || n.kind == sym::NodeKind::kConst) continue;
+        for (int i = 0; i < n.nops; ++i) stack.push_back(n.ops[i]);
+      }
+    }
+    const auto first_only = [&](std::uint8_t bit, NodeId fallback) {
+      for (NodeId id = 0; id < reach.size(); ++id) {
+        if (reach[id] == bit) return id;
+      }
+      return fallback;
+    };
+    const NodeId own_a = first_only(1, a), own_b = first_only(2, b);
+    const OutputDecl& d = *spec_.output_decl(el.output);
+    TraceDifference diff;
+    diff.tensor = el.output;
+    diff.row = el.index / d.cols;
+    diff.col = el.index % d.cols;
+    diff.operation_a = graph_.describe(own_a);
+    diff.operation_b = graph_.describe(own_b);
+    diff.line_a = line_text(own_a, 0);
+    diff.line_b = line_text(own_b, 1);
+    diff.position = fmt::format("{} adds {}; {} adds {}", spec_.arms[0].name, leaves_under(own_a),
+                                spec_.arms[1].name, leaves_under(own_b));
+    const sym::Difference fd = graph_.first_difference(a, b);
+    if (fd.counterexample) diff.counterexample = counterexample(fd);
+    diff.why = fd.counterexample ? "two lemma tables over the same leaves differ (a counterexample below)"
+                                 : "the arms compute these elements by different operations; the concrete cases "
+                                   "decide whether the bits differ";
+    return diff;
+  }
+
+  std::string line_text(NodeId id, int arm) const {
+    const std::uint32_t line = graph_.origin(id, arm);
+    if (line == 0) return "";
+    const KernelModule& m = modules_[module_of_arm_[arm]];
+    const std::string src = ptx_source_line(m.ptx, line);
+    const std::string file = m.file.ends_with(".ptx") ? m.file : m.file + " (PTX)";
+    return src.empty() ? fmt::format("{}:{}", file, line) : fmt::format("{}:{} ({})", file, line, src);
+  }
+
+  // The leaves a node depends on, per input: the partial sum it computes (at most 8 named each).
+  std::string leaves_under(NodeId root) const {
+    std::map<std::uint32_t, std::set<std::uint64_t>> by_tensor;
+    std::vector<std::uint8_t> seen(graph_.size(), 0);
+    std::vector<NodeId> stack{root};
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      if (seen[id] != 0) continue;
+      seen[id] = 1;
+      const sym::Node& n = graph_.node(id);
+      if (n.kind == sym::NodeKind::kLeaf) {
+        const sym::LeafRef ref = graph_.leaf_ref(n.aux64);
+        by_tensor[ref.tensor].insert(ref.element);
+        continue;
+      }
+      if (n.kind == sym::NodeKind::kConst) continue;
+      for (int i = 0; i < n.nops; ++i) stack.push_back(n.ops[i]);
+    }
+    if (by_tensor.empty()) return "no leaf";
+    std::string s;
+    for (const auto& [t, elements] : by_tensor) {
+      std::string names;
+      std::size_t shown = 0;
+      for (const std::uint64_t e : elements) {
+        if (++shown > 8) {
+          names += ", …";
+          break;
+        }
+        names += (names.empty() ? "" : ", ") + info_[t].input + index_text(t, e);
+      }
+      s += fmt::format("{}{} ({} leaves of {})", s.empty() ? "" : "; ", names, elements.size(),
+                       graph_.tensors()[t].name);
+    }
+    return s;
+  }
+
+  LemmaCounterexample counterexample(const sym::Difference& fd) const {
+    LemmaCounterexample c;
+    const sym::Node& n = graph_.node(fd.a);
+    for (int i = 0; i < n.nops && i < static_cast<int>(fd.counterexample->size()); ++i) {
+      const sym::Node& leaf = graph_.node(n.ops[i]);
+      const sym::LeafRef ref = graph_.leaf_ref(leaf.aux64);
+      c.leaves.push_back(LeafValue{info_[ref.tensor].input, info_[ref.tensor].kind, index_text(ref.tensor, ref.element),
+                                   (*fd.counterexample)[i]});
+    }
+    c.result_a = fd.result_a;
+    c.result_b = fd.result_b;
+    c.width = n.width;
+    return c;
+  }
+
+  const AbSpec& spec_;
+  const std::vector<KernelModule>& modules_;
+  const KernelSet& set_;
+  const std::map<std::string, ScaleSet>& scales_;
+  KernelProveOptions options_;
+  sym::Graph graph_;
+  std::vector<LeafInfo> info_;  // per graph tensor
+  std::map<std::pair<std::string, TensorPart>, std::uint32_t> leaf_of_;
+  std::map<std::string, std::uint32_t> before_;  // output -> its before-the-launch tensor
+  std::array<std::size_t, 2> module_of_arm_{0, 0};
+};
+
+}  // namespace
+
+Expected<TraceResult> prove_kernel_arms(const AbSpec& spec, const std::vector<KernelModule>& modules,
+                                        const std::map<std::string, ScaleSet>& scales,
+                                        const KernelProveOptions& options) {
+  for (const Arm& arm : spec.arms) {
+    if (!arm.stages[0].launch)
+      return Error{fmt::format("{}: --prove: arm \"{}\" runs built-in operators: a PTX proof needs both arms to be "
+                               "kernel arms",
+                               spec.path, arm.name)};
+  }
+  auto set = parse_kernel_modules(spec, modules);
+  if (!set) return set.error();
+  KernelProver prover(spec, modules, *set, scales, options);
+  return prover.run();
+}
+
+}  // namespace bitproof::op
