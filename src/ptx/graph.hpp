@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ struct InstKey {
   MulPart part = MulPart::kNone;
   bool ftz = false, sat = false;
   std::uint8_t mode = 0, vec = 1, ndst = 0, nsrc = 0;
+  // Added in the implementation (ConcretePolicy::alu reads them): setp's negated combining
+  // predicate (.and/.or/.xor !%p) and cvta's state space.
+  bool neg_src = false;
+  Space space = Space::kGeneric;
   bool operator==(const InstKey&) const = default;
   static InstKey of(const Inst& in);
   Inst to_inst() const;  // an Inst with these fields, slots 0..nsrc-1 in, nsrc.. out (for evaluate)
@@ -92,6 +97,11 @@ struct Lemma {
   std::string digest;                  // SHA-256 of the table: results in lexicographic order, first leaf slowest
   std::uint64_t entries = 0;           // the domain product
   std::uint64_t uses = 0;              // table nodes made from it
+  // Every shape that gave this table (the first is `pattern`): two subgraphs of different shape
+  // with equal tables over equal domains share one lemma, which is how two arms' dequant
+  // sequences merge.
+  std::vector<std::string> patterns;
+  std::uint8_t width = 0;              // of each result
 };
 
 // Where two roots part (first_difference).
@@ -104,9 +114,24 @@ struct Difference {
   std::uint64_t result_a = 0, result_b = 0;
 };
 
+// A canonical form (graph.cpp's table): instructions `applies` accepts forget the order of their
+// operands `first` and `second` (the lower NodeId is put first). The card: the PTX ISA section,
+// why the result is bitwise independent of the order, and the GPU check that shows it.
+struct CanonRule {
+  const char* name;
+  bool (*applies)(const InstKey&);
+  std::uint8_t first, second;
+  const char* isa;
+  const char* why;
+  const char* gpu_check;
+};
+[[nodiscard]] std::span<const CanonRule> canon_rules();
+
 class Graph {
  public:
   Graph();
+  // Room for `nodes` nodes without growing the table (optional: it grows by itself).
+  void reserve(std::size_t nodes);
   // Registers an input tensor; its elements become leaves first_leaf .. first_leaf + elements - 1.
   std::uint32_t add_tensor(LeafTensor t);
   [[nodiscard]] const std::vector<LeafTensor>& tensors() const { return tensors_; }
@@ -143,14 +168,34 @@ class Graph {
   void note_origin(NodeId id, int arm, std::uint32_t line);
   [[nodiscard]] std::uint32_t origin(NodeId id, int arm) const;
 
+  // The negative control of the canonical forms (tests only): fma's addend exchangeable with a
+  // product operand, a rule the hardware refutes; the tests show that the GPU data catches it.
+  void set_unsound_fma_addend_for_test(bool on) { unsound_fma_addend_ = on; }
+
  private:
+  static constexpr std::uint64_t kEmptySlot = ~std::uint64_t{0};
   NodeId intern(const Node& n);
+  void rehash(std::size_t cap);
+  void build(InstKey key, const NodeId* operands, NodeId* out);
+  void canonicalise(Node& n) const;
+  bool simplify(const InstKey& k, const NodeId* s, NodeId* out);
+  bool simplify_prmt(const InstKey& k, const NodeId* s, NodeId* out);
+  NodeId zeros(std::uint8_t width);
+  NodeId fit(NodeId x, std::uint8_t width);
+  NodeId place(NodeId x, int lo, int count, int width);
+  NodeId disjoint_merge(NodeId a, NodeId b, std::uint8_t width);
+  void pieces(NodeId x, std::vector<NodeId>& out) const;
+  [[nodiscard]] std::optional<std::uint64_t> const_bits(NodeId x) const;
+  [[nodiscard]] std::pair<NodeId, std::uint64_t> slice_of(NodeId x) const;
+  bool unsound_fma_addend_ = false;
+  std::uint64_t next_leaf_ = 0;
+  std::vector<std::vector<std::uint64_t>> lemma_tables_;  // lemma index -> its results
   std::vector<Node> nodes_;
   std::vector<LeafTensor> tensors_;
   std::vector<Lemma> lemmas_;
   std::vector<std::vector<std::uint8_t>> snapshots_;
   std::vector<std::uint64_t> snapshot_base_;
-  std::vector<NodeId> table_;  // open addressing over nodes_
+  std::vector<std::uint64_t> table_;  // open addressing over nodes_: (hash's high 32 bits, NodeId)
   std::vector<std::uint32_t> origin_[2];
 };
 

@@ -69,6 +69,7 @@ struct Type {
   std::uint8_t bits = 0;  // 1 for .pred; 16 for f16, bf16; 32 for f16x2
   bool x2 = false;        // f16x2 / bf16x2: two 16-bit lanes
   bool bf = false;        // bfloat16 (bf16, bf16x2)
+  bool operator==(const Type&) const = default;
 };
 
 enum class Space : std::uint8_t { kGeneric, kGlobal, kShared, kLocal, kParam, kConst };
