@@ -182,20 +182,20 @@ class KernelProver {
     ptx::SymMemory memory;
     std::map<std::pair<std::vector<std::string>, TensorPart>, std::size_t> inputs;
     std::map<std::string, std::size_t> outputs;
-    auto output = [&](const std::string& name) {
+    auto output = [&](const std::string& name) -> Expected<std::size_t> {
       if (const auto it = outputs.find(name); it != outputs.end()) return it->second;
-      const std::size_t b = memory.add_input(graph_, before_.at(name));
-      outputs[name] = b;
+      auto b = memory.add_input(graph_, before_.at(name));
+      if (b) outputs[name] = *b;
       return b;
     };
-    auto input = [&](const std::vector<std::string>& tensors, TensorPart part) {
+    auto input = [&](const std::vector<std::string>& tensors, TensorPart part) -> Expected<std::size_t> {
       const auto key = std::make_pair(tensors, part);
       if (const auto it = inputs.find(key); it != inputs.end()) return it->second;
       std::vector<std::uint32_t> ids;
       for (const std::string& t : tensors) ids.push_back(leaf_of_.at({t, part}));
-      const std::size_t b = ids.size() == 1 ? memory.add_input(graph_, ids[0])
-                                            : add_joined(memory, ids, part == TensorPart::kWhole ? 2 : 1);
-      inputs[key] = b;
+      auto b = ids.size() == 1 ? memory.add_input(graph_, ids[0])
+                               : Expected<std::size_t>(add_joined(memory, ids, part == TensorPart::kWhole ? 2 : 1));
+      if (b) inputs[key] = *b;
       return b;
     };
     const auto& stages = spec_.arms[arm].stages;
@@ -203,20 +203,21 @@ class KernelProver {
       const KernelLaunch& l = *stages[s].launch;
       std::vector<ptx::Arg> args;
       for (const LaunchArg& a : l.args) {
+        Expected<std::size_t> b = std::size_t{0};
         switch (a.kind) {
           case LaunchArg::Kind::kU32:
           case LaunchArg::Kind::kI32:
-          case LaunchArg::Kind::kF32: args.push_back(ptx::Arg{false, 0, a.bits, 4}); break;
-          case LaunchArg::Kind::kU64: args.push_back(ptx::Arg::u64(a.bits)); break;
-          case LaunchArg::Kind::kOutput: args.push_back(ptx::Arg::buf(output(a.tensors[0]))); break;
+          case LaunchArg::Kind::kF32: args.push_back(ptx::Arg{false, 0, a.bits, 4}); continue;
+          case LaunchArg::Kind::kU64: args.push_back(ptx::Arg::u64(a.bits)); continue;
+          case LaunchArg::Kind::kOutput: b = output(a.tensors[0]); break;
           case LaunchArg::Kind::kTensor:
-            if (spec_.input(a.tensors[0]) == nullptr) {  // an earlier stage's output
-              args.push_back(ptx::Arg::buf(output(a.tensors[0])));
-              break;
-            }
-            [[fallthrough]];
-          case LaunchArg::Kind::kJoined: args.push_back(ptx::Arg::buf(input(a.tensors, a.part))); break;
+          case LaunchArg::Kind::kJoined:
+            // a tensor no input names: an earlier stage's output
+            b = spec_.input(a.tensors[0]) == nullptr ? output(a.tensors[0]) : input(a.tensors, a.part);
+            break;
         }
+        if (!b) return b.error();
+        args.push_back(ptx::Arg::buf(*b));
       }
       const KernelSet::Used& u = *set_.find(l.kernel);
       ptx::LaunchConfig config;
@@ -400,7 +401,11 @@ class KernelProver {
     diff.line_b = line_text(own_b, 1);
     diff.position = fmt::format("{} adds {}; {} adds {}", spec_.arms[0].name, leaves_under(own_a),
                                 spec_.arms[1].name, leaves_under(own_b));
-    const sym::Difference fd = graph_.first_difference(a, b);
+    // Two lemma tables over the same leaves where the arms part: their first differing entry. The
+    // own operations are tried first (the structural walk from the roots may step aside where
+    // canonical operand order puts the two tables at different positions).
+    sym::Difference fd = graph_.first_difference(own_a, own_b);
+    if (!fd.counterexample) fd = graph_.first_difference(a, b);
     if (fd.counterexample) diff.counterexample = counterexample(fd);
     diff.why = fd.counterexample ? "two lemma tables over the same leaves differ (a counterexample below)"
                                  : "the arms compute these elements by different operations; the concrete cases "
@@ -448,8 +453,8 @@ class KernelProver {
         }
         names += (names.empty() ? "" : ", ") + info_[t].input + index_text(t, e);
       }
-      s += fmt::format("{}{} ({} leaves of {})", s.empty() ? "" : "; ", names, elements.size(),
-                       graph_.tensors()[t].name);
+      s += fmt::format("{}{} ({} leaf{} of {})", s.empty() ? "" : "; ", names, elements.size(),
+                       elements.size() == 1 ? "" : "s", graph_.tensors()[t].name);
     }
     return s;
   }
@@ -460,7 +465,7 @@ class KernelProver {
     for (int i = 0; i < n.nops && i < static_cast<int>(fd.counterexample->size()); ++i) {
       const sym::Node& leaf = graph_.node(n.ops[i]);
       const sym::LeafRef ref = graph_.leaf_ref(leaf.aux64);
-      c.leaves.push_back(LeafValue{info_[ref.tensor].input, info_[ref.tensor].kind, index_text(ref.tensor, ref.element),
+      c.leaves.push_back(LeafValue{graph_.tensors()[ref.tensor].name, info_[ref.tensor].kind, index_text(ref.tensor, ref.element),
                                    (*fd.counterexample)[i]});
     }
     c.result_a = fd.result_a;

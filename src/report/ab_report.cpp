@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "hash/digest.hpp"
 #include "operator/kernel_cpu.hpp"
 
@@ -84,10 +87,35 @@ std::string decode_leaf(const op::LeafValue& v) {
   return fmt::format("0x{:X}", v.bits);
 }
 
+// The FP16 code whose value an FP32 code holds exactly (a lemma over cvt.f32.f16 of a dequant
+// returns the FP16 result widened); NaN as the canonical 0x7FFF; nullopt where none is exact.
+std::optional<std::uint16_t> exact_fp16(std::uint32_t f) {
+  const std::uint32_t sign = f >> 31 << 15, exp = f >> 23 & 0xFF, man = f & 0x7FFFFF;
+  if (exp == 0xFF) return static_cast<std::uint16_t>(man != 0 ? 0x7FFF : sign | 0x7C00);
+  if (exp == 0 && man == 0) return static_cast<std::uint16_t>(sign);
+  if (exp == 0) return std::nullopt;  // an FP32 subnormal is below FP16's range
+  const int e = static_cast<int>(exp) - 127;
+  if (e >= -14 && e <= 15) {
+    if ((man & 0x1FFF) != 0) return std::nullopt;
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(e + 15) << 10 | man >> 13);
+  }
+  if (e < -24 || e > 15) return std::nullopt;
+  const int shift = 13 + (-14 - e);  // FP16 subnormal: 2^-24 units
+  const std::uint32_t full = man | 0x800000;
+  if ((full & ((std::uint32_t{1} << shift) - 1)) != 0) return std::nullopt;
+  return static_cast<std::uint16_t>(sign | full >> shift);
+}
+
 Json result_json(std::uint64_t bits, unsigned width) {
   if (width == 16) return Json{{"bits", hex16(static_cast<std::uint16_t>(bits))}, {"decoded", describe_code(FormatId::fp16, static_cast<std::uint32_t>(bits))}};
-  if (width == 32)
-    return Json{{"bits", fmt::format("0x{:08X}", bits)}, {"decoded", describe_code(FormatId::fp32, static_cast<std::uint32_t>(bits))}};
+  if (width == 32) {
+    const auto f32 = static_cast<std::uint32_t>(bits);
+    const auto h = exact_fp16(f32);
+    return Json{{"bits", fmt::format("0x{:08X}", bits)},
+                {"decoded", h ? fmt::format("fp16 {} (as fp32 {})", describe_code(FormatId::fp16, *h),
+                                            describe_code(FormatId::fp32, f32))
+                              : describe_code(FormatId::fp32, f32)}};
+  }
   return Json{{"bits", fmt::format("0x{:X}", bits)}, {"decoded", fmt::format("{}-bit 0x{:X}", width, bits)}};
 }
 
@@ -213,8 +241,19 @@ std::vector<std::string> ptx_trace_lines(const Json& t, const Json& spec) {
   std::vector<std::string> lines;
   const std::string verdict = t["verdict"].get<std::string>();
   const Json& lemmas = t["lemmas"];
+  // Each kind of lemma once, in first-use order, with how many lemmas share its leaves and domains.
+  std::vector<std::pair<std::string, int>> kinds;
+  for (const Json& l : lemmas) {
+    const std::string label = lemma_label(l);
+    const auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == label; });
+    if (it == kinds.end()) {
+      kinds.emplace_back(label, 1);
+    } else {
+      ++it->second;
+    }
+  }
   std::string used;
-  for (const Json& l : lemmas) used += (used.empty() ? "" : "; ") + lemma_label(l);
+  for (const auto& [label, n] : kinds) used += (used.empty() ? "" : "; ") + label + (n > 1 ? fmt::format(" (×{})", n) : "");
   const std::string lemma_text =
       fmt::format("{} lemma{}{}", lemmas.size(), lemmas.size() == 1 ? "" : "s", used.empty() ? "" : " (" + used + ")");
   if (t["identical"].get<bool>()) {

@@ -157,8 +157,9 @@ check("(c) 129 expecting equal fails the gate (exit 1)", r.returncode == 1, r.st
 
 # ---- (d) not proven, not refuted ----
 def pair(name, kernels, expect="equal", cases=4):
-    arms = [{"name": k, "stages": [{"kernel": k, "grid": [1], "block": [64],
-                                    "args": [{"tensor": "x"}, {"output": "y"}, {"u32": 64}]}]} for k in kernels]
+    arms = [{"name": k if kernels[0] != kernels[1] else f"{k}-{i}",
+             "stages": [{"kernel": k, "grid": [1], "block": [64],
+                         "args": [{"tensor": "x"}, {"output": "y"}, {"u32": 64}]}]} for i, k in enumerate(kernels)]
     return write(os.path.join(small, name + ".json"), {
         "bitproof_ab": 1, "name": name, "cases": cases,
         "inputs": [{"name": "x", "role": "activation", "dtype": "f16", "shape": [1, 64], "values": {"uniform": [-1, 1]}}],
