@@ -335,7 +335,7 @@ class KernelProver {
       for (std::size_t i = 0; i < differing.size(); ++i) {
         const NodeId a = (*lemma_roots)[2 * i], b = (*lemma_roots)[2 * i + 1];
         if (a == b) continue;
-        r.difference = describe(differing[i], a, b);
+        r.difference = describe(differing[i], a, b, roots[2 * i], roots[2 * i + 1]);
         break;
       }
       record_lemmas(r);
@@ -367,9 +367,38 @@ class KernelProver {
     return fmt::format("[{}][{}]", element / info.per_row, element % info.per_row * info.per_leaf);
   }
 
-  // The first operation each arm computes that the other does not: the lowest node id reachable
-  // from one root only.
-  TraceDifference describe(const Element& el, NodeId a, NodeId b) const {
+  // The first operation each arm computes that the other does not (own_ops), after the lemma pass
+  // (a, b) and, for the PTX lines, before it (a0, b0): nodes the lemma pass re-interns carry no
+  // origin, and the first own operation before it is the same instruction or the first one inside
+  // the subgraph a table replaced.
+  TraceDifference describe(const Element& el, NodeId a, NodeId b, NodeId a0, NodeId b0) const {
+    const auto [own_a, own_b] = own_ops(a, b);
+    const auto [pre_a, pre_b] = own_ops(a0, b0);
+    const OutputDecl& d = *spec_.output_decl(el.output);
+    TraceDifference diff;
+    diff.tensor = el.output;
+    diff.row = el.index / d.cols;
+    diff.col = el.index % d.cols;
+    diff.operation_a = graph_.describe(own_a);
+    diff.operation_b = graph_.describe(own_b);
+    diff.line_a = line_text(graph_.origin(own_a, 0) != 0 ? own_a : pre_a, 0);
+    diff.line_b = line_text(graph_.origin(own_b, 1) != 0 ? own_b : pre_b, 1);
+    diff.position = fmt::format("{} adds {}; {} adds {}", spec_.arms[0].name, leaves_under(own_a),
+                                spec_.arms[1].name, leaves_under(own_b));
+    // Two lemma tables over the same leaves where the arms part: their first differing entry. The
+    // own operations are tried first (the structural walk from the roots may step aside where
+    // canonical operand order puts the two tables at different positions).
+    sym::Difference fd = graph_.first_difference(own_a, own_b);
+    if (!fd.counterexample) fd = graph_.first_difference(a, b);
+    if (fd.counterexample) diff.counterexample = counterexample(fd);
+    diff.why = fd.counterexample ? "two lemma tables over the same leaves differ (a counterexample below)"
+                                 : "the arms compute these elements by different operations; the concrete cases "
+                                   "decide whether the bits differ";
+    return diff;
+  }
+
+  // The lowest node id reachable from one root only, per root (node ids follow creation order).
+  std::pair<NodeId, NodeId> own_ops(NodeId a, NodeId b) const {
     std::vector<std::uint8_t> reach(graph_.size(), 0);
     for (auto [root, bit] : {std::pair{a, std::uint8_t{1}}, std::pair{b, std::uint8_t{2}}}) {
       std::vector<NodeId> stack{root};
@@ -384,33 +413,12 @@ class KernelProver {
       }
     }
     const auto first_only = [&](std::uint8_t bit, NodeId fallback) {
-      for (NodeId id = 0; id < reach.size(); ++id) {
-        if (reach[id] == bit) return id;
+      for (NodeId id = 0; id < reach.size(); ++id) {  // constants are operands, not operations
+        if (reach[id] == bit && graph_.node(id).kind != sym::NodeKind::kConst) return id;
       }
       return fallback;
     };
-    const NodeId own_a = first_only(1, a), own_b = first_only(2, b);
-    const OutputDecl& d = *spec_.output_decl(el.output);
-    TraceDifference diff;
-    diff.tensor = el.output;
-    diff.row = el.index / d.cols;
-    diff.col = el.index % d.cols;
-    diff.operation_a = graph_.describe(own_a);
-    diff.operation_b = graph_.describe(own_b);
-    diff.line_a = line_text(own_a, 0);
-    diff.line_b = line_text(own_b, 1);
-    diff.position = fmt::format("{} adds {}; {} adds {}", spec_.arms[0].name, leaves_under(own_a),
-                                spec_.arms[1].name, leaves_under(own_b));
-    // Two lemma tables over the same leaves where the arms part: their first differing entry. The
-    // own operations are tried first (the structural walk from the roots may step aside where
-    // canonical operand order puts the two tables at different positions).
-    sym::Difference fd = graph_.first_difference(own_a, own_b);
-    if (!fd.counterexample) fd = graph_.first_difference(a, b);
-    if (fd.counterexample) diff.counterexample = counterexample(fd);
-    diff.why = fd.counterexample ? "two lemma tables over the same leaves differ (a counterexample below)"
-                                 : "the arms compute these elements by different operations; the concrete cases "
-                                   "decide whether the bits differ";
-    return diff;
+    return {first_only(1, a), first_only(2, b)};
   }
 
   std::string line_text(NodeId id, int arm) const {
@@ -453,8 +461,9 @@ class KernelProver {
         }
         names += (names.empty() ? "" : ", ") + info_[t].input + index_text(t, e);
       }
-      s += fmt::format("{}{} ({} leaf{} of {})", s.empty() ? "" : "; ", names, elements.size(),
-                       elements.size() == 1 ? "" : "s", graph_.tensors()[t].name);
+      s += fmt::format("{}{} ({} of {})", s.empty() ? "" : "; ", names,
+                       elements.size() == 1 ? std::string("1 leaf") : fmt::format("{} leaves", elements.size()),
+                       graph_.tensors()[t].name);
     }
     return s;
   }

@@ -118,8 +118,8 @@ r = run("ab", variant(os.path.join(fused, "small-64-threads.json"), "k64-equal",
 check("(b) expecting equal, the refutation fails the gate (exit 1)", r.returncode == 1 and "refuted" in r.stdout,
       r.stdout + r.stderr)
 r = run("ab", os.path.join(fused, "small-64-threads-lineinfo.json"), "--prove")
-check("(b) from nvcc -lineinfo PTX: the source line of the FMA (gemv.cu:16, row_dot's fmaf)",
-      re.search(r"fma\.rn\.f32.*\[gemv-lineinfo\.ptx:\d+ \(gemv\.cu:16\)\]", r.stdout) is not None,
+check("(b) from nvcc -lineinfo PTX: the source line of the FMA (gemv.cu:17, row_dot's fmaf)",
+      re.search(r"fma\.rn\.f32.*\[gemv-lineinfo\.ptx:\d+ \(gemv\.cu:17\)\]", r.stdout) is not None,
       r.stdout + r.stderr)
 
 # ---- (c) MXFP4 ordinary vs folded: proven through a lemma on 113..128, refuted with 129 ----
@@ -174,8 +174,12 @@ check("(d) y = x against y = x * 1.0: not proven (exit 1)", r.returncode == 1 an
       r.stdout + r.stderr)
 check("(d) the console says not proven and that no case refutes it",
       "not proven:" in r.stdout and "not refuted either" in r.stdout, r.stdout)
-check("(d) the operation only times_one computes is the multiply", "mul" in (t.get("difference") or {}).get(
-    "operation_b", ""), json.dumps(t)[:800])
+d = t.get("difference") or {}
+m = re.fullmatch(r"kernels\.ptx:(\d+)", d.get("line_b", ""))
+ptx_lines = open(os.path.join(small, "kernels.ptx"), encoding="utf-8").read().split("\n")
+check("(d) the operation only times_one computes is the multiply by 1.0 (a lemma over x), its PTX line a mul.f16",
+      m is not None and "mul" in ptx_lines[int(m.group(1)) - 1] and "mul.rn.f16(#0, 0x3c00)" in json.dumps(t["lemmas"]),
+      json.dumps(t)[:800])
 r = run("ab", pair("copy-copy", ["copy", "copy"]), "--prove")
 check("(d) control: the same kernel twice is proven (exit 0)", r.returncode == 0 and "on every input" in r.stdout,
       r.stdout + r.stderr)
