@@ -88,8 +88,8 @@ void sources(sym::Graph& g, const SymMemory::Buffer* input, const std::vector<Sh
   for (unsigned j = 0; j < size; ++j) {
     src[j] = tags != nullptr ? (*tags)[at + j] : ShadowByte{input != nullptr ? kOriginal : kNoNode, 0};
     if (src[j].node == kOriginal) {
-      const std::uint64_t e = (at + j) / input->element_bytes;
-      src[j] = {g.leaf(input->tensor, e), static_cast<std::uint8_t>((at + j) % input->element_bytes)};
+      const auto [tensor, e] = input->element_at(at + j);
+      src[j] = {g.leaf(tensor, e), static_cast<std::uint8_t>((at + j) % input->element_bytes)};
     }
   }
 }
@@ -98,15 +98,40 @@ void sources(sym::Graph& g, const SymMemory::Buffer* input, const std::vector<Sh
 
 // ---- SymMemory
 
+std::pair<std::uint32_t, std::uint64_t> SymMemory::Buffer::element_at(std::uint64_t offset) const {
+  std::size_t i = 0;
+  if (segments.size() > 1) {
+    const auto it = std::upper_bound(segments.begin(), segments.end(), offset,
+                                     [](std::uint64_t o, const Segment& s) { return o < s.begin; });
+    i = static_cast<std::size_t>(it - segments.begin()) - 1;
+  }
+  return {segments[i].tensor, (offset - segments[i].begin) / element_bytes};
+}
+
 Expected<std::size_t> SymMemory::add_input(const sym::Graph& graph, std::uint32_t tensor) {
-  if (tensor >= graph.tensors().size()) return Error{fmt::format("no leaf tensor {}", tensor)};
-  const sym::LeafTensor& t = graph.tensors()[tensor];
-  if (t.element_bits == 0 || t.element_bits % 8 != 0)
-    return Error{fmt::format("tensor {}: elements of {} bits are not whole bytes", t.name, t.element_bits)};
+  return add_joined(graph, {tensor});
+}
+
+Expected<std::size_t> SymMemory::add_joined(const sym::Graph& graph, const std::vector<std::uint32_t>& tensors) {
+  if (tensors.empty()) return Error{"an input buffer of no tensor"};
   Buffer b;
-  b.input = true, b.tensor = tensor, b.element_bytes = static_cast<std::uint8_t>(t.element_bits / 8);
+  b.input = true;
+  std::uint64_t bytes = 0;
+  for (const std::uint32_t tensor : tensors) {
+    if (tensor >= graph.tensors().size()) return Error{fmt::format("no leaf tensor {}", tensor)};
+    const sym::LeafTensor& t = graph.tensors()[tensor];
+    if (t.element_bits == 0 || t.element_bits % 8 != 0)
+      return Error{fmt::format("tensor {}: elements of {} bits are not whole bytes", t.name, t.element_bits)};
+    if (tensor != tensors[0] && t.element_bits / 8 != b.element_bytes)
+      return Error{fmt::format("tensor {}: elements of {} bits, joined to elements of {}", t.name, t.element_bits,
+                               8 * b.element_bytes)};
+    b.element_bytes = static_cast<std::uint8_t>(t.element_bits / 8);
+    if (t.elements > 0) b.segments.push_back({bytes, tensor});
+    bytes += t.elements * b.element_bytes;
+  }
+  if (b.segments.empty()) b.segments.push_back({0, tensors[0]});
   buffers_.push_back(std::move(b));
-  return memory_.add(std::vector<std::uint8_t>(t.elements * (t.element_bits / 8), 0));
+  return memory_.add(std::vector<std::uint8_t>(bytes, 0));
 }
 
 std::size_t SymMemory::add_plain(std::vector<std::uint8_t> bytes) {
@@ -260,8 +285,8 @@ SymValue SymbolicPolicy::load(const Where& at, const std::uint8_t* p, unsigned s
   if (tags == nullptr && input == nullptr) return {ConcretePolicy::load(p, size, sign_extend), kNoNode};
   const std::size_t base = at.area == Area::kLocal ? std::size_t{at.index} * local_bytes_ : 0;
   if (tags == nullptr && size == input->element_bytes && at.offset % size == 0) {  // one leaf (the hot path)
-    const NodeId n = graph_.leaf(input->tensor, at.offset / size);
-    return finish_load(n, size, sign_extend);
+    const auto [tensor, e] = input->element_at(at.offset);
+    return finish_load(graph_.leaf(tensor, e), size, sign_extend);
   }
   ShadowByte src[8];
   sources(graph_, input, tags, base + at.offset, size, src);
@@ -302,22 +327,33 @@ std::optional<std::uint64_t> SymbolicPolicy::window(const Value& address) const 
   if (address.node == kNoNode) return address.bits >> kWindowShift;
   std::optional<std::uint64_t> found;
   bool conflict = false;
-  // The add chain of the address: a symbol's or buffer's address is its only constant above 2^40.
-  const auto walk = [&](auto&& self, NodeId n, int depth) -> void {
+  // A symbol's or buffer's address is the only constant of an address above 2^40: look for it
+  // through the address's 64-bit integer adds and the concats the graph makes of adds of
+  // disjoint bits (`shift`: where the node's bit 0 lies in the address). Only a guess of the
+  // buffer: the kLoad node reads its snapshot, and its value is undefined outside it.
+  const auto walk = [&](auto&& self, NodeId n, unsigned shift, int depth) -> void {
     const sym::Node& node = graph_.node(n);
-    if (node.kind == sym::NodeKind::kConst) {
-      const std::uint64_t win = node.aux64 >> kWindowShift;
-      if (win == 0) return;
-      conflict = conflict || (found && *found != win);
-      found = win;
-      return;
+    if (depth > 32 || shift >= 64) return;
+    switch (node.kind) {
+      case sym::NodeKind::kConst: {
+        const std::uint64_t win = (node.aux64 << shift) >> kWindowShift;
+        if (win == 0) return;
+        conflict = conflict || (found && *found != win);
+        found = win;
+        return;
+      }
+      case sym::NodeKind::kConcat:
+        self(self, node.ops[0], shift, depth + 1);
+        self(self, node.ops[1], shift + graph_.node(node.ops[0]).width, depth + 1);
+        return;
+      case sym::NodeKind::kInst:
+        if (node.key.op != Op::kAdd || node.key.type.kind == Kind::kFloat || node.key.type.bits != 64) return;
+        for (int i = 0; i < node.nops; ++i) self(self, node.ops[static_cast<std::size_t>(i)], shift, depth + 1);
+        return;
+      default: return;
     }
-    if (node.kind != sym::NodeKind::kInst || node.key.op != Op::kAdd || node.key.type.kind == Kind::kFloat ||
-        node.key.type.bits != 64 || depth > 16)
-      return;
-    for (int i = 0; i < node.nops; ++i) self(self, node.ops[static_cast<std::size_t>(i)], depth + 1);
   };
-  walk(walk, address.node, 0);
+  walk(walk, address.node, 0, 0);
   if (conflict) return std::nullopt;
   return found;
 }

@@ -68,6 +68,9 @@ class SymMemory {
   // Input tensor `tensor` of the graph (element_bits a multiple of 8): its elements are leaves.
   // Error: a tensor whose elements are not whole bytes.
   Expected<std::size_t> add_input(const sym::Graph& graph, std::uint32_t tensor);
+  // Tensors joined into one buffer, one after another (a fused kernel's weight): each byte is
+  // its tensor's leaf's. Error: none, elements not whole bytes, or of different widths.
+  Expected<std::size_t> add_joined(const sym::Graph& graph, const std::vector<std::uint32_t>& tensors);
   // A buffer of known bytes (an output's fill, scratch, a lookup table).
   std::size_t add_plain(std::vector<std::uint8_t> bytes);
 
@@ -78,11 +81,17 @@ class SymMemory {
   Memory& memory() { return memory_; }
   [[nodiscard]] std::size_t size() const { return buffers_.size(); }
 
+  struct Segment {
+    std::uint64_t begin = 0;  // the tensor's first byte in the buffer
+    std::uint32_t tensor = 0;
+  };
   struct Buffer {
     bool input = false;
-    std::uint32_t tensor = 0;        // inputs: the graph's tensor
+    std::vector<Segment> segments;   // inputs: the tensors, ascending
     std::uint8_t element_bytes = 1;  // inputs
     std::vector<ShadowByte> tags;    // empty: never written (all original)
+    // The leaf of an input's byte `offset` and the byte's index in it.
+    [[nodiscard]] std::pair<std::uint32_t, std::uint64_t> element_at(std::uint64_t offset) const;
   };
   Buffer& buffer(std::size_t i) { return buffers_.at(i); }
 
