@@ -160,24 +160,6 @@ class KernelProver {
   }
 
   // ---- one arm's stages, symbolically ----
-  // A buffer of several inputs joined row-wise: each byte tagged as its leaf's byte, so the
-  // separate arm's w.kv_a[e] and the fused arm's joined row are the same leaf node.
-  std::size_t add_joined(ptx::SymMemory& memory, const std::vector<std::uint32_t>& tensors, unsigned bytes) {
-    std::uint64_t total = 0;
-    for (const std::uint32_t t : tensors) total += graph_.tensors()[t].elements * bytes;
-    const std::size_t b = memory.add_plain(std::vector<std::uint8_t>(total, 0));
-    auto& tags = memory.buffer(b).tags;
-    tags.resize(total);
-    std::uint64_t at = 0;
-    for (const std::uint32_t t : tensors) {
-      for (std::uint64_t e = 0; e < graph_.tensors()[t].elements; ++e) {
-        const sym::NodeId leaf = graph_.leaf(t, e);
-        for (unsigned j = 0; j < bytes; ++j) tags[at++] = ptx::ShadowByte{leaf, static_cast<std::uint8_t>(j)};
-      }
-    }
-    return b;
-  }
-
   Expected<std::map<std::string, std::vector<NodeId>>> trace_arm(int arm) {
     ptx::SymMemory memory;
     std::map<std::pair<std::vector<std::string>, TensorPart>, std::size_t> inputs;
@@ -193,8 +175,9 @@ class KernelProver {
       if (const auto it = inputs.find(key); it != inputs.end()) return it->second;
       std::vector<std::uint32_t> ids;
       for (const std::string& t : tensors) ids.push_back(leaf_of_.at({t, part}));
-      auto b = ids.size() == 1 ? memory.add_input(graph_, ids[0])
-                               : Expected<std::size_t>(add_joined(memory, ids, part == TensorPart::kWhole ? 2 : 1));
+      // A joined buffer's bytes are the joined tensors' leaves: the separate arm's w.kv_a[e] and
+      // the fused arm's row of it are the same leaf node.
+      auto b = ids.size() == 1 ? memory.add_input(graph_, ids[0]) : memory.add_joined(graph_, ids);
       if (b) inputs[key] = *b;
       return b;
     };
@@ -231,7 +214,7 @@ class KernelProver {
     }
     module_of_arm_[arm] = set_.find(stages[0].launch->kernel)->module;
     for (const auto& [key, b] : inputs) {
-      if (auto ok = unwritten_input(memory, b, key.first, key.second, arm); !ok) return ok.error();
+      if (auto ok = unwritten_input(memory, b, key.first, arm); !ok) return ok.error();
     }
     std::map<std::string, std::vector<NodeId>> out;
     for (const auto& [name, b] : outputs) {
@@ -250,31 +233,16 @@ class KernelProver {
   // An input buffer still holds its leaves: a stage that stores into it is refused (the
   // concrete runner refuses it too: the next case would read other values).
   Expected<Ok> unwritten_input(ptx::SymMemory& memory, std::size_t b, const std::vector<std::string>& tensors,
-                               TensorPart part, int arm) {
-    const auto& buffer = memory.buffer(b);
-    std::optional<std::uint64_t> written;
-    if (buffer.input) {
-      for (std::size_t i = 0; i < buffer.tags.size() && !written; ++i) {
-        if (buffer.tags[i].node != ptx::kOriginal) written = i;
-      }
-    } else {  // joined: each byte as add_joined tagged it
-      const unsigned bytes = part == TensorPart::kWhole ? 2 : 1;
-      std::uint64_t at = 0;
-      for (const std::string& name : tensors) {
-        const std::uint32_t t = leaf_of_.at({name, part});
-        for (std::uint64_t e = 0; e < graph_.tensors()[t].elements && !written; ++e) {
-          const sym::NodeId leaf = graph_.leaf(t, e);
-          for (unsigned j = 0; j < bytes; ++j, ++at) {
-            if (buffer.tags[at].node != leaf || buffer.tags[at].byte != j) written = at;
-          }
-        }
-      }
+                               int arm) {
+    const auto& tags = memory.buffer(b).tags;
+    for (std::size_t i = 0; i < tags.size(); ++i) {
+      if (tags[i].node != ptx::kOriginal)
+        return Error{fmt::format("{}: --prove: arm \"{}\" writes into its input {} (byte {} of its buffer): a "
+                                 "kernel's inputs must read as given",
+                                 spec_.path, spec_.arms[arm].name,
+                                 tensors.size() == 1 ? tensors[0] : "(joined) " + tensors[0], i)};
     }
-    if (!written) return Ok{};
-    return Error{fmt::format("{}: --prove: arm \"{}\" writes into its input {} (byte {} of its buffer): a kernel's "
-                             "inputs must read as given",
-                             spec_.path, spec_.arms[arm].name, tensors.size() == 1 ? tensors[0] : "(joined) " + tensors[0],
-                             *written)};
+    return Ok{};
   }
 
   // ---- old contents: an element no stage writes, or one computed from the buffer's contents ----

@@ -153,6 +153,19 @@ check("(c) the console prints the counterexample", "lemma counterexample:" in r.
       r.stdout)
 r = run("ab", variant(os.path.join(mxfp4, "prove-129.json"), "mx129-equal", expect="equal"), "--prove")
 check("(c) 129 expecting equal fails the gate (exit 1)", r.returncode == 1, r.stdout + r.stderr)
+# From a checkpoint: the scale leaves' domain is the bytes the checkpoint's tensor holds (114..126).
+r = run("synth-checkpoint", os.path.join(mxfp4, "ck"), "--layers", "1", "--experts", "1", "--rows", "8", "--cols",
+        "256", "--scale-range", "114:126")
+check("(c) synth-checkpoint 8 x 256, scales 114..126", r.returncode == 0, r.stdout + r.stderr)
+s = load(os.path.join(mxfp4, "prove.json"))
+s["inputs"][1] = {"name": "w", "role": "weight", "dtype": "mxfp4", "shape": [8, 256], "tensor": "layers.0.ffn.experts.0.w1"}
+s["checkpoint"] = "ck/"
+report = os.path.join(work, "mxck.json")
+r = run("ab", write(os.path.join(mxfp4, "ck.json"), s), "--prove", "--report", report)
+t = trace_of(report)
+check("(c) from the checkpoint: proven over the scale bytes its tensor holds (114..126)",
+      r.returncode == 0 and t.get("verdict") == "proven"
+      and any(l["domains"] == ["all 256", "114..126"] for l in t.get("lemmas", [])), r.stdout + r.stderr)
 
 
 # ---- (d) not proven, not refuted ----
