@@ -86,11 +86,11 @@ using sym::NodeId;
 
 // What one leaf tensor of the graph is, for messages and counterexamples.
 struct LeafInfo {
-  std::string input;          // the spec input or output
-  std::string kind;           // LeafValue::kind
-  std::uint64_t per_row = 0;  // leaves a row of the input holds
-  std::uint64_t per_leaf = 1; // the input's elements a leaf holds (codes: 2)
-  bool before = false;        // an output's contents before the launches
+  std::string input;           // the spec input or output
+  std::string kind;            // LeafValue::kind
+  std::uint64_t per_row = 0;   // leaves a row of the input holds
+  std::uint64_t per_leaf = 1;  // the input's elements a leaf holds (codes: 2)
+  bool before = false;         // an output's contents before the launches
 };
 
 std::string domain_text(const sym::LeafTensor& t) {
@@ -114,6 +114,11 @@ class KernelProver {
 
   Expected<TraceResult> run() {
     if (auto ok = register_leaves(); !ok) return ok.error();
+    // Room for about 3.5 nodes an input leaf (a GEMV: the leaf, its conversion, its FMA, the sums) up front:
+    // the node vector then does not double while 30 M nodes are in it (a transient 2x at full size).
+    std::uint64_t leaves = 0;
+    for (const sym::LeafTensor& t : graph_.tensors()) leaves += t.elements;
+    graph_.reserve(static_cast<std::size_t>(leaves * 7 / 2 + 4096));
     std::array<std::map<std::string, std::vector<NodeId>>, 2> outs;
     for (int arm = 0; arm < 2; ++arm) {
       auto o = trace_arm(arm);
@@ -237,10 +242,10 @@ class KernelProver {
     const auto& tags = memory.buffer(b).tags;
     for (std::size_t i = 0; i < tags.size(); ++i) {
       if (tags[i].node != ptx::kOriginal)
-        return Error{fmt::format("{}: --prove: arm \"{}\" writes into its input {} (byte {} of its buffer): a "
-                                 "kernel's inputs must read as given",
-                                 spec_.path, spec_.arms[arm].name,
-                                 tensors.size() == 1 ? tensors[0] : "(joined) " + tensors[0], i)};
+        return Error{fmt::format(
+            "{}: --prove: arm \"{}\" writes into its input {} (byte {} of its buffer): a "
+            "kernel's inputs must read as given",
+            spec_.path, spec_.arms[arm].name, tensors.size() == 1 ? tensors[0] : "(joined) " + tensors[0], i)};
     }
     return Ok{};
   }
@@ -265,9 +270,10 @@ class KernelProver {
         for (std::uint64_t e = 0; e < nodes.size(); ++e) {
           if (old[nodes[e]] == 0) continue;
           const bool unwritten = graph_.node(nodes[e]).kind == sym::NodeKind::kLeaf;
-          return Error{fmt::format("{}: --prove: arm \"{}\" {} {}[{}][{}]{}", spec_.path, spec_.arms[arm].name,
-                                   unwritten ? "never writes" : "computes", name, e / d.cols, e % d.cols,
-                                   unwritten ? ": no stage stores it" : " from the output buffer's contents before the launch")};
+          return Error{
+              fmt::format("{}: --prove: arm \"{}\" {} {}[{}][{}]{}", spec_.path, spec_.arms[arm].name,
+                          unwritten ? "never writes" : "computes", name, e / d.cols, e % d.cols,
+                          unwritten ? ": no stage stores it" : " from the output buffer's contents before the launch")};
         }
       }
     }
@@ -351,8 +357,8 @@ class KernelProver {
     diff.operation_b = graph_.describe(own_b);
     diff.line_a = line_text(graph_.origin(own_a, 0) != 0 ? own_a : pre_a, 0);
     diff.line_b = line_text(graph_.origin(own_b, 1) != 0 ? own_b : pre_b, 1);
-    diff.position = fmt::format("{} adds {}; {} adds {}", spec_.arms[0].name, leaves_under(own_a),
-                                spec_.arms[1].name, leaves_under(own_b));
+    diff.position = fmt::format("{} adds {}; {} adds {}", spec_.arms[0].name, leaves_under(own_a), spec_.arms[1].name,
+                                leaves_under(own_b));
     // Two lemma tables over the same leaves where the arms part: their first differing entry. The
     // own operations are tried first (the structural walk from the roots may step aside where
     // canonical operand order puts the two tables at different positions).
@@ -442,8 +448,8 @@ class KernelProver {
     for (int i = 0; i < n.nops && i < static_cast<int>(fd.counterexample->size()); ++i) {
       const sym::Node& leaf = graph_.node(n.ops[i]);
       const sym::LeafRef ref = graph_.leaf_ref(leaf.aux64);
-      c.leaves.push_back(LeafValue{graph_.tensors()[ref.tensor].name, info_[ref.tensor].kind, index_text(ref.tensor, ref.element),
-                                   (*fd.counterexample)[i]});
+      c.leaves.push_back(LeafValue{graph_.tensors()[ref.tensor].name, info_[ref.tensor].kind,
+                                   index_text(ref.tensor, ref.element), (*fd.counterexample)[i]});
     }
     c.result_a = fd.result_a;
     c.result_b = fd.result_b;
@@ -470,9 +476,10 @@ Expected<TraceResult> prove_kernel_arms(const AbSpec& spec, const std::vector<Ke
                                         const KernelProveOptions& options) {
   for (const Arm& arm : spec.arms) {
     if (!arm.stages[0].launch)
-      return Error{fmt::format("{}: --prove: arm \"{}\" runs built-in operators: a PTX proof needs both arms to be "
-                               "kernel arms",
-                               spec.path, arm.name)};
+      return Error{
+          fmt::format("{}: --prove: arm \"{}\" runs built-in operators: a PTX proof needs both arms to be "
+                      "kernel arms",
+                      spec.path, arm.name)};
   }
   auto set = parse_kernel_modules(spec, modules);
   if (!set) return set.error();
