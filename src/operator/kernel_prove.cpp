@@ -309,7 +309,20 @@ class KernelProver {
       for (std::size_t i = 0; i < differing.size(); ++i) {
         const NodeId a = (*lemma_roots)[2 * i], b = (*lemma_roots)[2 * i + 1];
         if (a == b) continue;
+        // Two output nodes over a few narrow leaves: settled by evaluating both on every value.
+        auto settled = exhaust(a, b);
+        if (!settled) return Error{fmt::format("{}: --prove: {}", spec_.path, settled.error().message)};
+        if (settled->equal) {
+          ++r.exhausted;
+          continue;
+        }
         r.difference = describe(differing[i], a, b, roots[2 * i], roots[2 * i + 1]);
+        if (settled->counterexample) {
+          r.difference->counterexample = std::move(settled->counterexample);
+          r.difference->why = "the two output nodes were evaluated on every value of their leaves: they differ there "
+                              "(refuted by exhaustion)";
+          r.refuted_by_exhaustion = true;
+        }
         break;
       }
       record_lemmas(r);
@@ -317,6 +330,75 @@ class KernelProver {
     r.identical = !r.difference.has_value();
     r.nodes = graph_.size();
     return r;
+  }
+
+  // Whether two output nodes compute equal bits on every value of their leaves, found by evaluating
+  // both on each (Graph::evaluate_many, the executor's semantics): only where they depend on at most
+  // kExhaustLeaves leaves whose domains multiply to at most kExhaustEntries; else neither.
+  struct Settled {
+    bool equal = false;
+    std::optional<LemmaCounterexample> counterexample;  // set: they differ here
+  };
+  static constexpr std::size_t kExhaustLeaves = 4;
+  static constexpr std::uint64_t kExhaustEntries = std::uint64_t{1} << 20;
+
+  Expected<Settled> exhaust(NodeId a, NodeId b) const {
+    std::set<NodeId> leaves;
+    std::vector<std::uint8_t> seen(graph_.size(), 0);
+    std::vector<NodeId> stack{a, b};
+    std::size_t visited = 0;
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      if (seen[id] != 0) continue;
+      seen[id] = 1;
+      if (++visited > 100000) return Settled{};
+      const sym::Node& n = graph_.node(id);
+      if (n.kind == sym::NodeKind::kLeaf) {
+        leaves.insert(id);
+        if (leaves.size() > kExhaustLeaves) return Settled{};
+        continue;
+      }
+      for (int i = 0; i < n.nops; ++i) stack.push_back(n.ops[i]);
+    }
+    std::vector<NodeId> order(leaves.begin(), leaves.end());
+    std::vector<std::vector<std::uint64_t>> values;
+    std::uint64_t entries = 1;
+    for (const NodeId l : order) {
+      const sym::LeafTensor& t = graph_.tensors()[graph_.leaf_ref(graph_.node(l).aux64).tensor];
+      std::vector<std::uint64_t> v = t.domain;
+      if (v.empty()) {
+        if (t.element_bits > 20) return Settled{};
+        for (std::uint64_t x = 0; x < (std::uint64_t{1} << t.element_bits); ++x) v.push_back(x);
+      }
+      entries *= v.size();
+      if (entries > kExhaustEntries) return Settled{};
+      values.push_back(std::move(v));
+    }
+    std::vector<std::size_t> at(order.size(), 0);  // mixed-radix counter, first leaf slowest
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> assignment(order.size());
+    for (std::uint64_t e = 0; e < entries; ++e) {
+      for (std::size_t i = 0; i < order.size(); ++i) assignment[i] = {graph_.node(order[i]).aux64, values[i][at[i]]};
+      auto r = graph_.evaluate_many({a, b}, assignment);
+      if (!r) return r.error();
+      if ((*r)[0] != (*r)[1]) {
+        LemmaCounterexample c;
+        for (std::size_t i = 0; i < order.size(); ++i) {
+          const sym::LeafRef ref = graph_.leaf_ref(graph_.node(order[i]).aux64);
+          c.leaves.push_back(LeafValue{graph_.tensors()[ref.tensor].name, info_[ref.tensor].kind,
+                                       index_text(ref.tensor, ref.element), values[i][at[i]]});
+        }
+        c.result_a = (*r)[0];
+        c.result_b = (*r)[1];
+        c.width = graph_.node(a).width;
+        return Settled{false, std::move(c)};
+      }
+      for (std::size_t i = order.size(); i-- > 0;) {
+        if (++at[i] < values[i].size()) break;
+        at[i] = 0;
+      }
+    }
+    return Settled{true, std::nullopt};
   }
 
   void record_lemmas(TraceResult& r) const {

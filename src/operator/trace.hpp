@@ -88,6 +88,8 @@ struct TraceResult {
   std::optional<TraceDifference> difference;
   bool ptx = false;                  // kernel arms: traced from their PTX (kernel_prove.hpp)
   std::vector<LemmaRecord> lemmas;   // kernel arms: the lemmas used
+  std::uint64_t exhausted = 0;       // kernel arms: elements whose nodes differ, equal on every leaf value
+  bool refuted_by_exhaustion = false;  // kernel arms: the difference's counterexample is of the output itself
 };
 
 struct TraceOptions {

@@ -25,14 +25,15 @@ op::ScaleSet range_set(std::uint32_t lo, std::uint32_t hi, std::string origin) {
 
 bool AbOutcome::passes(const op::AbSpec& spec) const {
   if (cases.backend_disagreement_count != 0) return false;
-  if (spec.expect_differ) return !cases.arms_equal() && (!proved || !trace.identical);
+  if (spec.expect_differ)
+    return (!cases.arms_equal() || (proved && trace.refuted_by_exhaustion)) && (!proved || !trace.identical);
   return cases.arms_equal() && (!proved || trace.identical);
 }
 
 std::string AbOutcome::proof_verdict() const {
   if (!proved) return "";
   if (trace.identical) return cases.arms_equal() ? "proven" : "contradicted";
-  return cases.arms_equal() ? "not_proven" : "refuted";
+  return cases.arms_equal() && !trace.refuted_by_exhaustion ? "not_proven" : "refuted";
 }
 
 Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec& spec, const op::Weights& weights,

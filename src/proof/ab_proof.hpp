@@ -46,7 +46,9 @@ struct AbOutcome {
   [[nodiscard]] bool passes(const op::AbSpec& spec) const;
   // The trace proof's verdict (only when `proved`): "proven" (identical graphs, no case differs),
   // "not_proven" (the graphs differ, no case run differs), "refuted" (the graphs differ and a case
-  // differs), "contradicted" (identical graphs, yet a case differs: a bug in the proof, never a pass).
+  // differs, or evaluating a differing output on every value of its few narrow leaves found an
+  // input where the bits differ), "contradicted" (identical graphs, yet a case differs: a bug in
+  // the proof, never a pass).
   [[nodiscard]] std::string proof_verdict() const;
 };
 

@@ -160,6 +160,8 @@ Json trace_json(const AbOutcome& o) {
     t["verdict"] = o.proof_verdict();
     t["nodes"] = o.trace.nodes;
     t["lemmas"] = lemmas_json(o.trace);
+    t["exhausted"] = o.trace.exhausted;
+    t["refuted_by_exhaustion"] = o.trace.refuted_by_exhaustion;
   }
   return t;
 }
@@ -256,11 +258,14 @@ std::vector<std::string> ptx_trace_lines(const Json& t, const Json& spec) {
   for (const auto& [label, n] : kinds) used += (used.empty() ? "" : "; ") + label + (n > 1 ? fmt::format(" (×{})", n) : "");
   const std::string lemma_text =
       fmt::format("{} lemma{}{}", lemmas.size(), lemmas.size() == 1 ? "" : "s", used.empty() ? "" : " (" + used + ")");
+  const std::uint64_t exhausted = t.value("exhausted", std::uint64_t{0});
+  const std::string exhausted_text =
+      exhausted == 0 ? "" : fmt::format(", {} elements equal on every value of their leaves (evaluated)", exhausted);
   if (t["identical"].get<bool>()) {
-    lines.push_back(fmt::format("{}{}≡{} on every input: {} elements, {} nodes, {}",
+    lines.push_back(fmt::format("{}{}≡{} on every input: {} elements, {} nodes, {}{}",
                                 verdict == "contradicted" ? "PROOF CONTRADICTED BY A CASE (a bug): " : "", arm(spec, 1),
                                 arm(spec, 0), t["elements"].get<std::uint64_t>(),
-                                millions(t["nodes"].get<std::uint64_t>()), lemma_text));
+                                millions(t["nodes"].get<std::uint64_t>()), lemma_text, exhausted_text));
   } else {
     const Json& d = t["difference"];
     lines.push_back(fmt::format("{}: {}≢{} as traced: the graphs differ at {}[{}][{}] ({} elements, {} nodes, {})",
@@ -280,11 +285,15 @@ std::vector<std::string> ptx_trace_lines(const Json& t, const Json& spec) {
       for (const Json& v : c["leaves"])
         leaves += fmt::format("{}{}{} = {}", leaves.empty() ? "" : ", ", v["input"].get<std::string>(),
                               v["index"].get<std::string>(), v["decoded"].get<std::string>());
-      lines.push_back("  lemma counterexample: " + leaves);
+      lines.push_back((t.value("refuted_by_exhaustion", false) ? "  counterexample (every leaf value evaluated): "
+                                                                : "  lemma counterexample: ") +
+                      leaves);
       lines.push_back(fmt::format("    {}: {}", arm(spec, 0), c["a"]["decoded"].get<std::string>()));
       lines.push_back(fmt::format("    {}: {}", arm(spec, 1), c["b"]["decoded"].get<std::string>()));
     }
-    lines.push_back(verdict == "refuted"
+    const bool exhaustion = t.value("refuted_by_exhaustion", false);
+    lines.push_back(exhaustion ? "  refuted by exhaustion: the counterexample above is an input where the outputs differ"
+                    : verdict == "refuted"
                         ? "  refuted: the changing-input cases above hold a differing case"
                         : "  not refuted either: no case run differs (the graphs differ; the bits may still agree)");
   }
@@ -410,7 +419,8 @@ bool ab_report_passes(const Json& report) {
   const bool cases_differ = r["differing_cases"].get<std::uint64_t>() != 0;
   const bool proved = !r["trace_proof"].is_null();
   const bool graphs_differ = proved && !r["trace_proof"]["identical"].get<bool>();
-  if (expect_differ) return cases_differ && (!proved || graphs_differ);
+  const bool exhaustion = proved && r["trace_proof"].value("refuted_by_exhaustion", false) && graphs_differ;
+  if (expect_differ) return (cases_differ || exhaustion) && (!proved || graphs_differ);
   return !cases_differ && !graphs_differ;
 }
 

@@ -12,8 +12,10 @@ node compared (docs/ptx-proof.md). At CPU-test sizes:
 (c) examples/turbomind-mxfp4-gemv prove.json: ordinary vs folded dequant PROVEN on scales 113..128
     through a lemma over (code byte, scale byte); prove-129.json: the lemma tables differ, the
     counterexample decoded (scale byte 129, both results);
-(d) not proven, not refuted: y = x against y = x * 1.0 (they differ only on NaN payloads: no
-    uniform case shows it), exit 1 with the verdict "not_proven";
+(d) y = x against y = x * 1.0: they differ only on NaN payloads, which no uniform case shows; the
+    output depends on one f16 leaf, so both are evaluated on all 65,536 values: refuted by exhaustion
+    (0x7C01); x[i] + x[i^1] with and without the * 1.0: equal bits, but two leaves (2^32 values):
+    not proven, not refuted (exit 1, verdict "not_proven");
 (e) not provable by tracing: a data-dependent loop and a data-dependent index, exit 2 naming the
     PTX line.
 Reports: schema-valid, `report verify` re-derives a proven one."""
@@ -114,6 +116,13 @@ check("(b) the reduction position names the x elements each arm adds",
       is not None, r.stdout)
 ok, detail = schema_ok(report)
 check("(b) the refuted report matches reports/schema.json", ok, detail)
+v = run("report", "verify", report, "--spec-dir", fused)
+check("(b) report verify re-derives the refutation (the same difference, byte for byte)",
+      v.returncode == 0 and "verified" in v.stdout, v.stdout + v.stderr)
+rd = run("report", "render", report, "--markdown", os.path.join(work, "k64.md"))
+md = open(os.path.join(work, "k64.md"), encoding="utf-8").read() if os.path.exists(os.path.join(work, "k64.md")) else ""
+check("(b) report render: the Markdown names the first FMA of each arm and the verdict",
+      rd.returncode == 0 and "first operation only separate computes" in md and "refuted" in md, md[:800])
 r = run("ab", variant(os.path.join(fused, "small-64-threads.json"), "k64-equal", expect="equal"), "--prove")
 check("(b) expecting equal, the refutation fails the gate (exit 1)", r.returncode == 1 and "refuted" in r.stdout,
       r.stdout + r.stderr)
@@ -183,16 +192,32 @@ def pair(name, kernels, expect="equal", cases=4):
 report = os.path.join(work, "one.json")
 r = run("ab", pair("times-one", ["copy", "times_one"]), "--prove", "--report", report)
 t = trace_of(report)
-check("(d) y = x against y = x * 1.0: not proven (exit 1)", r.returncode == 1 and t.get("verdict") == "not_proven",
-      r.stdout + r.stderr)
-check("(d) the console says not proven and that no case refutes it",
-      "not proven:" in r.stdout and "not refuted either" in r.stdout, r.stdout)
 d = t.get("difference") or {}
+cx = d.get("counterexample") or {}
+check("(d) y = x against y = x * 1.0: no case differs, yet refuted by exhaustion of x (exit 1)",
+      r.returncode == 1 and t.get("verdict") == "refuted" and t.get("refuted_by_exhaustion") is True
+      and "4/4 changing-input cases bitwise equal" in r.stdout, r.stdout + r.stderr)
+check("(d) the counterexample: a NaN payload x, copy keeps it, x * 1.0 returns the canonical 0x7FFF",
+      [l["bits"] for l in cx.get("leaves", [])] == [0x7C01] and cx.get("a", {}).get("bits") == "0x7C01"
+      and cx.get("b", {}).get("bits") == "0x7FFF" and "refuted by exhaustion" in r.stdout, json.dumps(d)[:800])
 m = re.fullmatch(r"kernels\.ptx:(\d+)", d.get("line_b", ""))
 ptx_lines = open(os.path.join(small, "kernels.ptx"), encoding="utf-8").read().split("\n")
 check("(d) the operation only times_one computes is the multiply by 1.0 (a lemma over x), its PTX line a mul.f16",
       m is not None and "mul" in ptx_lines[int(m.group(1)) - 1] and "mul.rn.f16(#0, 0x3c00)" in json.dumps(t["lemmas"]),
       json.dumps(t)[:800])
+r = run("ab", pair("times-one-differ", ["copy", "times_one"], expect="differ"), "--prove")
+check("(d) as a negative control (expect differ) the exhaustion's refutation passes it though no case differs",
+      r.returncode == 0 and "negative control: the arms differ" in r.stdout, r.stdout + r.stderr)
+report = os.path.join(work, "pair.json")
+r = run("ab", pair("pair-sum", ["pair_sum", "pair_sum_times_one"]), "--prove", "--report", report)
+t = trace_of(report)
+check("(d) x[i] + x[i^1] against x[i] * 1.0 + x[i^1]: not proven (exit 1; equal bits, two f16 leaves: 2^32 "
+      "values, not evaluated)", r.returncode == 1 and t.get("verdict") == "not_proven"
+      and t.get("refuted_by_exhaustion") is False, r.stdout + r.stderr)
+check("(d) the console says not proven and that no case refutes it",
+      "not proven:" in r.stdout and "not refuted either" in r.stdout, r.stdout)
+ok, detail = schema_ok(report)
+check("(d) the not-proven report matches reports/schema.json", ok, detail)
 r = run("ab", pair("copy-copy", ["copy", "copy"]), "--prove")
 check("(d) control: the same kernel twice is proven (exit 0)", r.returncode == 0 and "on every input" in r.stdout,
       r.stdout + r.stderr)
