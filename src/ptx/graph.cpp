@@ -3,6 +3,8 @@
 // graph_eval.cpp.
 #include "ptx/graph.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <optional>
@@ -156,8 +158,22 @@ void Graph::reserve(std::size_t nodes) {
   if (cap != table_.size()) rehash(cap);
 }
 
+namespace {
+// Large tables and node arrays are accessed at random: 2 MiB pages (where the kernel's
+// transparent huge pages are on `madvise`) save most TLB misses. Advice only: no effect on bits.
+void advise_huge(const void* p, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
+  const auto lo = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+}
+}  // namespace
+
 void Graph::rehash(std::size_t cap) {
-  std::vector<std::uint64_t> t(cap, kEmptySlot);
+  std::vector<std::uint64_t> t;
+  t.reserve(cap);
+  advise_huge(t.data(), cap * sizeof(std::uint64_t));
+  t.assign(cap, kEmptySlot);
   const std::size_t m = cap - 1;
   for (const std::uint64_t e : table_) {
     if (e == kEmptySlot) continue;
@@ -180,10 +196,23 @@ NodeId Graph::intern(const Node& n) {
     if (static_cast<std::uint32_t>(e >> 32) == tag && nodes_[static_cast<NodeId>(e)] == n) return static_cast<NodeId>(e);
   }
   const auto id = static_cast<NodeId>(nodes_.size());
-  nodes_.push_back(n);
+  push(n);
   table_[i] = std::uint64_t{tag} << 32 | id;
   if (nodes_.size() * 4 > table_.size() * 3) rehash(table_.size() * 2);
   return id;
+}
+
+// Appends a node; the array grows by half (not double) to bound the peak while it moves.
+void Graph::push(const Node& n) {
+  if (nodes_.size() == nodes_.capacity()) {
+    const std::size_t cap = std::max<std::size_t>(1024, nodes_.capacity() + nodes_.capacity() / 2);
+    std::vector<Node> bigger;
+    bigger.reserve(cap);
+    advise_huge(bigger.data(), cap * sizeof(Node));
+    bigger.insert(bigger.end(), nodes_.begin(), nodes_.end());
+    nodes_.swap(bigger);
+  }
+  nodes_.push_back(n);
 }
 
 std::uint32_t Graph::add_tensor(LeafTensor t) {
@@ -201,13 +230,21 @@ LeafRef Graph::leaf_ref(std::uint64_t leaf) const {
   return {ti, leaf - tensors_[ti].first_leaf};
 }
 
+// Leaves are found through a dense array by leaf index (inputs are read in order: no hashing);
+// they are never in the hash table, so this is their one way in.
 NodeId Graph::leaf(std::uint32_t tensor, std::uint64_t element) {
   const LeafTensor& t = tensors_.at(tensor);
+  const std::uint64_t index = t.first_leaf + element;
+  if (leaf_ids_.size() <= index) leaf_ids_.resize(std::max<std::uint64_t>(next_leaf_, index + 1), kNoNode);
+  NodeId& id = leaf_ids_[index];
+  if (id != kNoNode) return id;
   Node n;
   n.kind = NodeKind::kLeaf;
   n.width = t.element_bits;
-  n.aux64 = t.first_leaf + element;
-  return intern(n);
+  n.aux64 = index;
+  id = static_cast<NodeId>(nodes_.size());
+  push(n);
+  return id;
 }
 
 NodeId Graph::constant(std::uint64_t bits, std::uint8_t width) {

@@ -67,12 +67,14 @@ struct InstKey {
   Inst to_inst() const;  // an Inst with these fields, slots 0..nsrc-1 in, nsrc.. out (for evaluate)
 };
 
+// (Fields ordered so that the 3 bytes and the 21-byte key fill the 8 bytes before aux64: 48
+// bytes a node.)
 struct Node {
   NodeKind kind = NodeKind::kConst;
   std::uint8_t width = 0;  // bits of the value (1 for a predicate, up to 64)
   std::uint8_t nops = 0;
+  InstKey key;  // kInst only (default otherwise)
   std::uint64_t aux64 = 0;
-  InstKey key;                                                // kInst only (default otherwise)
   std::array<NodeId, 4> ops = {kNoNode, kNoNode, kNoNode, kNoNode};
   bool operator==(const Node&) const = default;
 };
@@ -204,7 +206,9 @@ class Graph {
   std::unordered_map<std::string, std::uint32_t> pattern_cache_;  // shape key -> lemma
   std::unordered_map<std::string, std::uint32_t> digest_index_;   // digest -> lemma
   bool unsound_fma_addend_ = false;
+  void push(const Node& n);
   std::uint64_t next_leaf_ = 0;
+  std::vector<NodeId> leaf_ids_;  // leaf index -> its node (kNoNode: not made yet)
   std::vector<std::vector<std::uint64_t>> lemma_tables_;  // lemma index -> its results
   std::vector<Node> nodes_;
   std::vector<LeafTensor> tensors_;

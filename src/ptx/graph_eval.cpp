@@ -490,11 +490,8 @@ Expected<std::vector<NodeId>> Graph::apply_lemmas(const std::vector<NodeId>& roo
       t.width = n.width;
       t.nops = static_cast<std::uint8_t>(sets[s].size());
       for (std::size_t j = 0; j < sets[s].size(); ++j) {
-        Node leaf;
-        leaf.kind = NodeKind::kLeaf;
-        leaf.aux64 = sets[s][j];
-        leaf.width = tensors_[leaf_ref(sets[s][j]).tensor].element_bits;
-        t.ops[j] = intern(leaf);
+        const LeafRef ref = leaf_ref(sets[s][j]);
+        t.ops[j] = leaf(ref.tensor, ref.element);
       }
       t.aux64 = *lm;
       ++lemmas_[*lm].uses;
@@ -528,7 +525,17 @@ Difference Graph::first_difference(NodeId a, NodeId b) const {
     if (!(ha == hb) || na.nops == 0) break;
     int i = 0;
     while (i < na.nops && na.ops[i] == nb.ops[i]) ++i;
-    a = na.ops[i], b = nb.ops[i];
+    NodeId next_a = na.ops[i], next_b = nb.ops[i];
+    // Operands a canonical form sorted apart (a: {p, c}, b: {c, q}): the unmatched ones pair.
+    if (na.kind == NodeKind::kInst) {
+      for (const CanonRule& r : canon_rules()) {
+        if (!r.applies(na.key)) continue;
+        const NodeId a0 = na.ops[r.first], a1 = na.ops[r.second], b0 = nb.ops[r.first], b1 = nb.ops[r.second];
+        if (a1 == b0 && a0 != b1) next_a = a0, next_b = b1;
+        if (a0 == b1 && a1 != b0) next_a = a1, next_b = b0;
+      }
+    }
+    a = next_a, b = next_b;
     ++d.depth;
   }
   d.a = a, d.b = b;
