@@ -515,11 +515,10 @@ class KernelProver {
           names += ", …";
           break;
         }
-        names += (names.empty() ? "" : ", ") + info_[t].input + index_text(t, e);
+        names += (names.empty() ? "" : ", ") + graph_.tensors()[t].name + index_text(t, e);
       }
-      s += fmt::format("{}{} ({} of {})", s.empty() ? "" : "; ", names,
-                       elements.size() == 1 ? std::string("1 leaf") : fmt::format("{} leaves", elements.size()),
-                       graph_.tensors()[t].name);
+      s += fmt::format("{}{} ({})", s.empty() ? "" : "; ", names,
+                       elements.size() == 1 ? std::string("1 leaf") : fmt::format("{} leaves", elements.size()));
     }
     return s;
   }
