@@ -552,16 +552,20 @@ class KernelProver {
 
 }  // namespace
 
+Expected<Ok> check_kernel_provable(const AbSpec& spec) {
+  for (std::size_t i = 0; i < spec.arms.size(); ++i) {
+    if (!spec.arms[i].stages[0].launch)
+      return Error{fmt::format("{}: arms[{}]: --prove: arm \"{}\" runs built-in operators: a PTX proof needs both "
+                               "arms to be kernel arms",
+                               spec.path, i, spec.arms[i].name)};
+  }
+  return Ok{};
+}
+
 Expected<TraceResult> prove_kernel_arms(const AbSpec& spec, const std::vector<KernelModule>& modules,
                                         const std::map<std::string, ScaleSet>& scales,
                                         const KernelProveOptions& options) {
-  for (const Arm& arm : spec.arms) {
-    if (!arm.stages[0].launch)
-      return Error{
-          fmt::format("{}: --prove: arm \"{}\" runs built-in operators: a PTX proof needs both arms to be "
-                      "kernel arms",
-                      spec.path, arm.name)};
-  }
+  if (auto ok = check_kernel_provable(spec); !ok) return ok.error();
   auto set = parse_kernel_modules(spec, modules);
   if (!set) return set.error();
   KernelProver prover(spec, modules, *set, scales, options);

@@ -44,6 +44,10 @@ struct KernelProveOptions {
                                                       const std::map<std::string, ScaleSet>& scales,
                                                       const KernelProveOptions& options = {});
 
+// Whether `spec` can be proven from its PTX: both arms kernel arms (a built-in arm has no PTX).
+// Checked before any case runs. Error (exit 2): the arm that is not.
+[[nodiscard]] Expected<Ok> check_kernel_provable(const AbSpec& spec);
+
 // The `.loc` source line in force at PTX line `line` of `ptx` ("gemv.cu:45"), from its `.file`
 // and `.loc` directives; "" where the PTX carries none before that line.
 [[nodiscard]] std::string ptx_source_line(const std::string& ptx, std::uint32_t line);

@@ -80,7 +80,11 @@ Expected<AbOutcome> run_ab_spec(const op::AbSpec& spec, const op::Weights& weigh
   out.keep = options.keep;
   for (const op::ArmRunner* r : runners) out.backends.push_back(r->name());
   if (options.prove) {
-    // Inputs first: a bad element proof or audit is exit 2 before any case runs.
+    // Inputs first: a bad element proof or audit, or kernel arms beside a built-in arm, is exit 2
+    // before any case runs.
+    if (spec.kernels) {
+      if (auto ok = op::check_kernel_provable(spec); !ok) return ok.error();
+    }
     auto scales = trace_scale_sets(spec, weights, options.audit, options.read_audit);
     if (!scales) return scales.error();
     out.scales = std::move(*scales);
