@@ -104,16 +104,13 @@ bool float_arith(const InstKey& k) { return k.type.kind == Kind::kFloat && (k.ty
 
 constexpr CanonRule kCanonRules[] = {
     {"float add/mul: operand order",
-     [](const InstKey& k) { return (k.op == Op::kAdd || k.op == Op::kMul) && float_arith(k); },
-     0, 1,
+     [](const InstKey& k) { return (k.op == Op::kAdd || k.op == Op::kMul) && float_arith(k); }, 0, 1,
      "PTX ISA 9.7.3.1 add, 9.7.3.3 mul (f32), 9.7.4.1/9.7.4.3 (f16, f16x2), 9.7.4.x bf16/bf16x2",
      "IEEE 754 addition and multiplication are commutative for every rounding direction, and .ftz/.sat act on "
      "operands and result alike; a NaN result is the canonical NaN whatever the operands' payloads (concrete.hpp's "
      "NaN rule), so no payload order can leak",
      "canon.ptx add/mul .rn/.rz/.ftz/.sat on f32, f16, f16x2, bf16, bf16x2: both orders over NaN payload pairs"},
-    {"float fma: the two product operands",
-     [](const InstKey& k) { return k.op == Op::kFma && float_arith(k); },
-     0, 1,
+    {"float fma: the two product operands", [](const InstKey& k) { return k.op == Op::kFma && float_arith(k); }, 0, 1,
      "PTX ISA 9.7.3.5 fma (f32; mad.rnd.f32 is the same, 9.7.3.6), 9.7.4.4 fma (f16, f16x2, bf16, bf16x2)",
      "a*b+c is computed exactly then rounded once: the exact product is commutative; canonical NaN as above. The "
      "addend is NOT exchangeable with a product operand (canon.ptx's fma a,c,b words differ: the control)",
@@ -136,8 +133,8 @@ constexpr CanonRule kCanonRules[] = {
      "exact integer functions, symmetric in their operands (mul.lo: the low half of a commutative product)",
      "canon.ptx add/mul.lo/and/or/xor/min/max on u32/s32 and u16: both orders"},
     {"setp.eq/ne: the compared operands",
-     [](const InstKey& k) { return k.op == Op::kSetp && (k.cmp == Cmp::kEq || k.cmp == Cmp::kNe); },
-     0, 1, "PTX ISA 9.7.7.1 setp (integer), 9.7.4.x setp (float: eq/ne are false/true when either is NaN)",
+     [](const InstKey& k) { return k.op == Op::kSetp && (k.cmp == Cmp::kEq || k.cmp == Cmp::kNe); }, 0, 1,
+     "PTX ISA 9.7.7.1 setp (integer), 9.7.4.x setp (float: eq/ne are false/true when either is NaN)",
      "equality is symmetric for integers and floats alike (+0 == -0, NaN unordered either way, .ftz flushes both); "
      "the combining predicate (.and/.or/.xor c) keeps its position",
      "canon.ptx setp.eq/ne on f32 (and .ftz), f16, u32, s32: both orders, as 0/1 words"},
@@ -193,7 +190,8 @@ NodeId Graph::intern(const Node& n) {
   for (;; i = (i + 1) & m) {
     const std::uint64_t e = table_[i];
     if (e == kEmptySlot) break;
-    if (static_cast<std::uint32_t>(e >> 32) == tag && nodes_[static_cast<NodeId>(e)] == n) return static_cast<NodeId>(e);
+    if (static_cast<std::uint32_t>(e >> 32) == tag && nodes_[static_cast<NodeId>(e)] == n)
+      return static_cast<NodeId>(e);
   }
   const auto id = static_cast<NodeId>(nodes_.size());
   push(n);
@@ -497,7 +495,8 @@ bool Graph::simplify(const InstKey& k, const NodeId* s, NodeId* out) {
       if (k.op == Op::kShl)
         out[0] = n == 0 ? a : concat(zeros(static_cast<std::uint8_t>(n)), extract(a, 0, keep));
       else
-        out[0] = n == 0 ? a : concat(extract(a, static_cast<std::uint8_t>(n), keep), zeros(static_cast<std::uint8_t>(n)));
+        out[0] =
+            n == 0 ? a : concat(extract(a, static_cast<std::uint8_t>(n), keep), zeros(static_cast<std::uint8_t>(n)));
       return true;
     }
     case Op::kBfe: {  // unsigned: bits [pos, pos + len) of a, zero-extended (PTX ISA, bfe)

@@ -82,7 +82,7 @@ struct Node {
 // An input tensor whose elements are leaves: `elements` elements of `element_bits` bits each,
 // every one taking only the values of `domain` (empty: all 2^element_bits values).
 struct LeafTensor {
-  std::string name;           // the spec's tensor ("w.q_a", "x", "e.w1.scales")
+  std::string name;  // the spec's tensor ("w.q_a", "x", "e.w1.scales")
   std::uint64_t elements = 0;
   std::uint8_t element_bits = 8;
   std::vector<std::uint64_t> domain;  // the admitted values, ascending; empty: every value
@@ -104,7 +104,7 @@ struct Lemma {
   // with equal tables over equal domains share one lemma, which is how two arms' dequant
   // sequences merge.
   std::vector<std::string> patterns;
-  std::uint8_t width = 0;              // of each result
+  std::uint8_t width = 0;  // of each result
 };
 
 // Where two roots part (first_difference).
@@ -158,7 +158,8 @@ class Graph {
 
   // The node's bits given every leaf's bits (leaf index -> bits). Error: a load outside its
   // snapshot, an undefined result (ConcretePolicy's reason).
-  [[nodiscard]] Expected<std::uint64_t> evaluate(NodeId id, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
+  [[nodiscard]] Expected<std::uint64_t> evaluate(
+      NodeId id, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
   // evaluate() for several roots at once, sharing the nodes below them (results in roots' order).
   [[nodiscard]] Expected<std::vector<std::uint64_t>> evaluate_many(
       const std::vector<NodeId>& roots, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
@@ -197,8 +198,9 @@ class Graph {
   [[nodiscard]] std::optional<std::uint64_t> const_bits(NodeId x) const;
   [[nodiscard]] std::pair<NodeId, std::uint64_t> slice_of(NodeId x) const;
   struct Pattern;
-  [[nodiscard]] std::uint64_t step(const Node& n, const std::uint64_t* v, std::uint64_t leaf_bits, std::string* why) const;
-  [[nodiscard]] std::vector<NodeId> below(const std::vector<NodeId>& roots) const;
+  [[nodiscard]] std::uint64_t step(const Node& n, const std::uint64_t* v, std::uint64_t leaf_bits,
+                                   std::string* why) const;
+  [[nodiscard]] std::vector<NodeId> below(const std::vector<NodeId>& roots, bool whole = false) const;
   [[nodiscard]] Pattern pattern_of(NodeId root, const std::vector<std::uint64_t>& support) const;
   [[nodiscard]] std::string pattern_text(NodeId root, const std::vector<std::uint64_t>& support) const;
   Expected<std::uint32_t> lemma_for(NodeId root, const std::vector<std::uint64_t>& support);
@@ -208,7 +210,7 @@ class Graph {
   bool unsound_fma_addend_ = false;
   void push(const Node& n);
   std::uint64_t next_leaf_ = 0;
-  std::vector<NodeId> leaf_ids_;  // leaf index -> its node (kNoNode: not made yet)
+  std::vector<NodeId> leaf_ids_;                          // leaf index -> its node (kNoNode: not made yet)
   std::vector<std::vector<std::uint64_t>> lemma_tables_;  // lemma index -> its results
   std::vector<Node> nodes_;
   std::vector<LeafTensor> tensors_;

@@ -71,8 +71,8 @@ const char* op_name(Op op) {
 }
 
 const char* cmp_name(Cmp c) {
-  static constexpr const char* kNames[] = {"eq",  "ne",  "lt",  "le",  "gt",  "ge",  "lo",  "ls",  "hi",
-                                           "hs",  "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
+  static constexpr const char* kNames[] = {"eq", "ne",  "lt",  "le",  "gt",  "ge",  "lo",  "ls",  "hi",
+                                           "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
   return kNames[static_cast<int>(c)];
 }
 
@@ -106,7 +106,8 @@ std::string inst_name(const InstKey& k) {
   if (k.part == MulPart::kLo && (k.op == Op::kMul || k.op == Op::kMad)) s += ".lo";
   if (k.part == MulPart::kHi) s += ".hi";
   if (k.part == MulPart::kWide) s += ".wide";
-  if (k.op == Op::kShf) s += fmt::format("{}{}", (k.mode & 1) != 0 ? ".r" : ".l", (k.mode & 2) != 0 ? ".clamp" : ".wrap");
+  if (k.op == Op::kShf)
+    s += fmt::format("{}{}", (k.mode & 1) != 0 ? ".r" : ".l", (k.mode & 2) != 0 ? ".clamp" : ".wrap");
   if (k.op == Op::kPrmt && k.mode != 0) {
     static constexpr const char* kModes[] = {"", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"};
     s += kModes[k.mode < 7 ? k.mode : 0];
@@ -172,8 +173,24 @@ std::uint64_t Graph::step(const Node& n, const std::uint64_t* v, std::uint64_t l
 
 // The nodes below `roots` (roots included), ascending: operands come before their users.
 // Small subgraphs (a lemma's) are searched in `out` itself; past 64 nodes a hash set takes over.
-std::vector<NodeId> Graph::below(const std::vector<NodeId>& roots) const {
+// `whole`: a mark per node of the table instead (the roots of a proof reach most of it).
+std::vector<NodeId> Graph::below(const std::vector<NodeId>& roots, bool whole) const {
   std::vector<NodeId> out, stack(roots.begin(), roots.end());
+  if (whole) {
+    std::vector<bool> mark(nodes_.size(), false);
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      if (mark[id]) continue;
+      mark[id] = true;
+      const Node& n = nodes_[id];
+      for (int i = 0; i < n.nops; ++i) stack.push_back(n.ops[i]);
+    }
+    for (std::size_t id = 0; id < mark.size(); ++id) {
+      if (mark[id]) out.push_back(static_cast<NodeId>(id));
+    }
+    return out;
+  }
   std::unordered_set<NodeId> seen;
   while (!stack.empty()) {
     const NodeId id = stack.back();
@@ -194,7 +211,7 @@ std::vector<NodeId> Graph::below(const std::vector<NodeId>& roots) const {
 Expected<std::vector<std::uint64_t>> Graph::evaluate_many(
     const std::vector<NodeId>& roots, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const {
   std::unordered_map<std::uint64_t, std::uint64_t> leaf_bits(leaves.begin(), leaves.end());
-  const std::vector<NodeId> ids = below(roots);
+  const std::vector<NodeId> ids = below(roots, roots.size() > 1);
   std::unordered_map<NodeId, std::uint64_t> value;
   value.reserve(ids.size());
   std::string why;
@@ -229,10 +246,10 @@ Expected<std::uint64_t> Graph::evaluate(NodeId id,
 // A narrow subgraph made ready to evaluate on every combination of its support: its nodes in
 // topological order with operands as local indices, leaves as support positions.
 struct Graph::Pattern {
-  std::vector<NodeId> ids;                       // ascending
+  std::vector<NodeId> ids;                        // ascending
   std::vector<std::array<std::uint32_t, 4>> ops;  // local operand indices
-  std::vector<int> position;                     // a leaf's support position, else -1
-  std::string key;                               // the shape, leaves by position, and their tensors
+  std::vector<int> position;                      // a leaf's support position, else -1
+  std::string key;                                // the shape, leaves by position, and their tensors
 };
 
 Graph::Pattern Graph::pattern_of(NodeId root, const std::vector<std::uint64_t>& support) const {
@@ -261,16 +278,26 @@ Graph::Pattern Graph::pattern_of(NodeId root, const std::vector<std::uint64_t>& 
     put(shape.aux64);
     if (n.kind == NodeKind::kInst) {
       const InstKey& k = n.key;
-      const std::uint8_t f[] = {static_cast<std::uint8_t>(k.op),       static_cast<std::uint8_t>(k.type.kind),
-                                k.type.bits,                           k.type.x2,
-                                k.type.bf,                             static_cast<std::uint8_t>(k.src_type.kind),
-                                k.src_type.bits,                       k.src_type.x2,
-                                k.src_type.bf,                         static_cast<std::uint8_t>(k.rnd),
-                                static_cast<std::uint8_t>(k.cmp),      static_cast<std::uint8_t>(k.bool_op),
-                                static_cast<std::uint8_t>(k.part),     k.ftz,
-                                k.sat,                                 k.neg_src,
-                                static_cast<std::uint8_t>(k.space),    k.mode,
-                                k.vec,                                 k.ndst,
+      const std::uint8_t f[] = {static_cast<std::uint8_t>(k.op),
+                                static_cast<std::uint8_t>(k.type.kind),
+                                k.type.bits,
+                                k.type.x2,
+                                k.type.bf,
+                                static_cast<std::uint8_t>(k.src_type.kind),
+                                k.src_type.bits,
+                                k.src_type.x2,
+                                k.src_type.bf,
+                                static_cast<std::uint8_t>(k.rnd),
+                                static_cast<std::uint8_t>(k.cmp),
+                                static_cast<std::uint8_t>(k.bool_op),
+                                static_cast<std::uint8_t>(k.part),
+                                k.ftz,
+                                k.sat,
+                                k.neg_src,
+                                static_cast<std::uint8_t>(k.space),
+                                k.mode,
+                                k.vec,
+                                k.ndst,
                                 k.nsrc};
       key.append(reinterpret_cast<const char*>(f), sizeof f);
     }
@@ -347,7 +374,8 @@ Expected<std::uint32_t> Graph::lemma_for(NodeId root, const std::vector<std::uin
       val[i] = step(n, v, p.position[i] >= 0 ? leaf_val[static_cast<std::size_t>(p.position[i])] : 0, &why);
       if (!why.empty()) {
         std::string at;
-        for (std::size_t j = 0; j < support.size(); ++j) at += fmt::format("{}{}=0x{:x}", j ? ", " : "", j, leaf_val[j]);
+        for (std::size_t j = 0; j < support.size(); ++j)
+          at += fmt::format("{}{}=0x{:x}", j ? ", " : "", j, leaf_val[j]);
         return Error{fmt::format("lemma {}: undefined at #{}: {}", pattern_text(root, support), at, why)};
       }
     }
@@ -411,11 +439,11 @@ NodeId Graph::rebuild(NodeId id, const NodeId* ops) {
 }
 
 Expected<std::vector<NodeId>> Graph::apply_lemmas(const std::vector<NodeId>& roots, std::uint64_t max_entries) {
-  const std::vector<NodeId> ids = below(roots);
+  const std::vector<NodeId> ids = below(roots, true);
   const std::size_t count = ids.size();
-  const auto local = [&](NodeId id) {
-    return static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
-  };
+  std::vector<std::uint32_t> local_of(nodes_.size(), 0);
+  for (std::size_t i = 0; i < count; ++i) local_of[ids[i]] = static_cast<std::uint32_t>(i);
+  const auto local = [&](NodeId id) { return static_cast<std::size_t>(local_of[id]); };
   // Support sets: at most 4 leaves (a table node's operands), domain product <= max_entries;
   // kWide otherwise. Set 0 is the empty set.
   constexpr std::uint32_t kWide = 0xFFFFFFFFu;

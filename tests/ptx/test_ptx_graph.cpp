@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "arith/soft_arith.hpp"
-#include "ptx/gpu/canon_inputs.hpp"
 #include "ptx/concrete.hpp"
+#include "ptx/gpu/canon_inputs.hpp"
 #include "ptx/graph.hpp"
 #include "ptx/ptx.hpp"
 #include "recipes/turbomind_mxfp4.hpp"
@@ -152,12 +152,12 @@ TEST_SUITE("ptx_graph") {
     const auto same = [&](const std::string& line, std::vector<NodeId> a, std::vector<NodeId> b) {
       return one(s.g, line, a) == one(s.g, line, b);
     };
-    for (const char* line : {"add.rn.f32 %f1, %f2, %f3", "add.rz.ftz.sat.f32 %f1, %f2, %f3", "mul.rn.f32 %f1, %f2, %f3",
-                             "mul.rn.ftz.f16 %h1, %h2, %h3", "add.rn.f16x2 %r1, %r2, %r3", "mul.rn.bf16 %h1, %h2, %h3",
-                             "add.rn.bf16x2 %r1, %r2, %r3", "add.u32 %r1, %r2, %r3", "mul.lo.s32 %r1, %r2, %r3",
-                             "and.b32 %r1, %r2, %r3", "or.b32 %r1, %r2, %r3", "xor.b32 %r1, %r2, %r3",
-                             "min.s32 %r1, %r2, %r3", "max.u32 %r1, %r2, %r3", "setp.eq.f32 %p1, %f1, %f2",
-                             "setp.ne.ftz.f32 %p1, %f1, %f2", "setp.eq.u32 %p1, %r1, %r2"}) {
+    for (const char* line :
+         {"add.rn.f32 %f1, %f2, %f3", "add.rz.ftz.sat.f32 %f1, %f2, %f3", "mul.rn.f32 %f1, %f2, %f3",
+          "mul.rn.ftz.f16 %h1, %h2, %h3", "add.rn.f16x2 %r1, %r2, %r3", "mul.rn.bf16 %h1, %h2, %h3",
+          "add.rn.bf16x2 %r1, %r2, %r3", "add.u32 %r1, %r2, %r3", "mul.lo.s32 %r1, %r2, %r3", "and.b32 %r1, %r2, %r3",
+          "or.b32 %r1, %r2, %r3", "xor.b32 %r1, %r2, %r3", "min.s32 %r1, %r2, %r3", "max.u32 %r1, %r2, %r3",
+          "setp.eq.f32 %p1, %f1, %f2", "setp.ne.ftz.f32 %p1, %f1, %f2", "setp.eq.u32 %p1, %r1, %r2"}) {
       INFO(line);
       CHECK(same(line, {s.y, s.z}, {s.z, s.y}));
     }
@@ -197,8 +197,9 @@ TEST_SUITE("ptx_graph") {
       const NodeId k1 = one(s.g, fma, {s.y, s.z, s.w});
       const NodeId k2 = one(s.g, fma, {s.y, s.w, s.z});
       CHECK((k1 == k2) == unsound);
-      const Leaves leaves = {{s.leaf_index(1, 0), 0x40000000}, {s.leaf_index(2, 0), 0x40400000},
-                             {s.leaf_index(3, 0), 0x3F800000}};                    // 2, 3, 1
+      const Leaves leaves = {{s.leaf_index(1, 0), 0x40000000},
+                             {s.leaf_index(2, 0), 0x40400000},
+                             {s.leaf_index(3, 0), 0x3F800000}};                  // 2, 3, 1
       CHECK(concrete(fma, {0x40000000, 0x40400000, 0x3F800000}) == 0x40E00000);  // 2 * 3 + 1 = 7
       CHECK(concrete(fma, {0x40000000, 0x3F800000, 0x40400000}) == 0x40A00000);  // 2 * 1 + 3 = 5
       // The graph's own evaluation of kernel 2 is wrong exactly when the rule is unsound.
@@ -285,10 +286,10 @@ TEST_SUITE("ptx_graph") {
     CHECK(one(g, "mov.b32 %r1, {%h1, %h2}", {halves[0], halves[1]}) == word);
     // raw = ((x << 12) & 0x8000) | ((x << 9) & 0x0E00) on the code nibble of x: bits of x only.
     const NodeId nib = one(g, "and.b32 %r1, %r2, %r3", {one(g, "cvt.u32.u16 %r1, %h1", {s.x}), g.constant(0xF, 32)});
-    const NodeId hi = one(g, "and.b32 %r1, %r2, %r3", {one(g, "shl.b32 %r1, %r2, %r3", {nib, g.constant(12, 32)}),
-                                                       g.constant(0x8000, 32)});
-    const NodeId lo = one(g, "and.b32 %r1, %r2, %r3", {one(g, "shl.b32 %r1, %r2, %r3", {nib, g.constant(9, 32)}),
-                                                       g.constant(0x0E00, 32)});
+    const NodeId hi = one(g, "and.b32 %r1, %r2, %r3",
+                          {one(g, "shl.b32 %r1, %r2, %r3", {nib, g.constant(12, 32)}), g.constant(0x8000, 32)});
+    const NodeId lo = one(g, "and.b32 %r1, %r2, %r3",
+                          {one(g, "shl.b32 %r1, %r2, %r3", {nib, g.constant(9, 32)}), g.constant(0x0E00, 32)});
     const NodeId raw = one(g, "or.b32 %r1, %r2, %r3", {hi, lo});
     CHECK(g.node(raw).kind == NodeKind::kConcat);
     int wrong = 0;
@@ -665,7 +666,8 @@ CanonCheck canon_check(const std::vector<CanonWord>& words, const std::vector<st
     }
     ++c.identified;
     const InstKey key = InstKey::of(gi(words[i].line));
-    for (std::size_t r = 0; r < canon_rules().size(); ++r) c.rule_checked[r] = c.rule_checked[r] || canon_rules()[r].applies(key);
+    for (std::size_t r = 0; r < canon_rules().size(); ++r)
+      c.rule_checked[r] = c.rule_checked[r] || canon_rules()[r].applies(key);
     for (unsigned t = 0; t < threads; ++t) {
       const std::uint32_t x = data[std::size_t{t} * kCanonWords + first], y = data[std::size_t{t} * kCanonWords + i];
       if (x == y) continue;
@@ -721,8 +723,9 @@ TEST_SUITE("ptx_graph") {
 
   TEST_CASE("canon: recorded on the GPU (tests/ptx/data/canon_sm90.bin)") {
     if (!std::filesystem::exists(kCanonData)) {
-      MESSAGE("skipped: tests/ptx/data/canon_sm90.bin is not recorded yet (tests/ptx/gpu/README.md: canon_gpu on the "
-              "GPU machine); the executor-side check above still ran");
+      MESSAGE(
+          "skipped: tests/ptx/data/canon_sm90.bin is not recorded yet (tests/ptx/gpu/README.md: canon_gpu on the "
+          "GPU machine); the executor-side check above still ran");
       return;
     }
     const std::string text = read_file(kCanonPtx);
