@@ -70,6 +70,7 @@ Inst InstKey::to_inst() const {
   return in;
 }
 
+namespace {
 // The bits of result `i` of an instruction: what ConcretePolicy::alu leaves in d[i] fits in them.
 std::uint8_t result_width(const InstKey& k, int i) {
   switch (k.op) {
@@ -85,6 +86,7 @@ std::uint8_t result_width(const InstKey& k, int i) {
   (void)i;
   return k.type.bits;
 }
+}  // namespace
 
 // ---- Canonical forms ----
 //

@@ -25,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "error.hpp"
@@ -126,6 +127,8 @@ struct CanonRule {
   const char* gpu_check;
 };
 [[nodiscard]] std::span<const CanonRule> canon_rules();
+// The PTX mnemonic of an instruction key: "fma.rn.f32", "mul.lo.u32", "cvt.rn.f16.f32".
+[[nodiscard]] std::string inst_name(const InstKey& k);
 
 class Graph {
  public:
@@ -154,6 +157,9 @@ class Graph {
   // The node's bits given every leaf's bits (leaf index -> bits). Error: a load outside its
   // snapshot, an undefined result (ConcretePolicy's reason).
   [[nodiscard]] Expected<std::uint64_t> evaluate(NodeId id, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
+  // evaluate() for several roots at once, sharing the nodes below them (results in roots' order).
+  [[nodiscard]] Expected<std::vector<std::uint64_t>> evaluate_many(
+      const std::vector<NodeId>& roots, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
 
   // Replaces every maximal narrow subgraph below `roots` (support domain product <= max_entries)
   // by a table node; returns the roots' new ids (same order). Error: a table entry undefined.
@@ -161,6 +167,7 @@ class Graph {
                                                            std::uint64_t max_entries = std::uint64_t{1} << 24);
   [[nodiscard]] const std::vector<Lemma>& lemmas() const { return lemmas_; }
 
+  // a == b: no difference (Difference::a and b stay kNoNode).
   [[nodiscard]] Difference first_difference(NodeId a, NodeId b) const;
   [[nodiscard]] std::string describe(NodeId id, int depth = 2) const;  // "fma.rn.f32(cvt.f32.f16(x[17]), ...)"
 
@@ -187,6 +194,15 @@ class Graph {
   void pieces(NodeId x, std::vector<NodeId>& out) const;
   [[nodiscard]] std::optional<std::uint64_t> const_bits(NodeId x) const;
   [[nodiscard]] std::pair<NodeId, std::uint64_t> slice_of(NodeId x) const;
+  struct Pattern;
+  [[nodiscard]] std::uint64_t step(const Node& n, const std::uint64_t* v, std::uint64_t leaf_bits, std::string* why) const;
+  [[nodiscard]] std::vector<NodeId> below(const std::vector<NodeId>& roots) const;
+  [[nodiscard]] Pattern pattern_of(NodeId root, const std::vector<std::uint64_t>& support) const;
+  [[nodiscard]] std::string pattern_text(NodeId root, const std::vector<std::uint64_t>& support) const;
+  Expected<std::uint32_t> lemma_for(NodeId root, const std::vector<std::uint64_t>& support);
+  NodeId rebuild(NodeId id, const NodeId* ops);
+  std::unordered_map<std::string, std::uint32_t> pattern_cache_;  // shape key -> lemma
+  std::unordered_map<std::string, std::uint32_t> digest_index_;   // digest -> lemma
   bool unsound_fma_addend_ = false;
   std::uint64_t next_leaf_ = 0;
   std::vector<std::vector<std::uint64_t>> lemma_tables_;  // lemma index -> its results
