@@ -333,11 +333,19 @@ void sym_check_gemv(SymGemv& s, unsigned sep_block, unsigned fused_block, int ca
       REQUIRE(ptx::launch(*m, **ptx::find_kernel(*m, "gemv_fused"), sym_config({n}, {fused_block}), args, mem).ok());
       for (int i = 0; i < 3; ++i) got[1][i] = ptx_values_of<std::uint16_t>(mem.bytes(by[i]));
     }
+    // Graph::evaluate (what the prove command uses) on the same values, leaf by leaf.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> leaves;
+    for (const auto& t : s.g.tensors()) {
+      for (std::uint64_t e = 0; e < t.elements; ++e) leaves.emplace_back(t.first_leaf + e, leaf(t.first_leaf + e));
+    }
     for (int arm = 0; arm < 2; ++arm) {
       for (int i = 0; i < 3; ++i) {
         for (unsigned r = 0; r < SymGemv::kRows[i]; ++r) {
-          CHECK_MESSAGE(eval(s.y[arm][i][r]) == got[arm][i][r],
-                        fmt::format("case {} arm {} output {} row {}", c, arm, i, r));
+          const NodeId y = s.y[arm][i][r];
+          CHECK_MESSAGE(eval(y) == got[arm][i][r], fmt::format("case {} arm {} output {} row {}", c, arm, i, r));
+          const auto by_graph = s.g.evaluate(y, leaves);
+          REQUIRE(by_graph.ok());
+          CHECK(*by_graph == got[arm][i][r]);
           ++checked;
         }
       }
@@ -528,6 +536,9 @@ TEST_SUITE("ptx") {
                    });
       const auto out = sym_run_one(text, sym_bytes(std::vector<std::uint32_t>{x}), 4);
       CHECK(eval(y) == ptx_values_of<std::uint32_t>(out)[0]);
+      const auto by_graph = t.g.evaluate(y, {{t.g.tensors()[t.tensor].first_leaf, x}});  // its own snapshot
+      REQUIRE(by_graph.ok());
+      CHECK(*by_graph == ptx_values_of<std::uint32_t>(out)[0]);
     }
     // A launch that writes the table after reading it through a data-dependent address: refused.
     const std::string writes = sym_kernel(body + "\n\tst.global.u32 [%rd5], %r2;", decls);
