@@ -217,7 +217,6 @@ class KernelProver {
         return Error{fmt::format("{}: --prove: arms[{}].stages[{}] ({}, arm \"{}\"): {}", spec_.path, arm, s, l.kernel,
                                  spec_.arms[arm].name, ran.error().message)};
     }
-    module_of_arm_[arm] = set_.find(stages[0].launch->kernel)->module;
     for (const auto& [key, b] : inputs) {
       if (auto ok = unwritten_input(memory, b, key.first, arm); !ok) return ok.error();
     }
@@ -319,8 +318,9 @@ class KernelProver {
         r.difference = describe(differing[i], a, b, roots[2 * i], roots[2 * i + 1]);
         if (settled->counterexample) {
           r.difference->counterexample = std::move(settled->counterexample);
-          r.difference->why = "the two output nodes were evaluated on every value of their leaves: they differ there "
-                              "(refuted by exhaustion)";
+          r.difference->why =
+              "the two output nodes were evaluated on every value of their leaves: they differ there "
+              "(refuted by exhaustion)";
           r.refuted_by_exhaustion = true;
         }
         break;
@@ -477,10 +477,22 @@ class KernelProver {
     return {first_only(1, a), first_only(2, b)};
   }
 
+  // The module holding PTX line `line` among the kernels arm `arm` launches (its first stage's
+  // module if none does).
+  std::size_t module_of_line(std::uint32_t line, int arm) const {
+    for (const Stage& st : spec_.arms[arm].stages) {
+      const KernelSet::Used& u = *set_.find(st.launch->kernel);
+      for (const ptx::Inst& in : set_.kernel(u).code) {
+        if (in.line == line) return u.module;
+      }
+    }
+    return set_.find(spec_.arms[arm].stages[0].launch->kernel)->module;
+  }
+
   std::string line_text(NodeId id, int arm) const {
     const std::uint32_t line = graph_.origin(id, arm);
     if (line == 0) return "";
-    const KernelModule& m = modules_[module_of_arm_[arm]];
+    const KernelModule& m = modules_[module_of_line(line, arm)];
     const std::string src = ptx_source_line(m.ptx, line);
     const std::string file = m.file.ends_with(".ptx") ? m.file : m.file + " (PTX)";
     return src.empty() ? fmt::format("{}:{}", file, line) : fmt::format("{}:{} ({})", file, line, src);
@@ -547,7 +559,6 @@ class KernelProver {
   std::vector<LeafInfo> info_;  // per graph tensor
   std::map<std::pair<std::string, TensorPart>, std::uint32_t> leaf_of_;
   std::map<std::string, std::uint32_t> before_;  // output -> its before-the-launch tensor
-  std::array<std::size_t, 2> module_of_arm_{0, 0};
 };
 
 }  // namespace
@@ -555,9 +566,10 @@ class KernelProver {
 Expected<Ok> check_kernel_provable(const AbSpec& spec) {
   for (std::size_t i = 0; i < spec.arms.size(); ++i) {
     if (!spec.arms[i].stages[0].launch)
-      return Error{fmt::format("{}: arms[{}]: --prove: arm \"{}\" runs built-in operators: a PTX proof needs both "
-                               "arms to be kernel arms",
-                               spec.path, i, spec.arms[i].name)};
+      return Error{
+          fmt::format("{}: arms[{}]: --prove: arm \"{}\" runs built-in operators: a PTX proof needs both "
+                      "arms to be kernel arms",
+                      spec.path, i, spec.arms[i].name)};
   }
   return Ok{};
 }
