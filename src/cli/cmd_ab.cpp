@@ -77,10 +77,6 @@ Expected<op::AbSpec> load(const AbArgs& a) {
   if (!a.checkpoint.empty()) spec->checkpoint_path = a.checkpoint;
   if (!a.audit.empty() && !a.prove)
     return Error{"--audit: the audit gives the trace proof's scale domain: add --prove"};
-  if (a.prove && spec->kernels)
-    return Error{fmt::format("{}: --prove: kernel arms have no trace proof yet (their changing-input cases run without "
-                             "it)",
-                             a.spec)};
   return spec;
 }
 
@@ -146,7 +142,7 @@ int run_ab_command(const AbArgs& a) {
   Progress progress(fmt::format("ab {}", spec->name), a.quiet);
   const ProgressFn bar = progress.callback();
   AbOptions options{a.audit, audit::read_audited_scales, a.prove, a.keep, a.threads,
-                    bar ? op::AbProgress(bar) : op::AbProgress()};
+                    bar ? op::AbProgress(bar) : op::AbProgress(), spec->kernels ? &*modules : nullptr};
   auto outcome = run_ab_spec(*spec, *weights, options, runners);
   progress.done();
   if (!outcome) return fail(outcome.error());

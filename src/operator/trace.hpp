@@ -40,6 +40,30 @@ struct Substitution {
   bool holds = true;
 };
 
+// A kernel-arm proof's lemma counterexample (docs/ptx-proof.md): one value per support leaf
+// (raw bits; the report decodes them by `kind`) and each arm's table entry there.
+struct LeafValue {
+  std::string tensor;  // the spec input ("w")
+  std::string kind;    // "f16", "e2m1x2" (a byte of two E2M1 codes, low nibble first), "ue8m0", "bits"
+  std::string index;   // "[3][17]" in the input's own shape (codes: the byte's first element)
+  std::uint64_t bits = 0;
+};
+struct LemmaCounterexample {
+  std::vector<LeafValue> leaves;
+  std::uint64_t result_a = 0, result_b = 0;
+  unsigned width = 0;  // bits of the results (16: fp16, 32: fp32)
+};
+
+// A lemma a kernel-arm proof used: a subgraph over narrow leaves settled by exhaustion.
+struct LemmaRecord {
+  std::string pattern;               // the subgraph's shape, leaves as #0, #1, ...
+  std::vector<std::string> leaves;   // each position's input and part ("w (codes)")
+  std::vector<std::string> domains;  // each position's admitted values ("all 256", "113..128")
+  std::string digest;                // SHA-256 of its value table
+  std::uint64_t entries = 0;
+  std::uint64_t uses = 0;
+};
+
 // The first place two traced elements part.
 struct TraceDifference {
   std::string tensor;      // the compared tensor (an output or a shared intermediate)
@@ -49,6 +73,10 @@ struct TraceDifference {
   std::string operation_a; // the first differing operation of each arm, operands shown
   std::string operation_b;
   std::string why;         // what would have made them equal, if anything
+  // Kernel arms: where each operation came from ("gemv.ptx:123 (gemv.cu:45)"), and where two
+  // lemma tables over the same leaves differ, the first such leaf values.
+  std::string line_a, line_b;
+  std::optional<LemmaCounterexample> counterexample;
 };
 
 struct TraceResult {
@@ -58,6 +86,10 @@ struct TraceResult {
   std::vector<std::string> compared;   // tensors compared, in order
   std::vector<bool> substitution_used; // per substitution
   std::optional<TraceDifference> difference;
+  bool ptx = false;                  // kernel arms: traced from their PTX (kernel_prove.hpp)
+  std::vector<LemmaRecord> lemmas;   // kernel arms: the lemmas used
+  std::uint64_t exhausted = 0;       // kernel arms: elements whose nodes differ, equal on every leaf value
+  bool refuted_by_exhaustion = false;  // kernel arms: the difference's counterexample is of the output itself
 };
 
 struct TraceOptions {

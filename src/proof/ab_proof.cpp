@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "operator/kernel_prove.hpp"
+
 
 namespace bitproof {
 namespace {
@@ -23,8 +25,15 @@ op::ScaleSet range_set(std::uint32_t lo, std::uint32_t hi, std::string origin) {
 
 bool AbOutcome::passes(const op::AbSpec& spec) const {
   if (cases.backend_disagreement_count != 0) return false;
-  if (spec.expect_differ) return !cases.arms_equal() && (!proved || !trace.identical);
+  if (spec.expect_differ)
+    return (!cases.arms_equal() || (proved && trace.refuted_by_exhaustion)) && (!proved || !trace.identical);
   return cases.arms_equal() && (!proved || trace.identical);
+}
+
+std::string AbOutcome::proof_verdict() const {
+  if (!proved) return "";
+  if (trace.identical) return cases.arms_equal() ? "proven" : "contradicted";
+  return cases.arms_equal() && !trace.refuted_by_exhaustion ? "not_proven" : "refuted";
 }
 
 Expected<std::map<std::string, op::ScaleSet>> trace_scale_sets(const op::AbSpec& spec, const op::Weights& weights,
@@ -71,7 +80,11 @@ Expected<AbOutcome> run_ab_spec(const op::AbSpec& spec, const op::Weights& weigh
   out.keep = options.keep;
   for (const op::ArmRunner* r : runners) out.backends.push_back(r->name());
   if (options.prove) {
-    // Inputs first: a bad element proof or audit is exit 2 before any case runs.
+    // Inputs first: a bad element proof or audit, or kernel arms beside a built-in arm, is exit 2
+    // before any case runs.
+    if (spec.kernels) {
+      if (auto ok = op::check_kernel_provable(spec); !ok) return ok.error();
+    }
     auto scales = trace_scale_sets(spec, weights, options.audit, options.read_audit);
     if (!scales) return scales.error();
     out.scales = std::move(*scales);
@@ -87,7 +100,14 @@ Expected<AbOutcome> run_ab_spec(const op::AbSpec& spec, const op::Weights& weigh
   out.cases_seconds = seconds_since(cases_start);
   if (!options.prove) return out;
   const auto trace_start = std::chrono::steady_clock::now();
-  auto trace = op::prove_by_trace(spec, out.scales, substitutions_of(out.element_proofs), {options.threads});
+  Expected<op::TraceResult> trace = Error{""};
+  if (spec.kernels) {
+    if (options.kernel_modules == nullptr)
+      return Error{fmt::format("{}: --prove: the kernel modules were not built (a caller's error)", spec.path)};
+    trace = op::prove_kernel_arms(spec, *options.kernel_modules, out.scales);
+  } else {
+    trace = op::prove_by_trace(spec, out.scales, substitutions_of(out.element_proofs), {options.threads});
+  }
   if (!trace) return trace.error();
   out.trace = std::move(*trace);
   out.proved = true;

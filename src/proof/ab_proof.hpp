@@ -10,6 +10,7 @@
 
 #include "error.hpp"
 #include "operator/ab.hpp"
+#include "operator/kernel_spec.hpp"
 #include "operator/tensors.hpp"
 #include "operator/trace.hpp"
 #include "proof/audited_scales.hpp"
@@ -24,6 +25,8 @@ struct AbOptions {
   std::size_t keep = 8;
   unsigned threads = 0;
   op::AbProgress progress = {};
+  // A spec with kernel arms: their built modules (the PTX proof traces them; required with prove).
+  const std::vector<op::KernelModule>* kernel_modules = nullptr;
 };
 
 struct AbOutcome {
@@ -41,6 +44,12 @@ struct AbOutcome {
   // a trace proof, the graphs are identical. For an "expect": "differ" spec: a
   // differing case was found and (with a proof) the graphs differ.
   [[nodiscard]] bool passes(const op::AbSpec& spec) const;
+  // The trace proof's verdict (only when `proved`): "proven" (identical graphs, no case differs),
+  // "not_proven" (the graphs differ, no case run differs), "refuted" (the graphs differ and a case
+  // differs, or evaluating a differing output on every value of its few narrow leaves found an
+  // input where the bits differ), "contradicted" (identical graphs, yet a case differs: a bug in
+  // the proof, never a pass).
+  [[nodiscard]] std::string proof_verdict() const;
 };
 
 // The scale set of every mxfp4 input for the trace proof: a synthetic input's

@@ -500,7 +500,7 @@ inline void each_lane(std::uint32_t exec, Fn fn) {
 
 inline Reg* slot(Reg* R, std::uint32_t s) { return R + std::size_t{s} * kLanes; }
 
-const char* generic_loop(const Inst& in, Reg* R, std::uint32_t exec, int* bad) {
+const char* generic_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int* bad) {
   Reg s[5], d[4];
   for (std::uint32_t m = exec; m != 0; m &= m - 1) {
     const int l = std::countr_zero(m);
@@ -524,38 +524,38 @@ const char* binary_loop(const Inst& in, Reg* R, std::uint32_t exec, F f) {
 }
 
 template <int W>
-const char* add_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* add_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a + b) & bits_mask(W); });
 }
 template <int W>
-const char* sub_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* sub_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a - b) & bits_mask(W); });
 }
 template <int W>
-const char* and_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* and_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) { return a & b & bits_mask(W); });
 }
 template <int W>
-const char* or_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* or_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a | b) & bits_mask(W); });
 }
 template <int W>
-const char* xor_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* xor_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a ^ b) & bits_mask(W); });
 }
-const char* mul_lo32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* mul_lo32_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a * b) & 0xFFFFFFFFu; });
 }
-const char* mul_wide_u32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* mul_wide_u32_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) { return (a & 0xFFFFFFFFu) * (b & 0xFFFFFFFFu); });
 }
-const char* mul_wide_s32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* mul_wide_s32_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) {
     return static_cast<Reg>(static_cast<std::int64_t>(static_cast<std::int32_t>(a)) *
                             static_cast<std::int64_t>(static_cast<std::int32_t>(b)));
   });
 }
-const char* mad_lo32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* mad_lo32_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   const Reg* a = slot(R, in.src[0]);
   const Reg* b = slot(R, in.src[1]);
   const Reg* c = slot(R, in.src[2]);
@@ -564,7 +564,7 @@ const char* mad_lo32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return nullptr;
 }
 template <int W>
-const char* mov_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* mov_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   const Reg* a = slot(R, in.src[0]);
   Reg* d = slot(R, in.dst[0]);
   each_lane(exec, [&](int l) { d[l] = a[l] & bits_mask(W); });
@@ -573,7 +573,7 @@ const char* mov_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
 
 // setp on integers without .and/.or/.xor: the outcome table's bit (lt, eq, gt) is p, q = !p.
 template <bool Signed, int W>
-const char* setp_int_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* setp_int_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   unsigned table = 0;  // bit 0: a < b, bit 1: a == b, bit 2: a > b
   switch (in.cmp) {
     case Cmp::kEq: table = 2; break;
@@ -616,7 +616,7 @@ const std::uint32_t* half_to_float_table() {
   }();
   return table.data();
 }
-const char* cvt_f32_f16_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* cvt_f32_f16_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   const std::uint32_t* t = half_to_float_table();
   const Reg* a = slot(R, in.src[0]);
   Reg* d = slot(R, in.dst[0]);
@@ -625,7 +625,7 @@ const char* cvt_f32_f16_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
 }
 
 // add/sub/mul/fma .rn.f32 without .ftz/.sat: one soft-float rounding (float_op's case).
-const char* fma_rn_f32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* fma_rn_f32_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   const Reg* a = slot(R, in.src[0]);
   const Reg* b = slot(R, in.src[1]);
   const Reg* c = slot(R, in.src[2]);
@@ -636,12 +636,12 @@ const char* fma_rn_f32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
   });
   return nullptr;
 }
-const char* add_rn_f32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* add_rn_f32_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) -> Reg {
     return soft::add<soft::Binary32>(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), Round::kNearestEven);
   });
 }
-const char* mul_rn_f32_loop(const Inst& in, Reg* R, std::uint32_t exec, int*) {
+const char* mul_rn_f32_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int*) {
   return binary_loop(in, R, exec, [](Reg a, Reg b) -> Reg {
     return soft::mul<soft::Binary32>(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), Round::kNearestEven);
   });

@@ -10,13 +10,23 @@
 //                                       (a symbolic policy answers nullopt for a data value:
 //                                       the executor then refuses "not provable by tracing")
 //   alu(inst, srcs, dsts) -> reason     one thread's ALU instruction; nullptr or why it is undefined
-//   load(bytes, size, sign) / store     a memory element to a value and back
+//   load(where, bytes, size, sign)      a memory element to a value and back; `where` says which
+//   store(where, bytes, size, value)    buffer and byte offset the executor resolved (bounds-
+//                                       checked) the access to, `bytes` its concrete bytes
+//   block_start(shared, local)          a block starts: shared and local memory (bytes per
+//                                       thread) are zero again
 //   select(inst) -> LaneLoop            the loop running an ALU instruction over a warp's lanes
-//                                       (R: the warp's registers, slot * 32 + lane; exec: the
-//                                       lanes); nullptr or why, with the lane in *bad. Chosen once
-//                                       per instruction at launch: the same results as alu() on
-//                                       each lane (a policy may return alu()'s loop for all)
-// so the symbolic policy (issue 48) is a second implementation of these, over nodes.
+//                                       (policy: the instance; R: the warp's registers, slot * 32
+//                                       + lane; exec: the lanes); nullptr or why, with the lane in
+//                                       *bad. Chosen once per instruction at launch: the same
+//                                       results as alu() on each lane (a policy may return
+//                                       alu()'s loop for all)
+// The executor holds one policy *instance* (its state: the symbolic policy's node table and
+// shadow memory) and passes it to every loop, load and store; the concrete policy has no state,
+// and its members inline to what the executor did before it had one. The symbolic policy
+// (symbolic.hpp, issue 48) is a second implementation of these, over nodes; it also answers
+// window()/lookup() (a load at a data-dependent address from a fixed table), which the executor
+// asks only of a policy that has them.
 //
 // NaN rule (the hardware's, as SoftArith states it, measured on an H200): every f32
 // add/sub/mul/fma/div/sqrt whose result is NaN returns the canonical 0x7FFFFFFF, every f16/bf16
@@ -33,6 +43,16 @@
 
 namespace bitproof::ptx {
 
+// Where a load or store lands, as the executor resolved it: argument buffer `index`, module
+// .global/.const variable `index`, the block's shared memory, the local memory of thread
+// `index` of the block (warp * 32 + lane), or the parameters; `offset` is the byte offset in it.
+enum class Area : std::uint8_t { kBuffer, kGlobalVar, kShared, kLocal, kParam };
+struct Where {
+  Area area = Area::kBuffer;
+  std::uint32_t index = 0;
+  std::uint64_t offset = 0;
+};
+
 struct ConcretePolicy {
   using Value = std::uint64_t;
   static Value constant(std::uint64_t bits) { return bits; }
@@ -41,8 +61,14 @@ struct ConcretePolicy {
   // warpsync) from its source values s[0..nsrc) into d[0..ndst). nullptr, or why the
   // result is undefined (integer division by zero, cvta outside the window).
   static const char* alu(const Inst& in, const Value* s, Value* d);
-  using LaneLoop = const char* (*)(const Inst& in, Value* R, std::uint32_t exec, int* bad);
+  using LaneLoop = const char* (*)(ConcretePolicy& policy, const Inst& in, Value* R, std::uint32_t exec, int* bad);
   static LaneLoop select(const Inst& in);
+  // The executor's memory hooks: the bytes alone decide (no state).
+  Value load(const Where&, const std::uint8_t* p, unsigned size, bool sign_extend) const {
+    return load(p, size, sign_extend);
+  }
+  void store(const Where&, std::uint8_t* p, unsigned size, Value v) const { store(p, size, v); }
+  void block_start(std::size_t /*shared_bytes*/, std::size_t /*local_bytes_per_thread*/) const {}
   // Little-endian bytes (the host's order is checked by a static_assert in concrete.cpp).
   static Value load(const std::uint8_t* p, unsigned size, bool sign_extend) {
     std::uint64_t v = 0;

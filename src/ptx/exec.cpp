@@ -18,6 +18,7 @@
 
 #include "ptx/concrete.hpp"
 #include "ptx/ptx.hpp"
+#include "ptx/symbolic.hpp"
 
 namespace bitproof::ptx {
 namespace {
@@ -28,7 +29,8 @@ template <class P>
 class Runner {
  public:
   using Value = typename P::Value;
-  Runner(const Module& m, const Kernel& k, const LaunchConfig& c, Memory& mem) : mod_(m), k_(k), cfg_(c), mem_(mem) {}
+  Runner(const Module& m, const Kernel& k, const LaunchConfig& c, Memory& mem, P& policy)
+      : mod_(m), k_(k), cfg_(c), mem_(mem), policy_(policy) {}
   Expected<LaunchResult> run(std::span<const Arg> args);
 
  private:
@@ -54,6 +56,7 @@ class Runner {
   const Kernel& k_;
   const LaunchConfig& cfg_;
   Memory& mem_;
+  P& policy_;
   std::vector<std::uint8_t> params_, shared_;
   std::vector<std::vector<std::uint8_t>> globals_;
   std::vector<Warp> warps_;
@@ -72,9 +75,11 @@ class Runner {
     error_ = std::move(e);
     return kFailed;
   }
-  std::uint8_t* fast_resolve(const Inst& in, std::uint64_t addr, unsigned size);
+  std::uint8_t* fast_resolve(const Inst& in, std::uint64_t addr, unsigned size, Where* at);
   Expected<std::uint8_t*> resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
-                                  bool write);
+                                  bool write, Where* at);
+  Step memory(Warp& w, const Inst& in, std::uint32_t exec);
+  Step lookup(Warp& w, int lane, const Inst& in);
   Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
 };
 
@@ -112,7 +117,7 @@ Expected<LaunchResult> Runner<P>::run(std::span<const Arg> args) {
     } else if (args[i].size != p.size) {
       return bad(fmt::format("argument {}: {} bytes for {}, which has {}", i, args[i].size, p.name, p.size));
     }
-    P::store(params_.data() + p.offset, p.size, P::constant(bits));
+    policy_.store(Where{Area::kParam, 0, p.offset}, params_.data() + p.offset, p.size, P::constant(bits));
   }
   for (const auto& gv : mod_.globals) globals_.push_back(gv.bytes);
   for (std::size_t s = 0; s < k_.slots.size(); ++s) {
@@ -158,6 +163,7 @@ template <class P>
 void Runner<P>::start_block(const Dim3& b) {
   block_id_ = b;
   std::fill(shared_.begin(), shared_.end(), 0);
+  policy_.block_start(shared_.size(), k_.local_bytes);
   const Dim3& bd = cfg_.block;
   const std::uint64_t threads = bd.count();
   for (std::size_t wi = 0; wi < warps_.size(); ++wi) {
@@ -200,7 +206,7 @@ void Runner<P>::start_block(const Dim3& b) {
 // The bytes an access of `size` at `addr` touches, or the Error naming thread, line and address.
 template <class P>
 Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
-                                           bool write) {
+                                           bool write, Where* at) {
   const char* op = in.op == Op::kLd ? "ld" : "st";
   static constexpr const char* kSpace[] = {"", ".global", ".shared", ".local", ".param", ".const"};
   const auto where = [&](const std::string& why) {
@@ -224,15 +230,20 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
     case Space::kShared:
       if (!in_range(shared_.size()))
         return where(fmt::format("outside the block's {} bytes of shared memory", shared_.size()));
+      *at = {Area::kShared, 0, off};
       return shared_.data() + off;
-    case Space::kLocal:
+    case Space::kLocal: {
       if (!in_range(k_.local_bytes))
         return where(fmt::format("outside the thread's {} bytes of local memory", k_.local_bytes));
+      const auto thread = static_cast<std::uint32_t>(&w - warps_.data()) * kWarp + static_cast<unsigned>(lane);
+      *at = {Area::kLocal, thread, off};
       return const_cast<std::uint8_t*>(w.local.data()) + std::size_t{k_.local_bytes} * static_cast<unsigned>(lane) +
              off;
+    }
     case Space::kParam:
       if (write) return where("parameters are read-only");
       if (!in_range(params_.size())) return where(fmt::format("outside the {} bytes of parameters", params_.size()));
+      *at = {Area::kParam, 0, off};
       return params_.data() + off;
     default: break;
   }
@@ -249,6 +260,8 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
     const std::string name = is_arg ? fmt::format("buffer {}", win - 1) : mod_.globals[win - kGlobalVarWindow].name;
     return where(fmt::format("past the end of {} ({} bytes)", name, buf->size()));
   }
+  *at = is_arg ? Where{Area::kBuffer, static_cast<std::uint32_t>(win - 1), o}
+               : Where{Area::kGlobalVar, static_cast<std::uint32_t>(win - kGlobalVarWindow), o};
   return buf->data() + o;
 }
 
@@ -340,16 +353,97 @@ Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) 
 // address) or shared memory's, aligned and inside. nullptr: resolve() decides (other windows,
 // and every error with its message).
 template <class P>
-std::uint8_t* Runner<P>::fast_resolve(const Inst& in, std::uint64_t addr, unsigned size) {
+std::uint8_t* Runner<P>::fast_resolve(const Inst& in, std::uint64_t addr, unsigned size, Where* at) {
   if (addr % size != 0) return nullptr;
   if (in.space == Space::kShared) {
-    return addr <= shared_.size() && size <= shared_.size() - addr ? shared_.data() + addr : nullptr;
+    if (addr > shared_.size() || size > shared_.size() - addr) return nullptr;
+    *at = {Area::kShared, 0, addr};
+    return shared_.data() + addr;
   }
   if (in.space != Space::kGlobal && in.space != Space::kGeneric) return nullptr;
   const std::uint64_t win = (addr >> kWindowShift) - 1, o = addr & kWindowMask;
   if (win >= args_.size()) return nullptr;
   const Span& b = args_[win];
-  return o <= b.size && size <= b.size - o ? b.data + o : nullptr;
+  if (o > b.size || size > b.size - o) return nullptr;
+  *at = {Area::kBuffer, static_cast<std::uint32_t>(win), o};
+  return b.data + o;
+}
+
+// ld / st for the lanes of exec: each address concrete (else lookup(): a policy's table load, or
+// the refusal), resolved and bounds-checked, then each element through the policy with where it is.
+template <class P>
+typename Runner<P>::Step Runner<P>::memory(Warp& w, const Inst& in, std::uint32_t exec) {
+  Value* R = w.regs.data();
+  const unsigned size = std::max(in.type.bits / 8, 1);
+  const bool sign = in.type.kind == Kind::kSigned;
+  for (std::uint32_t m = exec; m != 0; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    std::uint64_t addr = static_cast<std::uint64_t>(in.offset);
+    if (in.src[0] != kNoSlot) {
+      const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + l]);
+      if (!base) {
+        if (const Step r = lookup(w, l, in); r == kFailed) return r;
+        continue;
+      }
+      addr += *base;
+    }
+    Where at;
+    std::uint8_t* p = fast_resolve(in, addr, size * in.vec, &at);
+    if (p == nullptr) {
+      auto r = resolve(w, l, in, addr, size * in.vec, in.op == Op::kSt, &at);
+      if (!r) return failed(r.error());
+      p = *r;
+    }
+    for (unsigned e = 0; e < in.vec; ++e) {
+      const Where el{at.area, at.index, at.offset + e * size};
+      if (in.op == Op::kLd) {
+        if (in.dst[e] != kNoSlot) R[std::size_t{in.dst[e]} * kWarp + l] = policy_.load(el, p + e * size, size, sign);
+      } else {
+        policy_.store(el, p + e * size, size, R[std::size_t{in.src[1 + e]} * kWarp + l]);
+      }
+    }
+  }
+  return kStepped;
+}
+
+// A lane's ld or st whose address is not concrete. A policy with window()/lookup() (the symbolic
+// one) may read a load from a fixed table: window() names the address window its value must lie
+// in (an argument buffer or a module variable), and lookup() makes each element's value from that
+// buffer's bytes. Anything else is refused with the line.
+template <class P>
+typename Runner<P>::Step Runner<P>::lookup(Warp& w, int l, const Inst& in) {
+  const auto refuse = [&](const std::string& why) {
+    return failed(fail(w, l, in, "an address depends on tensor data (not provable by tracing)" + why));
+  };
+  if constexpr (requires(P& p, const Value& v) { p.window(v); }) {
+    if (in.op != Op::kLd) return refuse("");
+    Value* R = w.regs.data();
+    const Value& base = R[std::size_t{in.src[0]} * kWarp + l];
+    const std::optional<std::uint64_t> win = policy_.window(base);
+    Where at;
+    const std::vector<std::uint8_t>* bytes = nullptr;
+    if (win && *win >= 1 && *win - 1 < mem_.size() && *win - 1 < 0xEF) {
+      at = {Area::kBuffer, static_cast<std::uint32_t>(*win - 1), 0};
+      bytes = &mem_.bytes(*win - 1);
+    } else if (win && *win >= kGlobalVarWindow && *win - kGlobalVarWindow < globals_.size()) {
+      at = {Area::kGlobalVar, static_cast<std::uint32_t>(*win - kGlobalVarWindow), 0};
+      bytes = &globals_[*win - kGlobalVarWindow];
+    }
+    if (bytes == nullptr || in.space == Space::kShared || in.space == Space::kLocal || in.space == Space::kParam)
+      return refuse("");
+    const unsigned size = std::max(in.type.bits / 8, 1);
+    for (unsigned e = 0; e < in.vec; ++e) {
+      if (in.dst[e] == kNoSlot) continue;
+      const auto offset = static_cast<std::uint64_t>(in.offset) + e * size;
+      auto v = policy_.lookup(at, *bytes, *win << kWindowShift, base, offset, size, in.type.kind == Kind::kSigned,
+                              in.line);
+      if (!v) return refuse(": " + v.error().message);
+      R[std::size_t{in.dst[e]} * kWarp + l] = *v;
+    }
+    return kStepped;
+  } else {
+    return refuse("");
+  }
 }
 
 template <class P>
@@ -412,37 +506,13 @@ typename Runner<P>::Step Runner<P>::step(Warp& w) {
       }
       break;
     case Op::kLd:
-    case Op::kSt: {
-      const unsigned size = std::max(in.type.bits / 8, 1);
-      const bool sign = in.type.kind == Kind::kSigned;
-      for (std::uint32_t m = exec; m != 0; m &= m - 1) {
-        const int l = std::countr_zero(m);
-        std::uint64_t addr = static_cast<std::uint64_t>(in.offset);
-        if (in.src[0] != kNoSlot) {
-          const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + l]);
-          if (!base) return failed(fail(w, l, in, "an address depends on tensor data (not provable by tracing)"));
-          addr += *base;
-        }
-        std::uint8_t* p = fast_resolve(in, addr, size * in.vec);
-        if (p == nullptr) {
-          auto r = resolve(w, l, in, addr, size * in.vec, in.op == Op::kSt);
-          if (!r) return failed(r.error());
-          p = *r;
-        }
-        for (unsigned e = 0; e < in.vec; ++e) {
-          if (in.op == Op::kLd) {
-            if (in.dst[e] != kNoSlot) R[std::size_t{in.dst[e]} * kWarp + l] = P::load(p + e * size, size, sign);
-          } else {
-            P::store(p + e * size, size, R[std::size_t{in.src[1 + e]} * kWarp + l]);
-          }
-        }
-      }
+    case Op::kSt:
+      if (const Step r = memory(w, in, exec); r == kFailed) return r;
       break;
-    }
     default:
       if (exec != 0) {
         int bad = 0;
-        if (const char* why = alu_[pc](in, R, exec, &bad)) return failed(fail(w, bad, in, why));
+        if (const char* why = alu_[pc](policy_, in, R, exec, &bad)) return failed(fail(w, bad, in, why));
       }
       break;
   }
@@ -458,7 +528,14 @@ typename Runner<P>::Step Runner<P>::step(Warp& w) {
 
 Expected<LaunchResult> launch(const Module& module, const Kernel& kernel, const LaunchConfig& config,
                               std::span<const Arg> args, Memory& memory) {
-  Runner<ConcretePolicy> runner(module, kernel, config, memory);
+  ConcretePolicy policy;
+  Runner<ConcretePolicy> runner(module, kernel, config, memory, policy);
+  return runner.run(args);
+}
+
+Expected<LaunchResult> launch_symbolic(const Module& module, const Kernel& kernel, const LaunchConfig& config,
+                                       std::span<const Arg> args, Memory& memory, SymbolicPolicy& policy) {
+  Runner<SymbolicPolicy> runner(module, kernel, config, memory, policy);
   return runner.run(args);
 }
 

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "hash/digest.hpp"
 #include "operator/kernel_cpu.hpp"
 
@@ -74,6 +77,64 @@ Json element_proofs_json(const AbOutcome& o) {
   return list;
 }
 
+std::string decode_leaf(const op::LeafValue& v) {
+  if (v.kind == "f16") return describe_code(FormatId::fp16, static_cast<std::uint32_t>(v.bits));
+  if (v.kind == "bf16") return describe_code(FormatId::bf16, static_cast<std::uint32_t>(v.bits));
+  if (v.kind == "ue8m0") return describe_code(FormatId::ue8m0, static_cast<std::uint32_t>(v.bits));
+  if (v.kind == "e2m1x2")
+    return fmt::format("byte 0x{:02X}: low {}, high {}", v.bits, describe_code(FormatId::e2m1, v.bits & 0xF),
+                       describe_code(FormatId::e2m1, v.bits >> 4 & 0xF));
+  return fmt::format("0x{:X}", v.bits);
+}
+
+// The FP16 code whose value an FP32 code holds exactly (a lemma over cvt.f32.f16 of a dequant
+// returns the FP16 result widened); NaN as the canonical 0x7FFF; nullopt where none is exact.
+std::optional<std::uint16_t> exact_fp16(std::uint32_t f) {
+  const std::uint32_t sign = f >> 31 << 15, exp = f >> 23 & 0xFF, man = f & 0x7FFFFF;
+  if (exp == 0xFF) return static_cast<std::uint16_t>(man != 0 ? 0x7FFF : sign | 0x7C00);
+  if (exp == 0 && man == 0) return static_cast<std::uint16_t>(sign);
+  if (exp == 0) return std::nullopt;  // an FP32 subnormal is below FP16's range
+  const int e = static_cast<int>(exp) - 127;
+  if (e >= -14 && e <= 15) {
+    if ((man & 0x1FFF) != 0) return std::nullopt;
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(e + 15) << 10 | man >> 13);
+  }
+  if (e < -24 || e > 15) return std::nullopt;
+  const int shift = 13 + (-14 - e);  // FP16 subnormal: 2^-24 units
+  const std::uint32_t full = man | 0x800000;
+  if ((full & ((std::uint32_t{1} << shift) - 1)) != 0) return std::nullopt;
+  return static_cast<std::uint16_t>(sign | full >> shift);
+}
+
+Json result_json(std::uint64_t bits, unsigned width) {
+  if (width == 16) return Json{{"bits", hex16(static_cast<std::uint16_t>(bits))}, {"decoded", describe_code(FormatId::fp16, static_cast<std::uint32_t>(bits))}};
+  if (width == 32) {
+    const auto f32 = static_cast<std::uint32_t>(bits);
+    const auto h = exact_fp16(f32);
+    return Json{{"bits", fmt::format("0x{:08X}", bits)},
+                {"decoded", h ? fmt::format("fp16 {} (as fp32 {})", describe_code(FormatId::fp16, *h),
+                                            describe_code(FormatId::fp32, f32))
+                              : describe_code(FormatId::fp32, f32)}};
+  }
+  return Json{{"bits", fmt::format("0x{:X}", bits)}, {"decoded", fmt::format("{}-bit 0x{:X}", width, bits)}};
+}
+
+Json counterexample_json(const op::LemmaCounterexample& c) {
+  Json leaves = Json::array();
+  for (const op::LeafValue& v : c.leaves)
+    leaves.push_back(Json{{"input", v.tensor}, {"kind", v.kind}, {"index", v.index}, {"bits", v.bits}, {"decoded", decode_leaf(v)}});
+  return Json{{"leaves", leaves}, {"a", result_json(c.result_a, c.width)}, {"b", result_json(c.result_b, c.width)}};
+}
+
+Json lemmas_json(const op::TraceResult& t) {
+  Json list = Json::array();
+  for (const op::LemmaRecord& l : t.lemmas) {
+    list.push_back(Json{{"pattern", l.pattern}, {"leaves", l.leaves}, {"domains", l.domains}, {"digest", l.digest},
+                        {"entries", l.entries}, {"uses", l.uses}});
+  }
+  return list;
+}
+
 Json trace_json(const AbOutcome& o) {
   if (!o.proved) return nullptr;
   Json t{{"identical", o.trace.identical},
@@ -86,8 +147,21 @@ Json trace_json(const AbOutcome& o) {
     const op::TraceDifference& d = *o.trace.difference;
     t["difference"] = Json{{"tensor", d.tensor},       {"index", {d.row, d.col}},    {"position", d.position},
                            {"operation_a", d.operation_a}, {"operation_b", d.operation_b}, {"why", d.why}};
+    if (o.trace.ptx) {
+      t["difference"]["line_a"] = d.line_a;
+      t["difference"]["line_b"] = d.line_b;
+      t["difference"]["counterexample"] = d.counterexample ? counterexample_json(*d.counterexample) : Json(nullptr);
+    }
   } else {
     t["difference"] = nullptr;
+  }
+  if (o.trace.ptx) {  // kernel arms only: operator arms' reports stay as they were
+    t["method"] = "ptx";
+    t["verdict"] = o.proof_verdict();
+    t["nodes"] = o.trace.nodes;
+    t["lemmas"] = lemmas_json(o.trace);
+    t["exhausted"] = o.trace.exhausted;
+    t["refuted_by_exhaustion"] = o.trace.refuted_by_exhaustion;
   }
   return t;
 }
@@ -95,6 +169,12 @@ Json trace_json(const AbOutcome& o) {
 std::string verdict_of(const op::AbSpec& spec, const AbOutcome& o) {
   const bool differ = !o.cases.arms_equal() || (o.proved && !o.trace.identical);
   if (o.cases.backend_disagreement_count != 0) return "backends disagree";
+  if (o.proved && o.trace.ptx) {
+    const std::string v = o.proof_verdict();
+    if (v == "contradicted") return "proof contradicted by a case (a bug in bitproof)";
+    if (v == "not_proven") return spec.expect_differ ? "not proven, no case differs" : "not proven";
+    if (v == "refuted") return spec.expect_differ ? "refuted, as expected" : "refuted";
+  }
   if (!differ) return o.proved ? "equal on every input" : "equal on every case";
   if (spec.expect_differ) return o.passes(spec) ? "differ, as expected" : "differ, but not shown by both checks";
   return "differ";
@@ -141,9 +221,96 @@ std::string cases_line(const Json& report) {
                      r["differing_elements"].get<std::uint64_t>(), backends_label(report));
 }
 
+std::string millions(std::uint64_t n) {
+  return n >= 100000 ? fmt::format("{:.1f} M", static_cast<double>(n) / 1e6) : fmt::format("{}", n);
+}
+
+std::string str(const Json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+// A lemma in a few words: its leaves and their domains ("w (codes) all 256 × w (scales) 113..128").
+std::string lemma_label(const Json& l) {
+  std::string s;
+  for (std::size_t i = 0; i < l["leaves"].size(); ++i)
+    s += fmt::format("{}{} ∈ {}", s.empty() ? "" : " × ", l["leaves"][i].get<std::string>(),
+                     l["domains"][i].get<std::string>());
+  return s;
+}
+
+// The lines of a kernel-arm (PTX) proof.
+std::vector<std::string> ptx_trace_lines(const Json& t, const Json& spec) {
+  std::vector<std::string> lines;
+  const std::string verdict = t["verdict"].get<std::string>();
+  const Json& lemmas = t["lemmas"];
+  // Each kind of lemma once, in first-use order, with how many lemmas share its leaves and domains.
+  std::vector<std::pair<std::string, int>> kinds;
+  for (const Json& l : lemmas) {
+    const std::string label = lemma_label(l);
+    const auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == label; });
+    if (it == kinds.end()) {
+      kinds.emplace_back(label, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::string used;
+  for (const auto& [label, n] : kinds) used += (used.empty() ? "" : "; ") + label + (n > 1 ? fmt::format(" (×{})", n) : "");
+  const std::string lemma_text =
+      fmt::format("{} lemma{}{}", lemmas.size(), lemmas.size() == 1 ? "" : "s", used.empty() ? "" : " (" + used + ")");
+  const std::uint64_t exhausted = t.value("exhausted", std::uint64_t{0});
+  const std::string exhausted_text =
+      exhausted == 0 ? "" : fmt::format(", {} elements equal on every value of their leaves (evaluated)", exhausted);
+  if (t["identical"].get<bool>()) {
+    lines.push_back(fmt::format("{}{}≡{} on every input: {} elements, {} nodes, {}{}",
+                                verdict == "contradicted" ? "PROOF CONTRADICTED BY A CASE (a bug): " : "", arm(spec, 1),
+                                arm(spec, 0), t["elements"].get<std::uint64_t>(),
+                                millions(t["nodes"].get<std::uint64_t>()), lemma_text, exhausted_text));
+  } else {
+    const Json& d = t["difference"];
+    lines.push_back(fmt::format("{}: {}≢{} as traced: the graphs differ at {}[{}][{}] ({} elements, {} nodes, {})",
+                                verdict == "refuted" ? "refuted" : "not proven", arm(spec, 1), arm(spec, 0),
+                                d["tensor"].get<std::string>(), d["index"][0].get<std::uint64_t>(),
+                                d["index"][1].get<std::uint64_t>(), t["elements"].get<std::uint64_t>(),
+                                millions(t["nodes"].get<std::uint64_t>()), lemma_text));
+    const std::string la = str(d, "line_a"), lb = str(d, "line_b");
+    lines.push_back(fmt::format("  first operation only {} computes: {}{}", arm(spec, 0), d["operation_a"].get<std::string>(),
+                                la.empty() ? "" : "  [" + la + "]"));
+    lines.push_back(fmt::format("  first operation only {} computes: {}{}", arm(spec, 1), d["operation_b"].get<std::string>(),
+                                lb.empty() ? "" : "  [" + lb + "]"));
+    lines.push_back("  reduction position: " + d["position"].get<std::string>());
+    if (d.contains("counterexample") && d["counterexample"].is_object()) {
+      const Json& c = d["counterexample"];
+      std::string leaves;
+      for (const Json& v : c["leaves"])
+        leaves += fmt::format("{}{}{} = {}", leaves.empty() ? "" : ", ", v["input"].get<std::string>(),
+                              v["index"].get<std::string>(), v["decoded"].get<std::string>());
+      lines.push_back((t.value("refuted_by_exhaustion", false) ? "  counterexample (every leaf value evaluated): "
+                                                                : "  lemma counterexample: ") +
+                      leaves);
+      lines.push_back(fmt::format("    {}: {}", arm(spec, 0), c["a"]["decoded"].get<std::string>()));
+      lines.push_back(fmt::format("    {}: {}", arm(spec, 1), c["b"]["decoded"].get<std::string>()));
+    }
+    const bool exhaustion = t.value("refuted_by_exhaustion", false);
+    lines.push_back(exhaustion ? "  refuted by exhaustion: the counterexample above is an input where the outputs differ"
+                    : verdict == "refuted"
+                        ? "  refuted: the changing-input cases above hold a differing case"
+                        : "  not refuted either: no case run differs (the graphs differ; the bits may still agree)");
+  }
+  for (const Json& l : lemmas) {
+    std::string pattern = l["pattern"].get<std::string>();
+    if (pattern.size() > 160) pattern = pattern.substr(0, 157) + "...";
+    lines.push_back(fmt::format("  lemma {}: {} entries, used {} times, table sha256 {}: {}", lemma_label(l),
+                                l["entries"].get<std::uint64_t>(), l["uses"].get<std::uint64_t>(),
+                                l["digest"].get<std::string>().substr(0, 12), pattern));
+  }
+  return lines;
+}
+
 std::vector<std::string> trace_lines(const Json& t, const Json& spec) {
   std::vector<std::string> lines;
   if (t.is_null()) return lines;
+  if (t.contains("method") && t["method"] == "ptx") return ptx_trace_lines(t, spec);
   std::string domain;
   for (const Json& s : t["scales"])
     domain += fmt::format("{}{} ∈ {}..{}", domain.empty() ? "" : ", ", s["input"].get<std::string>(),
@@ -252,7 +419,8 @@ bool ab_report_passes(const Json& report) {
   const bool cases_differ = r["differing_cases"].get<std::uint64_t>() != 0;
   const bool proved = !r["trace_proof"].is_null();
   const bool graphs_differ = proved && !r["trace_proof"]["identical"].get<bool>();
-  if (expect_differ) return cases_differ && (!proved || graphs_differ);
+  const bool exhaustion = proved && r["trace_proof"].value("refuted_by_exhaustion", false) && graphs_differ;
+  if (expect_differ) return (cases_differ || exhaustion) && (!proved || graphs_differ);
   return !cases_differ && !graphs_differ;
 }
 
@@ -299,9 +467,12 @@ std::string render_ab_markdown(const Json& report) {
   const bool cases_differ = r["differing_cases"].get<std::uint64_t>() != 0;
   const bool proved = !r["trace_proof"].is_null();
   const bool graphs_differ = proved && !r["trace_proof"]["identical"].get<bool>();
-  const std::string found = cases_differ || graphs_differ ? "the arms differ"
-                            : proved                      ? "the arms agree on every input"
-                                                          : "the arms agree on every case run";
+  const std::string ptx_verdict = proved ? str(r["trace_proof"], "verdict") : std::string();
+  const std::string found = ptx_verdict == "not_proven"     ? "not proven: the traced graphs differ, no case run differs"
+                            : ptx_verdict == "contradicted" ? "the proof is contradicted by a case (a bug)"
+                            : cases_differ || graphs_differ ? "the arms differ"
+                            : proved                        ? "the arms agree on every input"
+                                                            : "the arms agree on every case run";
   md += fmt::format("**{}**: {}{}\n\n", passes ? "PASS" : "FAIL", found,
                     spec["expect"] == "differ" ? " (a negative control: the spec expects them to differ)" : "");
   for (const std::string& line : ab_summary_lines(report)) {

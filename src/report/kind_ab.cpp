@@ -89,6 +89,7 @@ Expected<Json> rerun_ab(const Json& result, const std::string& path, const std::
   auto cpu = modules ? op::make_cpu_kernel_runner(*spec, *weights, *modules, resolve_threads(0), op::CpuArith::kHostFloat)
                      : op::make_cpu_runner(*spec, *weights, resolve_threads(0), op::CpuArith::kHostFloat);
   if (!cpu) return cpu.error();
+  options.kernel_modules = modules ? &*modules : nullptr;
   auto outcome = run_ab_spec(*spec, *weights, options, {cpu->get()});
   if (!outcome) return outcome.error();
   return ab_result_json(*spec, *weights, *outcome, modules ? &*modules : nullptr);

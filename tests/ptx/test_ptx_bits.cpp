@@ -287,7 +287,8 @@ TEST_SUITE("ptx") {
             }
             if (undefined) continue;
             int bad = -1;
-            REQUIRE(loop(inst, regs.data(), exec, &bad) == nullptr);
+            ptx::ConcretePolicy policy;
+            REQUIRE(loop(policy, inst, regs.data(), exec, &bad) == nullptr);
             CHECK_MESSAGE(regs == want, fmt::format("{} line {}: op {} lanes {:08x}", file, inst.line,
                                                     static_cast<int>(inst.op), exec));
             ++checked;

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""kernel_prove_gpu.py BITPROOF SOURCE_DIR WORKDIR: the pairs `ab --prove` proves on the CPU (issue 48,
+tests/cli/kernel_prove.py), run on the GPU beside the proof: `--backend all` runs each pair's cases on
+the PTX executor and on the GPU (which must agree bit for bit) and proves the pair from its PTX.
+A "proven" the GPU's cases contradict would be a bug in the proof (or in the executor's semantics,
+which the proof shares): the verdict must not be "contradicted", and a proven pair's GPU cases must be
+equal. Pairs: examples/fused-aux-gemv small.json (proven) and small-64-threads.json (refuted),
+examples/turbomind-mxfp4-gemv prove.json (proven through lemmas on 113..128) and prove-129.json
+(refuted). Exit 77 (skipped) where there is no GPU."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+import bptest  # noqa: E402
+from bptest import check, load  # noqa: E402
+
+if not os.path.exists("/dev/nvidiactl"):
+    print("skipped: no CUDA device")
+    sys.exit(77)
+
+bp, root, work, env, run = bptest.setup(own_cache=False)
+for example, name, verdict in (("fused-aux-gemv", "small", "proven"), ("fused-aux-gemv", "small-64-threads", "refuted"),
+                               ("turbomind-mxfp4-gemv", "prove", "proven"),
+                               ("turbomind-mxfp4-gemv", "prove-129", "refuted")):
+    report = os.path.join(work, f"{name}.json")
+    r = run("ab", os.path.join(root, "examples", example, name + ".json"), "--prove", "--backend", "all", "--cases",
+            "16", "--report", report)
+    rep = load(report) if os.path.exists(report) else {"result": {}, "backends": []}
+    t = rep["result"].get("trace_proof") or {}
+    gpu = [b for b in rep["backends"] if b["name"] != "cpu"]
+    check(f"{name}: the GPU ran and agrees with the executor on every case",
+          len(gpu) == 1 and gpu[0].get("disagreements") == 0, r.stdout + r.stderr)
+    check(f"{name}: the proof's verdict is {verdict} (exit 0: the spec's expectation met)",
+          r.returncode == 0 and t.get("verdict") == verdict, r.stdout + r.stderr)
+    if verdict == "proven":
+        check(f"{name}: proven, and 16 GPU cases are equal", rep["result"].get("differing_cases") == 0, r.stdout)
+
+sys.exit(1 if bptest.failures else 0)
