@@ -195,7 +195,7 @@ const char* SymbolicPolicy::alu(const Inst& in, const Value* s, Value* d) {
   NodeId ops[5] = {kNoNode, kNoNode, kNoNode, kNoNode, kNoNode};
   NodeId out[4] = {kNoNode, kNoNode, kNoNode, kNoNode};
   for (int i = 0; i < in.nsrc; ++i) ops[i] = node_of(s[i], static_cast<std::uint8_t>(operand_bits(in, i)));
-  graph_.inst(in, ops, out);
+  inst(in, ops, out);
   for (int i = 0; i < in.ndst; ++i) {
     d[i] = {0, out[i]};
     if (out[i] != kNoNode) graph_.note_origin(out[i], arm_, in.line);
@@ -230,6 +230,30 @@ SymbolicPolicy::LaneLoop SymbolicPolicy::select(const Inst& in) {
     case Op::kWarpSync: return nullptr;
     default: return &symbolic_loop;
   }
+}
+
+void SymbolicPolicy::inst(const Inst& in, const NodeId* ops, NodeId* out) {
+  if (in.nsrc > 4 || in.ndst > 2) return graph_.inst(in, ops, out);
+  std::uint64_t h = reinterpret_cast<std::uintptr_t>(&in);
+  for (int i = 0; i < in.nsrc; ++i) h = (h ^ ops[i]) * 0x9E3779B97F4A7C15ull;
+  InstMemo& e = inst_memo_[(h >> 40) & (kMemo - 1)];
+  bool hit = e.in == &in;
+  for (int i = 0; i < in.nsrc && hit; ++i) hit = e.ops[static_cast<std::size_t>(i)] == ops[i];
+  if (hit) {
+    for (int i = 0; i < in.ndst; ++i) out[i] = e.out[static_cast<std::size_t>(i)];
+    return;
+  }
+  graph_.inst(in, ops, out);
+  e.in = &in;
+  for (int i = 0; i < in.nsrc; ++i) e.ops[static_cast<std::size_t>(i)] = ops[i];
+  for (int i = 0; i < in.ndst; ++i) e.out[static_cast<std::size_t>(i)] = out[i];
+}
+
+NodeId SymbolicPolicy::leaf(std::uint32_t tensor, std::uint64_t element) {
+  LeafMemo& e = leaf_memo_[(element ^ (std::uint64_t{tensor} << 20)) & (kMemo - 1)];
+  if (e.element == element && e.tensor == tensor) return e.node;
+  e = {element, tensor, graph_.leaf(tensor, element)};
+  return e.node;
 }
 
 void SymbolicPolicy::block_start(std::size_t shared_bytes, std::size_t local_bytes_per_thread) {
@@ -286,7 +310,7 @@ SymValue SymbolicPolicy::load(const Where& at, const std::uint8_t* p, unsigned s
   const std::size_t base = at.area == Area::kLocal ? std::size_t{at.index} * local_bytes_ : 0;
   if (tags == nullptr && size == input->element_bytes && at.offset % size == 0) {  // one leaf (the hot path)
     const auto [tensor, e] = input->element_at(at.offset);
-    return finish_load(graph_.leaf(tensor, e), size, sign_extend);
+    return finish_load(leaf(tensor, e), size, sign_extend);
   }
   ShadowByte src[8];
   sources(graph_, input, tags, base + at.offset, size, src);
