@@ -83,8 +83,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3; ++i) {
       const std::size_t bw = *mem.add_input(g, w[i]);
       by[i] = mem.add_plain(std::vector<std::uint8_t>(2 * rows[i], 0xFF));
-      const std::vector<ptx::Arg> args = {ptx::Arg::buf(bx), ptx::Arg::buf(bw), ptx::Arg::buf(by[i]),
-                                          ptx::Arg::u32(k)};
+      const std::vector<ptx::Arg> args = {ptx::Arg::buf(bx), ptx::Arg::buf(bw), ptx::Arg::buf(by[i]), ptx::Arg::u32(k)};
       auto r = ptx::trace_launch(*m, **sep, config(rows[i], sep_block), args, mem, g, 0);
       if (!r) return fmt::print(stderr, "{}\n", r.error().message), 2;
     }
@@ -99,8 +98,8 @@ int main(int argc, char** argv) {
     const std::size_t bw = *mem.add_joined(g, {w[0], w[1], w[2]});
     std::size_t by[3];
     for (int i = 0; i < 3; ++i) by[i] = mem.add_plain(std::vector<std::uint8_t>(2 * rows[i], 0xFF));
-    const std::vector<ptx::Arg> args = {ptx::Arg::buf(bx),    ptx::Arg::buf(bw),    ptx::Arg::buf(by[0]),
-                                        ptx::Arg::buf(by[1]), ptx::Arg::buf(by[2]), ptx::Arg::u32(rows[0]),
+    const std::vector<ptx::Arg> args = {ptx::Arg::buf(bx),      ptx::Arg::buf(bw),    ptx::Arg::buf(by[0]),
+                                        ptx::Arg::buf(by[1]),   ptx::Arg::buf(by[2]), ptx::Arg::u32(rows[0]),
                                         ptx::Arg::u32(rows[1]), ptx::Arg::u32(k)};
     auto r = ptx::trace_launch(*m, **fused, config(rows[0] + rows[1] + rows[2], fused_block), args, mem, g, 1);
     if (!r) return fmt::print(stderr, "{}\n", r.error().message), 2;
@@ -112,7 +111,8 @@ int main(int argc, char** argv) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   fmt::print(
-      "{{\"rows\": {}, \"k\": {}, \"blocks\": [{}, {}], \"separate_seconds\": {:.3f}, \"separate_cpu_seconds\": {:.3f}, "
+      "{{\"rows\": {}, \"k\": {}, \"blocks\": [{}, {}], \"separate_seconds\": {:.3f}, \"separate_cpu_seconds\": "
+      "{:.3f}, "
       "\"fused_seconds\": {:.3f}, \"fused_cpu_seconds\": {:.3f}, \"nodes_after_separate\": {}, \"nodes\": {}, "
       "\"elements\": {}, \"equal_elements\": {}, \"max_rss_mib\": {:.1f}}}\n",
       rows[0] + rows[1] + rows[2], k, sep_block, fused_block, sep_wall, sep_cpu, fused_wall, fused_cpu, sep_nodes,

@@ -377,7 +377,7 @@ typename Runner<P>::Step Runner<P>::lookup(Warp& w, int l, const Inst& in) {
   const auto refuse = [&](const std::string& why) {
     return failed(fail(w, l, in, "an address depends on tensor data (not provable by tracing)" + why));
   };
-  if constexpr (requires(P& p, const Value& v) { p.window(v); }) {
+  if constexpr (requires(P & p, const Value& v) { p.window(v); }) {
     if (in.op != Op::kLd) return refuse("");
     Value* R = w.regs.data();
     const Value& base = R[std::size_t{in.src[0]} * kWarp + l];
@@ -397,8 +397,8 @@ typename Runner<P>::Step Runner<P>::lookup(Warp& w, int l, const Inst& in) {
     for (unsigned e = 0; e < in.vec; ++e) {
       if (in.dst[e] == kNoSlot) continue;
       const auto offset = static_cast<std::uint64_t>(in.offset) + e * size;
-      auto v = policy_.lookup(at, *bytes, *win << kWindowShift, base, offset, size, in.type.kind == Kind::kSigned,
-                              in.line);
+      auto v =
+          policy_.lookup(at, *bytes, *win << kWindowShift, base, offset, size, in.type.kind == Kind::kSigned, in.line);
       if (!v) return refuse(": " + v.error().message);
       R[std::size_t{in.dst[e]} * kWarp + l] = *v;
     }
@@ -494,7 +494,8 @@ typename Runner<P>::Step Runner<P>::step(Warp& w) {
         for (unsigned e = 0; e < in.vec; ++e) {
           const Where el{at.area, at.index, at.offset + e * size};
           if (in.op == Op::kLd) {
-            if (in.dst[e] != kNoSlot) R[std::size_t{in.dst[e]} * kWarp + l] = policy_.load(el, p + e * size, size, sign);
+            if (in.dst[e] != kNoSlot)
+              R[std::size_t{in.dst[e]} * kWarp + l] = policy_.load(el, p + e * size, size, sign);
           } else {
             policy_.store(el, p + e * size, size, R[std::size_t{in.src[1 + e]} * kWarp + l]);
           }

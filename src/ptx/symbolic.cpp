@@ -9,8 +9,8 @@
 namespace bitproof::ptx {
 namespace {
 
-using sym::NodeId;
 using sym::kNoNode;
+using sym::NodeId;
 
 constexpr int kLanes = 32;
 
@@ -278,9 +278,7 @@ std::vector<ShadowByte>* SymbolicPolicy::tags_for(const Where& at, bool create) 
       if (t.empty() && create) t.assign(module_.globals[at.index].bytes.size(), ShadowByte{});
       return t.empty() ? nullptr : &t;
     }
-    case Area::kShared:
-      shared_dirty_ = shared_dirty_ || create;
-      return shared_dirty_ ? &shared_ : nullptr;
+    case Area::kShared: shared_dirty_ = shared_dirty_ || create; return shared_dirty_ ? &shared_ : nullptr;
     case Area::kLocal:
       if (create) {
         local_dirty_ = true;
@@ -296,7 +294,8 @@ std::vector<ShadowByte>* SymbolicPolicy::tags_for(const Where& at, bool create) 
 SymValue SymbolicPolicy::finish_load(NodeId n, unsigned size, bool sign_extend) {
   if (!sign_extend || size >= 8) return {0, n};
   // ld.sN: the register holds the value sign-extended to 64 bits (ConcretePolicy::load).
-  const Inst cvt = make_inst(Op::kCvt, Type{Kind::kSigned, 64}, Type{Kind::kSigned, static_cast<std::uint8_t>(8 * size)}, 1);
+  const Inst cvt =
+      make_inst(Op::kCvt, Type{Kind::kSigned, 64}, Type{Kind::kSigned, static_cast<std::uint8_t>(8 * size)}, 1);
   NodeId out = kNoNode;
   graph_.inst(cvt, &n, &out);
   return {0, out};
@@ -324,10 +323,11 @@ void SymbolicPolicy::store(const Where& at, std::uint8_t* p, unsigned size, cons
                        : at.area == Area::kGlobalVar ? &var_tables_[at.index]
                                                      : nullptr;
   if (table != nullptr && table->snapshot && !error_) {
-    error_ = fmt::format("{}:{}: a load at an address computed from tensor data read {} {} as a table, and the "
-                         "launch writes it afterwards (not provable by tracing)",
-                         module_.name, table->line, at.area == Area::kBuffer ? "buffer" : "variable",
-                         at.area == Area::kBuffer ? std::to_string(at.index) : module_.globals[at.index].name);
+    error_ = fmt::format(
+        "{}:{}: a load at an address computed from tensor data read {} {} as a table, and the "
+        "launch writes it afterwards (not provable by tracing)",
+        module_.name, table->line, at.area == Area::kBuffer ? "buffer" : "variable",
+        at.area == Area::kBuffer ? std::to_string(at.index) : module_.globals[at.index].name);
   }
   const std::size_t base = at.area == Area::kLocal ? std::size_t{at.index} * local_bytes_ : 0;
   if (v.node == kNoNode) {
@@ -342,8 +342,13 @@ void SymbolicPolicy::store(const Where& at, std::uint8_t* p, unsigned size, cons
   NodeId n = v.node;
   const unsigned w = graph_.node(n).width, whole = std::max((w + 7) / 8 * 8, 8 * size);
   if (whole != w) n = graph_.concat(n, graph_.constant(0, static_cast<std::uint8_t>(whole - w)));
-  std::vector<ShadowByte>& tags = *tags_for(at, true);
-  for (unsigned j = 0; j < size; ++j) tags[base + at.offset + j] = {n, static_cast<std::uint8_t>(j)};
+  std::vector<ShadowByte>* tags = tags_for(at, true);
+  if (tags == nullptr) {  // parameters: the executor refuses stores there before this
+    if (!error_)
+      error_ = fmt::format("{}: a store of a value computed from tensor data to the parameters", module_.name);
+    return;
+  }
+  for (unsigned j = 0; j < size; ++j) (*tags)[base + at.offset + j] = {n, static_cast<std::uint8_t>(j)};
   std::fill_n(p, size, std::uint8_t{0});  // the concrete bytes under a node are not read
 }
 
