@@ -63,7 +63,9 @@ struct ConcretePolicy {
   static const char* alu(const Inst& in, const Value* s, Value* d);
   using LaneLoop = const char* (*)(ConcretePolicy& policy, const Inst& in, Value* R, std::uint32_t exec, int* bad);
   static LaneLoop select(const Inst& in);
-  // The executor's memory hooks: the bytes alone decide (no state).
+  // The executor's memory hooks: the bytes alone decide (no state), so the executor's fast path
+  // does not compute where an access lands (kLocates: a policy that reads `where` sets it).
+  static constexpr bool kLocates = false;
   Value load(const Where&, const std::uint8_t* p, unsigned size, bool sign_extend) const {
     return load(p, size, sign_extend);
   }

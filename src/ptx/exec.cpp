@@ -78,7 +78,6 @@ class Runner {
   std::uint8_t* fast_resolve(const Inst& in, std::uint64_t addr, unsigned size, Where* at);
   Expected<std::uint8_t*> resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
                                   bool write, Where* at);
-  Step memory(Warp& w, const Inst& in, std::uint32_t exec);
   Step lookup(Warp& w, int lane, const Inst& in);
   Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
 };
@@ -357,7 +356,7 @@ std::uint8_t* Runner<P>::fast_resolve(const Inst& in, std::uint64_t addr, unsign
   if (addr % size != 0) return nullptr;
   if (in.space == Space::kShared) {
     if (addr > shared_.size() || size > shared_.size() - addr) return nullptr;
-    *at = {Area::kShared, 0, addr};
+    if constexpr (P::kLocates) *at = {Area::kShared, 0, addr};
     return shared_.data() + addr;
   }
   if (in.space != Space::kGlobal && in.space != Space::kGeneric) return nullptr;
@@ -365,45 +364,8 @@ std::uint8_t* Runner<P>::fast_resolve(const Inst& in, std::uint64_t addr, unsign
   if (win >= args_.size()) return nullptr;
   const Span& b = args_[win];
   if (o > b.size || size > b.size - o) return nullptr;
-  *at = {Area::kBuffer, static_cast<std::uint32_t>(win), o};
+  if constexpr (P::kLocates) *at = {Area::kBuffer, static_cast<std::uint32_t>(win), o};
   return b.data + o;
-}
-
-// ld / st for the lanes of exec: each address concrete (else lookup(): a policy's table load, or
-// the refusal), resolved and bounds-checked, then each element through the policy with where it is.
-template <class P>
-typename Runner<P>::Step Runner<P>::memory(Warp& w, const Inst& in, std::uint32_t exec) {
-  Value* R = w.regs.data();
-  const unsigned size = std::max(in.type.bits / 8, 1);
-  const bool sign = in.type.kind == Kind::kSigned;
-  for (std::uint32_t m = exec; m != 0; m &= m - 1) {
-    const int l = std::countr_zero(m);
-    std::uint64_t addr = static_cast<std::uint64_t>(in.offset);
-    if (in.src[0] != kNoSlot) {
-      const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + l]);
-      if (!base) {
-        if (const Step r = lookup(w, l, in); r == kFailed) return r;
-        continue;
-      }
-      addr += *base;
-    }
-    Where at;
-    std::uint8_t* p = fast_resolve(in, addr, size * in.vec, &at);
-    if (p == nullptr) {
-      auto r = resolve(w, l, in, addr, size * in.vec, in.op == Op::kSt, &at);
-      if (!r) return failed(r.error());
-      p = *r;
-    }
-    for (unsigned e = 0; e < in.vec; ++e) {
-      const Where el{at.area, at.index, at.offset + e * size};
-      if (in.op == Op::kLd) {
-        if (in.dst[e] != kNoSlot) R[std::size_t{in.dst[e]} * kWarp + l] = policy_.load(el, p + e * size, size, sign);
-      } else {
-        policy_.store(el, p + e * size, size, R[std::size_t{in.src[1 + e]} * kWarp + l]);
-      }
-    }
-  }
-  return kStepped;
 }
 
 // A lane's ld or st whose address is not concrete. A policy with window()/lookup() (the symbolic
@@ -415,7 +377,7 @@ typename Runner<P>::Step Runner<P>::lookup(Warp& w, int l, const Inst& in) {
   const auto refuse = [&](const std::string& why) {
     return failed(fail(w, l, in, "an address depends on tensor data (not provable by tracing)" + why));
   };
-  if constexpr (requires(P& p, const Value& v) { p.window(v); }) {
+  if constexpr (requires(P & p, const Value& v) { p.window(v); }) {
     if (in.op != Op::kLd) return refuse("");
     Value* R = w.regs.data();
     const Value& base = R[std::size_t{in.src[0]} * kWarp + l];
@@ -435,8 +397,8 @@ typename Runner<P>::Step Runner<P>::lookup(Warp& w, int l, const Inst& in) {
     for (unsigned e = 0; e < in.vec; ++e) {
       if (in.dst[e] == kNoSlot) continue;
       const auto offset = static_cast<std::uint64_t>(in.offset) + e * size;
-      auto v = policy_.lookup(at, *bytes, *win << kWindowShift, base, offset, size, in.type.kind == Kind::kSigned,
-                              in.line);
+      auto v =
+          policy_.lookup(at, *bytes, *win << kWindowShift, base, offset, size, in.type.kind == Kind::kSigned, in.line);
       if (!v) return refuse(": " + v.error().message);
       R[std::size_t{in.dst[e]} * kWarp + l] = *v;
     }
@@ -506,9 +468,41 @@ typename Runner<P>::Step Runner<P>::step(Warp& w) {
       }
       break;
     case Op::kLd:
-    case Op::kSt:
-      if (const Step r = memory(w, in, exec); r == kFailed) return r;
+    case Op::kSt: {
+      // Each lane's address concrete (else lookup(): a policy's table load, or the refusal),
+      // resolved and bounds-checked, then each element through the policy with where it is.
+      const unsigned size = std::max(in.type.bits / 8, 1);
+      const bool sign = in.type.kind == Kind::kSigned;
+      for (std::uint32_t m = exec; m != 0; m &= m - 1) {
+        const int l = std::countr_zero(m);
+        std::uint64_t addr = static_cast<std::uint64_t>(in.offset);
+        if (in.src[0] != kNoSlot) {
+          const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + l]);
+          if (!base) {
+            if (lookup(w, l, in) == kFailed) return kFailed;
+            continue;
+          }
+          addr += *base;
+        }
+        Where at{};
+        std::uint8_t* p = fast_resolve(in, addr, size * in.vec, &at);
+        if (p == nullptr) {
+          auto r = resolve(w, l, in, addr, size * in.vec, in.op == Op::kSt, &at);
+          if (!r) return failed(r.error());
+          p = *r;
+        }
+        for (unsigned e = 0; e < in.vec; ++e) {
+          const Where el{at.area, at.index, at.offset + e * size};
+          if (in.op == Op::kLd) {
+            if (in.dst[e] != kNoSlot)
+              R[std::size_t{in.dst[e]} * kWarp + l] = policy_.load(el, p + e * size, size, sign);
+          } else {
+            policy_.store(el, p + e * size, size, R[std::size_t{in.src[1 + e]} * kWarp + l]);
+          }
+        }
+      }
       break;
+    }
     default:
       if (exec != 0) {
         int bad = 0;

@@ -9,8 +9,8 @@
 namespace bitproof::ptx {
 namespace {
 
-using sym::NodeId;
 using sym::kNoNode;
+using sym::NodeId;
 
 constexpr int kLanes = 32;
 
@@ -195,7 +195,7 @@ const char* SymbolicPolicy::alu(const Inst& in, const Value* s, Value* d) {
   NodeId ops[5] = {kNoNode, kNoNode, kNoNode, kNoNode, kNoNode};
   NodeId out[4] = {kNoNode, kNoNode, kNoNode, kNoNode};
   for (int i = 0; i < in.nsrc; ++i) ops[i] = node_of(s[i], static_cast<std::uint8_t>(operand_bits(in, i)));
-  graph_.inst(in, ops, out);
+  inst(in, ops, out);
   for (int i = 0; i < in.ndst; ++i) {
     d[i] = {0, out[i]};
     if (out[i] != kNoNode) graph_.note_origin(out[i], arm_, in.line);
@@ -232,6 +232,30 @@ SymbolicPolicy::LaneLoop SymbolicPolicy::select(const Inst& in) {
   }
 }
 
+void SymbolicPolicy::inst(const Inst& in, const NodeId* ops, NodeId* out) {
+  if (in.nsrc > 4 || in.ndst > 2) return graph_.inst(in, ops, out);
+  std::uint64_t h = reinterpret_cast<std::uintptr_t>(&in);
+  for (int i = 0; i < in.nsrc; ++i) h = (h ^ ops[i]) * 0x9E3779B97F4A7C15ull;
+  InstMemo& e = inst_memo_[(h >> 40) & (kMemo - 1)];
+  bool hit = e.in == &in;
+  for (int i = 0; i < in.nsrc && hit; ++i) hit = e.ops[static_cast<std::size_t>(i)] == ops[i];
+  if (hit) {
+    for (int i = 0; i < in.ndst; ++i) out[i] = e.out[static_cast<std::size_t>(i)];
+    return;
+  }
+  graph_.inst(in, ops, out);
+  e.in = &in;
+  for (int i = 0; i < in.nsrc; ++i) e.ops[static_cast<std::size_t>(i)] = ops[i];
+  for (int i = 0; i < in.ndst; ++i) e.out[static_cast<std::size_t>(i)] = out[i];
+}
+
+NodeId SymbolicPolicy::leaf(std::uint32_t tensor, std::uint64_t element) {
+  LeafMemo& e = leaf_memo_[(element ^ (std::uint64_t{tensor} << 20)) & (kMemo - 1)];
+  if (e.element == element && e.tensor == tensor) return e.node;
+  e = {element, tensor, graph_.leaf(tensor, element)};
+  return e.node;
+}
+
 void SymbolicPolicy::block_start(std::size_t shared_bytes, std::size_t local_bytes_per_thread) {
   if (shared_dirty_ || shared_.size() != shared_bytes) shared_.assign(shared_bytes, ShadowByte{});
   if (local_dirty_ || local_bytes_ != local_bytes_per_thread) std::fill(local_.begin(), local_.end(), ShadowByte{});
@@ -254,9 +278,7 @@ std::vector<ShadowByte>* SymbolicPolicy::tags_for(const Where& at, bool create) 
       if (t.empty() && create) t.assign(module_.globals[at.index].bytes.size(), ShadowByte{});
       return t.empty() ? nullptr : &t;
     }
-    case Area::kShared:
-      shared_dirty_ = shared_dirty_ || create;
-      return shared_dirty_ ? &shared_ : nullptr;
+    case Area::kShared: shared_dirty_ = shared_dirty_ || create; return shared_dirty_ ? &shared_ : nullptr;
     case Area::kLocal:
       if (create) {
         local_dirty_ = true;
@@ -272,7 +294,8 @@ std::vector<ShadowByte>* SymbolicPolicy::tags_for(const Where& at, bool create) 
 SymValue SymbolicPolicy::finish_load(NodeId n, unsigned size, bool sign_extend) {
   if (!sign_extend || size >= 8) return {0, n};
   // ld.sN: the register holds the value sign-extended to 64 bits (ConcretePolicy::load).
-  const Inst cvt = make_inst(Op::kCvt, Type{Kind::kSigned, 64}, Type{Kind::kSigned, static_cast<std::uint8_t>(8 * size)}, 1);
+  const Inst cvt =
+      make_inst(Op::kCvt, Type{Kind::kSigned, 64}, Type{Kind::kSigned, static_cast<std::uint8_t>(8 * size)}, 1);
   NodeId out = kNoNode;
   graph_.inst(cvt, &n, &out);
   return {0, out};
@@ -286,7 +309,7 @@ SymValue SymbolicPolicy::load(const Where& at, const std::uint8_t* p, unsigned s
   const std::size_t base = at.area == Area::kLocal ? std::size_t{at.index} * local_bytes_ : 0;
   if (tags == nullptr && size == input->element_bytes && at.offset % size == 0) {  // one leaf (the hot path)
     const auto [tensor, e] = input->element_at(at.offset);
-    return finish_load(graph_.leaf(tensor, e), size, sign_extend);
+    return finish_load(leaf(tensor, e), size, sign_extend);
   }
   ShadowByte src[8];
   sources(graph_, input, tags, base + at.offset, size, src);
@@ -300,10 +323,11 @@ void SymbolicPolicy::store(const Where& at, std::uint8_t* p, unsigned size, cons
                        : at.area == Area::kGlobalVar ? &var_tables_[at.index]
                                                      : nullptr;
   if (table != nullptr && table->snapshot && !error_) {
-    error_ = fmt::format("{}:{}: a load at an address computed from tensor data read {} {} as a table, and the "
-                         "launch writes it afterwards (not provable by tracing)",
-                         module_.name, table->line, at.area == Area::kBuffer ? "buffer" : "variable",
-                         at.area == Area::kBuffer ? std::to_string(at.index) : module_.globals[at.index].name);
+    error_ = fmt::format(
+        "{}:{}: a load at an address computed from tensor data read {} {} as a table, and the "
+        "launch writes it afterwards (not provable by tracing)",
+        module_.name, table->line, at.area == Area::kBuffer ? "buffer" : "variable",
+        at.area == Area::kBuffer ? std::to_string(at.index) : module_.globals[at.index].name);
   }
   const std::size_t base = at.area == Area::kLocal ? std::size_t{at.index} * local_bytes_ : 0;
   if (v.node == kNoNode) {
@@ -318,8 +342,13 @@ void SymbolicPolicy::store(const Where& at, std::uint8_t* p, unsigned size, cons
   NodeId n = v.node;
   const unsigned w = graph_.node(n).width, whole = std::max((w + 7) / 8 * 8, 8 * size);
   if (whole != w) n = graph_.concat(n, graph_.constant(0, static_cast<std::uint8_t>(whole - w)));
-  std::vector<ShadowByte>& tags = *tags_for(at, true);
-  for (unsigned j = 0; j < size; ++j) tags[base + at.offset + j] = {n, static_cast<std::uint8_t>(j)};
+  std::vector<ShadowByte>* tags = tags_for(at, true);
+  if (tags == nullptr) {  // parameters: the executor refuses stores there before this
+    if (!error_)
+      error_ = fmt::format("{}: a store of a value computed from tensor data to the parameters", module_.name);
+    return;
+  }
+  for (unsigned j = 0; j < size; ++j) (*tags)[base + at.offset + j] = {n, static_cast<std::uint8_t>(j)};
   std::fill_n(p, size, std::uint8_t{0});  // the concrete bytes under a node are not read
 }
 

@@ -33,6 +33,7 @@
 // - Each node an instruction makes is recorded with its PTX line (Graph::note_origin, per arm).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -105,6 +106,7 @@ class SymbolicPolicy {
   using Value = SymValue;
   SymbolicPolicy(sym::Graph& graph, SymMemory& memory, const Module& module, int arm);
 
+  static constexpr bool kLocates = true;  // load/store read `where` (shadow memory)
   static Value constant(std::uint64_t bits) { return {bits, sym::kNoNode}; }
   static std::optional<std::uint64_t> concrete(const Value& v) {
     if (v.node != sym::kNoNode) return std::nullopt;
@@ -152,6 +154,25 @@ class SymbolicPolicy {
   };
   std::vector<Table> var_tables_, buffer_tables_;
   std::optional<std::string> error_;
+  // Memos in front of the graph's table (speed only: Graph::inst and Graph::leaf are pure
+  // functions of their arguments on an append-only table, so a hit returns what the call would):
+  // direct-mapped, small enough to stay in cache, for the values every row of a GEMV reloads and
+  // converts again (x's leaves and their cvt).
+  struct InstMemo {
+    const Inst* in = nullptr;
+    std::array<sym::NodeId, 4> ops{};
+    std::array<sym::NodeId, 2> out{};
+  };
+  struct LeafMemo {
+    std::uint64_t element = ~std::uint64_t{0};
+    std::uint32_t tensor = 0;
+    sym::NodeId node = sym::kNoNode;
+  };
+  static constexpr std::size_t kMemo = 1 << 13;
+  std::vector<InstMemo> inst_memo_ = std::vector<InstMemo>(kMemo);
+  std::vector<LeafMemo> leaf_memo_ = std::vector<LeafMemo>(kMemo);
+  sym::NodeId leaf(std::uint32_t tensor, std::uint64_t element);
+  void inst(const Inst& in, const sym::NodeId* ops, sym::NodeId* out);
 };
 
 // The executor over a symbolic policy (defined in exec.cpp, beside `launch`).

@@ -241,7 +241,8 @@ void sym_trace_gemv(SymGemv& s, unsigned sep_block, unsigned fused_block) {
   auto fused = ptx::find_kernel(*m, "gemv_fused");
   REQUIRE((sep.ok() && fused.ok()));
   s.x = s.g.add_tensor(sym_tensor("x", SymGemv::kK, 16));
-  for (int i = 0; i < 3; ++i) s.w[i] = s.g.add_tensor(sym_tensor(fmt::format("w{}", i), SymGemv::kRows[i] * SymGemv::kK, 16));
+  for (int i = 0; i < 3; ++i)
+    s.w[i] = s.g.add_tensor(sym_tensor(fmt::format("w{}", i), SymGemv::kRows[i] * SymGemv::kK, 16));
   const auto outputs = [&](ptx::SymMemory& mem, int arm, const std::size_t* y) {
     for (int i = 0; i < 3; ++i) {
       for (unsigned r = 0; r < SymGemv::kRows[i]; ++r) {
@@ -271,9 +272,14 @@ void sym_trace_gemv(SymGemv& s, unsigned sep_block, unsigned fused_block) {
     REQUIRE(bw.ok());
     std::size_t y[3];
     for (int i = 0; i < 3; ++i) y[i] = mem.add_plain(std::vector<std::uint8_t>(2 * SymGemv::kRows[i], 0xFF));
-    const std::vector<Arg> args = {Arg::buf(bx),        Arg::buf(*bw),       Arg::buf(y[0]),
-                                   Arg::buf(y[1]),      Arg::buf(y[2]),      Arg::u32(SymGemv::kRows[0]),
-                                   Arg::u32(SymGemv::kRows[1]), Arg::u32(SymGemv::kK)};
+    const std::vector<Arg> args = {Arg::buf(bx),
+                                   Arg::buf(*bw),
+                                   Arg::buf(y[0]),
+                                   Arg::buf(y[1]),
+                                   Arg::buf(y[2]),
+                                   Arg::u32(SymGemv::kRows[0]),
+                                   Arg::u32(SymGemv::kRows[1]),
+                                   Arg::u32(SymGemv::kK)};
     const unsigned n = SymGemv::kRows[0] + SymGemv::kRows[1] + SymGemv::kRows[2];
     auto r = ptx::trace_launch(*m, **fused, sym_config({n}, {fused_block}), args, mem, s.g, 1);
     REQUIRE_MESSAGE(r.ok(), r.error().message);
@@ -313,9 +319,9 @@ void sym_check_gemv(SymGemv& s, unsigned sep_block, unsigned fused_block, int ca
         const auto bw = mem.add(sym_bytes(w[i]));
         const auto by = mem.add(std::vector<std::uint8_t>(2 * SymGemv::kRows[i], 0xFF));
         const std::vector<Arg> args = {Arg::buf(bx), Arg::buf(bw), Arg::buf(by), Arg::u32(SymGemv::kK)};
-        REQUIRE(ptx::launch(*m, **ptx::find_kernel(*m, "gemv_sep"), sym_config({SymGemv::kRows[i]}, {sep_block}), args,
-                            mem)
-                    .ok());
+        REQUIRE(
+            ptx::launch(*m, **ptx::find_kernel(*m, "gemv_sep"), sym_config({SymGemv::kRows[i]}, {sep_block}), args, mem)
+                .ok());
         got[0][i] = ptx_values_of<std::uint16_t>(mem.bytes(by));
       }
     }
@@ -326,9 +332,14 @@ void sym_check_gemv(SymGemv& s, unsigned sep_block, unsigned fused_block, int ca
       const auto bx = mem.add(sym_bytes(x)), bw = mem.add(sym_bytes(joined));
       std::size_t by[3];
       for (int i = 0; i < 3; ++i) by[i] = mem.add(std::vector<std::uint8_t>(2 * SymGemv::kRows[i], 0xFF));
-      const std::vector<Arg> args = {Arg::buf(bx),    Arg::buf(bw),    Arg::buf(by[0]),
-                                     Arg::buf(by[1]), Arg::buf(by[2]), Arg::u32(SymGemv::kRows[0]),
-                                     Arg::u32(SymGemv::kRows[1]), Arg::u32(SymGemv::kK)};
+      const std::vector<Arg> args = {Arg::buf(bx),
+                                     Arg::buf(bw),
+                                     Arg::buf(by[0]),
+                                     Arg::buf(by[1]),
+                                     Arg::buf(by[2]),
+                                     Arg::u32(SymGemv::kRows[0]),
+                                     Arg::u32(SymGemv::kRows[1]),
+                                     Arg::u32(SymGemv::kK)};
       const unsigned n = SymGemv::kRows[0] + SymGemv::kRows[1] + SymGemv::kRows[2];
       REQUIRE(ptx::launch(*m, **ptx::find_kernel(*m, "gemv_fused"), sym_config({n}, {fused_block}), args, mem).ok());
       for (int i = 0; i < 3; ++i) got[1][i] = ptx_values_of<std::uint16_t>(mem.bytes(by[i]));
@@ -403,7 +414,8 @@ TEST_SUITE("ptx") {
     }
   }
 
-  TEST_CASE("symbolic: the fused aux GEMV pair (nvcc's PTX, shared memory, shfl.down, bar.sync) is equal node for node") {
+  TEST_CASE(
+      "symbolic: the fused aux GEMV pair (nvcc's PTX, shared memory, shfl.down, bar.sync) is equal node for node") {
     // examples/fused-aux-gemv/gemv.cu at 3 + 2 + 1 rows, K = 256, 128 threads a block: three
     // gemv_sep launches on one SymMemory against one gemv_fused over the joined weight. Every
     // output element is the same node in both arms; every node evaluates to both arms' bits.
@@ -422,7 +434,8 @@ TEST_SUITE("ptx") {
     sym_check_gemv(s, 128, 128, 3);
   }
 
-  TEST_CASE("symbolic: the fused GEMV with 64 threads a block (another K split) is another node, still evaluated right") {
+  TEST_CASE(
+      "symbolic: the fused GEMV with 64 threads a block (another K split) is another node, still evaluated right") {
     SymGemv s;
     sym_trace_gemv(s, 128, 64);
     int same = 0;
@@ -441,7 +454,8 @@ TEST_SUITE("ptx") {
     const auto& sep = **ptx::find_kernel(*m, "gemv_sep");
     const unsigned k = 64, n = 4;
     Graph g;
-    const auto tx = g.add_tensor(sym_tensor("x", k, 16)), t1 = g.add_tensor(sym_tensor("w1", n * k, 16)), t2 = g.add_tensor(sym_tensor("w2", n, 16));
+    const auto tx = g.add_tensor(sym_tensor("x", k, 16)), t1 = g.add_tensor(sym_tensor("w1", n * k, 16)),
+               t2 = g.add_tensor(sym_tensor("w2", n, 16));
     ptx::SymMemory mem;
     const std::size_t bx = *mem.add_input(g, tx), b1 = *mem.add_input(g, t1), b2 = *mem.add_input(g, t2);
     const std::size_t by = mem.add_plain(std::vector<std::uint8_t>(2 * n, 0xFF));
@@ -527,13 +541,14 @@ TEST_SUITE("ptx") {
     const std::uint32_t table[16] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3000000000u};
     const std::uint64_t base = ptx::kGlobalVarWindow << ptx::kWindowShift;
     for (std::uint32_t x : {0u, 5u, 15u, 16u, 0xFFFFFFFFu, 0x12345678u}) {
-      SymEval eval(t.g, [&](std::uint64_t) -> std::uint64_t { return x; },
-                   [&](std::uint64_t, std::uint64_t address, unsigned width) -> std::uint64_t {
-                     REQUIRE(width == 32);
-                     REQUIRE(address >= base);
-                     REQUIRE(address - base < 64);
-                     return table[(address - base) / 4];
-                   });
+      SymEval eval(
+          t.g, [&](std::uint64_t) -> std::uint64_t { return x; },
+          [&](std::uint64_t, std::uint64_t address, unsigned width) -> std::uint64_t {
+            REQUIRE(width == 32);
+            REQUIRE(address >= base);
+            REQUIRE(address - base < 64);
+            return table[(address - base) / 4];
+          });
       const auto out = sym_run_one(text, sym_bytes(std::vector<std::uint32_t>{x}), 4);
       CHECK(eval(y) == ptx_values_of<std::uint32_t>(out)[0]);
       const auto by_graph = t.g.evaluate(y, {{t.g.tensors()[t.tensor].first_leaf, x}});  // its own snapshot
@@ -570,7 +585,8 @@ TEST_SUITE("ptx") {
     CHECK(t.g.node(pair).ops[1] == t.g.leaf(t.tensor, 3));
   }
 
-  TEST_CASE("symbolic: shadow memory keeps a stored node's bytes, a concrete overwrite, and the zeros above a narrow value") {
+  TEST_CASE(
+      "symbolic: shadow memory keeps a stored node's bytes, a concrete overwrite, and the zeros above a narrow value") {
     // st.u32 of a node, then a u16 concrete store over its upper half, read back whole: the concat of
     // the node's low half and the constant; a predicate's selp stored as u32; half of a stored node
     // loaded and stored again; ld.s16 of a leaf's upper half (sign-extended, as the register holds it).
