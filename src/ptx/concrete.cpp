@@ -485,29 +485,28 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the executor's memory is little-endian");
 
-constexpr int kLanes = 32;
 using Reg = ConcretePolicy::Value;
 
 // fn(lane) for every lane of exec, lowest first.
 template <class Fn>
 inline void each_lane(std::uint32_t exec, Fn fn) {
   if (exec == 0xFFFFFFFFu) {
-    for (int l = 0; l < kLanes; ++l) fn(l);
+    for (int l = 0; l < kWarpLanes; ++l) fn(l);
   } else {
     for (std::uint32_t m = exec; m != 0; m &= m - 1) fn(std::countr_zero(m));
   }
 }
 
-inline Reg* slot(Reg* R, std::uint32_t s) { return R + std::size_t{s} * kLanes; }
+inline Reg* slot(Reg* R, std::uint32_t s) { return R + std::size_t{s} * kWarpLanes; }
 
 const char* generic_loop(ConcretePolicy&, const Inst& in, Reg* R, std::uint32_t exec, int* bad) {
   Reg s[5], d[4];
   for (std::uint32_t m = exec; m != 0; m &= m - 1) {
     const int l = std::countr_zero(m);
-    for (int i = 0; i < in.nsrc; ++i) s[i] = R[std::size_t{in.src[i]} * kLanes + static_cast<unsigned>(l)];
+    for (int i = 0; i < in.nsrc; ++i) s[i] = R[std::size_t{in.src[i]} * kWarpLanes + static_cast<unsigned>(l)];
     if (const char* why = ConcretePolicy::alu(in, s, d)) return *bad = l, why;
     for (int i = 0; i < in.ndst; ++i) {
-      if (in.dst[i] != kNoSlot) R[std::size_t{in.dst[i]} * kLanes + static_cast<unsigned>(l)] = d[i];
+      if (in.dst[i] != kNoSlot) R[std::size_t{in.dst[i]} * kWarpLanes + static_cast<unsigned>(l)] = d[i];
     }
   }
   return nullptr;

@@ -100,6 +100,7 @@ enum class VoteMode : std::uint8_t { kAll, kAny, kUni, kBallot };
 enum class MulPart : std::uint8_t { kNone, kLo, kHi, kWide };
 
 inline constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+inline constexpr int kWarpLanes = 32;  // the lanes of a warp: a register slot's values are kWarpLanes apart
 
 // One decoded instruction. Slots index the executor's flat per-thread register arrays.
 struct Inst {

@@ -12,7 +12,6 @@ namespace {
 using sym::kNoNode;
 using sym::NodeId;
 
-constexpr int kLanes = 32;
 
 std::uint64_t mask_of(unsigned bits) { return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1; }
 unsigned type_bits(const Type& t) { return t.bits == 0 ? 64 : t.bits; }
@@ -208,10 +207,10 @@ const char* symbolic_loop(SymbolicPolicy& policy, const Inst& in, SymValue* R, s
   SymValue s[5], d[4];
   for (std::uint32_t m = exec; m != 0; m &= m - 1) {
     const int l = std::countr_zero(m);
-    for (int i = 0; i < in.nsrc; ++i) s[i] = R[std::size_t{in.src[i]} * kLanes + static_cast<unsigned>(l)];
+    for (int i = 0; i < in.nsrc; ++i) s[i] = R[std::size_t{in.src[i]} * kWarpLanes + static_cast<unsigned>(l)];
     if (const char* why = policy.alu(in, s, d)) return *bad = l, why;
     for (int i = 0; i < in.ndst; ++i) {
-      if (in.dst[i] != kNoSlot) R[std::size_t{in.dst[i]} * kLanes + static_cast<unsigned>(l)] = d[i];
+      if (in.dst[i] != kNoSlot) R[std::size_t{in.dst[i]} * kWarpLanes + static_cast<unsigned>(l)] = d[i];
     }
   }
   return nullptr;
