@@ -694,17 +694,7 @@ ConcretePolicy::LaneLoop special(const Inst& in) {
 // Memory and control instructions have no loop (the executor runs them); ALU ones a special
 // loop where one exists, else alu() lane by lane.
 ConcretePolicy::LaneLoop ConcretePolicy::select(const Inst& in) {
-  switch (in.op) {
-    case Op::kLd:
-    case Op::kSt:
-    case Op::kBra:
-    case Op::kExit:
-    case Op::kBar:
-    case Op::kShfl:
-    case Op::kVote:
-    case Op::kWarpSync: return nullptr;
-    default: break;
-  }
+  if (executor_runs(in.op)) return nullptr;
   if (LaneLoop f = special(in)) return f;
   return &generic_loop;
 }

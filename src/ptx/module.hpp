@@ -59,6 +59,21 @@ enum class Op : std::uint8_t {
   kShf,
   kCvtPack,  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b: a to the upper half, b to the lower
 };
+// The instructions the executor runs itself (memory, control flow, barriers, warp collectives);
+// a value policy computes every other one (concrete.hpp: its ALU lane loops).
+constexpr bool executor_runs(Op op) {
+  switch (op) {
+    case Op::kLd:
+    case Op::kSt:
+    case Op::kBra:
+    case Op::kExit:
+    case Op::kBar:
+    case Op::kShfl:
+    case Op::kVote:
+    case Op::kWarpSync: return true;
+    default: return false;
+  }
+}
 // prmt's modes (Inst::mode); shf's: bit 0 set for .r, bit 1 set for .clamp.
 enum class PrmtMode : std::uint8_t { kDefault, kF4e, kB4e, kRc8, kEcl, kEcr, kRc16 };
 

@@ -218,17 +218,7 @@ const char* symbolic_loop(SymbolicPolicy& policy, const Inst& in, SymValue* R, s
 }  // namespace
 
 SymbolicPolicy::LaneLoop SymbolicPolicy::select(const Inst& in) {
-  switch (in.op) {
-    case Op::kLd:
-    case Op::kSt:
-    case Op::kBra:
-    case Op::kExit:
-    case Op::kBar:
-    case Op::kShfl:
-    case Op::kVote:
-    case Op::kWarpSync: return nullptr;
-    default: return &symbolic_loop;
-  }
+  return executor_runs(in.op) ? nullptr : &symbolic_loop;
 }
 
 void SymbolicPolicy::inst(const Inst& in, const NodeId* ops, NodeId* out) {

@@ -70,7 +70,7 @@ TEST_SUITE("ptx") {
       const std::string t = mutated ? ptx_mutate(text, "fma.rn.f32 \t%f4", "fma.rz.f32 \t%f4") : text;
       auto r = run_ptx(t, "saxpy", {8}, {128}, {Arg::f32_bits(a), Arg::buf(bx), Arg::buf(by), Arg::u32(n)}, mem,
                        "kernels.ptx");
-      REQUIRE_MESSAGE(r.ok(), r.error().message);
+      REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
       const auto out = ptx_values_of<std::uint32_t>(mem.bytes(by));
       int differ = 0;
       for (unsigned i = 0; i < n; ++i) differ += out[i] != SoftArith::ffma(x[i], a, y[i]);
@@ -90,7 +90,7 @@ TEST_SUITE("ptx") {
       const auto bi = mem.add(ptx_bytes_of(in)), bo = mem.add(std::vector<std::uint8_t>(8 * 4, 0xEE));
       const std::string t = mutated ? ptx_mutate(text, "shfl.sync.bfly.b32 \t%r9", "shfl.sync.up.b32 \t%r9") : text;
       auto r = run_ptx(t, "warp_reduce", {2}, {128}, {Arg::buf(bi), Arg::buf(bo)}, mem);
-      REQUIRE_MESSAGE(r.ok(), r.error().message);
+      REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
       const auto out = ptx_values_of<std::uint32_t>(mem.bytes(bo));
       int differ = 0;
       for (unsigned wp = 0; wp < 8; ++wp) {
@@ -109,7 +109,7 @@ TEST_SUITE("ptx") {
       const auto bi = mem.add(ptx_bytes_of(in)), bo = mem.add(std::vector<std::uint8_t>(3 * 4));
       const std::string t = mutated ? ptx_mutate(text, "bar.sync \t0;", "") : text;
       auto r = run_ptx(t, "block_reduce", {3}, {128}, {Arg::buf(bi), Arg::buf(bo)}, mem);
-      REQUIRE_MESSAGE(r.ok(), r.error().message);
+      REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
       const auto out = ptx_values_of<std::uint32_t>(mem.bytes(bo));
       int differ = 0;
       for (unsigned b = 0; b < 3; ++b) {
@@ -140,7 +140,7 @@ TEST_SUITE("ptx") {
                      {Arg::buf(fx), Arg::buf(fw), Arg::buf(y0), Arg::buf(y1), Arg::buf(y2), Arg::u32(n0), Arg::u32(n1),
                       Arg::u32(n2), Arg::u32(k)},
                      fm);
-    REQUIRE_MESSAGE(r.ok(), r.error().message);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
     std::vector<std::uint16_t> fused;
     for (auto b : {y0, y1, y2}) {
       const auto v = ptx_values_of<std::uint16_t>(fm.bytes(b));
@@ -157,7 +157,7 @@ TEST_SUITE("ptx") {
                  sy = sm.add(std::vector<std::uint8_t>(n * 2));
       auto rs = run_ptx(text, "gemv_sep", {(n + 3) / 4}, {128},
                         {Arg::buf(sx), Arg::buf(sw), Arg::buf(sy), Arg::u32(n), Arg::u32(k)}, sm);
-      REQUIRE_MESSAGE(rs.ok(), rs.error().message);
+      REQUIRE_MESSAGE(rs.ok(), (rs.ok() ? std::string() : rs.error().message));
       const auto v = ptx_values_of<std::uint16_t>(sm.bytes(sy));
       separate.insert(separate.end(), v.begin(), v.end());
       first += n;
@@ -172,7 +172,7 @@ TEST_SUITE("ptx") {
                       {Arg::buf(mx), Arg::buf(mw), Arg::buf(m0), Arg::buf(m1), Arg::buf(m2), Arg::u32(n0), Arg::u32(n1),
                        Arg::u32(n2), Arg::u32(k)},
                       mm);
-    REQUIRE_MESSAGE(rm.ok(), rm.error().message);
+    REQUIRE_MESSAGE(rm.ok(), (rm.ok() ? std::string() : rm.error().message));
     const auto mut0 = ptx_values_of<std::uint16_t>(mm.bytes(m0));
     int differ = 0;
     for (unsigned i = 0; i < n0; ++i) differ += mut0[i] != expect[i];
@@ -194,7 +194,7 @@ TEST_SUITE("ptx") {
     const auto ba = mem.add(ptx_bytes_of(a)), bb = mem.add(ptx_bytes_of(b)), bc = mem.add(ptx_bytes_of(c)),
                bm = mem.add(std::vector<std::uint8_t>(4));
     auto r = run_ptx(text, "half_ops", {1}, {32}, {Arg::buf(ba), Arg::buf(bb), Arg::buf(bc), Arg::buf(bm)}, mem);
-    REQUIRE_MESSAGE(r.ok(), r.error().message);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
     const auto out = ptx_values_of<std::uint32_t>(mem.bytes(bc));
     std::uint32_t ballot = 0;
     const auto lane2 = [](auto f, std::uint32_t x, std::uint32_t y) {

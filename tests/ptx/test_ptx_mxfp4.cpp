@@ -85,7 +85,7 @@ std::vector<std::uint16_t> ptx_mxfp4_run(const std::string& kernel, const PtxMxf
   auto r = run_ptx(text, kernel, {kMxRows / 4}, {128},
                    {Arg::buf(bc), Arg::buf(bs), Arg::buf(bx), Arg::buf(by), Arg::u32(kMxRows), Arg::u32(kMxK)}, mem,
                    "gemv.ptx");
-  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
   return ptx_values_of<std::uint16_t>(mem.bytes(by));
 }
 
@@ -144,7 +144,7 @@ TEST_SUITE("ptx") {
 
   TEST_CASE("TurboMind-style MXFP4 GEMV: the PTX executes whole (no refused instruction) and lists its mul.f16") {
     auto m = ptx::parse_module(read_text(BITPROOF_SOURCE_DIR "/examples/turbomind-mxfp4-gemv/gemv.ptx"), "gemv.ptx");
-    REQUIRE_MESSAGE(m.ok(), m.error().message);
+    REQUIRE_MESSAGE(m.ok(), (m.ok() ? std::string() : m.error().message));
     for (const char* name : {"gemv_ordinary", "gemv_folded"}) {
       auto k = ptx::find_kernel(*m, name);
       REQUIRE(k.ok());
