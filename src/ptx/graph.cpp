@@ -1,4 +1,4 @@
-// The node table of the PTX proof (src/ptx/graph.hpp; docs/ptx-proof-graph.md): hash-consing,
+// The node table of the PTX proof (src/ptx/graph.hpp; docs/ptx-proof.md): hash-consing,
 // canonical forms, bit-slice simplification. Evaluation, lemmas and differences are in
 // graph_eval.cpp.
 #include "ptx/graph.hpp"

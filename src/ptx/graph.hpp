@@ -185,6 +185,7 @@ class Graph {
  private:
   static constexpr std::uint64_t kEmptySlot = ~std::uint64_t{0};
   NodeId intern(const Node& n);
+  void keep_origins(NodeId from, NodeId to);
   void rehash(std::size_t cap);
   void build(InstKey key, const NodeId* operands, NodeId* out);
   void canonicalise(Node& n) const;

@@ -438,6 +438,14 @@ NodeId Graph::rebuild(NodeId id, const NodeId* ops) {
   }
 }
 
+// A node the lemma pass made in place of another keeps the PTX lines that made the old one, so
+// a difference found after the pass still names its line.
+void Graph::keep_origins(NodeId from, NodeId to) {
+  for (const int arm : {0, 1}) {
+    if (const std::uint32_t line = origin(from, arm); line != 0) note_origin(to, arm, line);
+  }
+}
+
 Expected<std::vector<NodeId>> Graph::apply_lemmas(const std::vector<NodeId>& roots, std::uint64_t max_entries) {
   const std::vector<NodeId> ids = below(roots, true);
   const std::size_t count = ids.size();
@@ -524,6 +532,7 @@ Expected<std::vector<NodeId>> Graph::apply_lemmas(const std::vector<NodeId>& roo
       t.aux64 = *lm;
       ++lemmas_[*lm].uses;
       now[i] = intern(t);
+      keep_origins(id, now[i]);
       continue;
     }
     NodeId ops[4] = {kNoNode, kNoNode, kNoNode, kNoNode};
@@ -533,6 +542,7 @@ Expected<std::vector<NodeId>> Graph::apply_lemmas(const std::vector<NodeId>& roo
       changed = changed || ops[j] != n.ops[j];
     }
     now[i] = changed ? rebuild(id, ops) : id;
+    if (changed) keep_origins(id, now[i]);
   }
   std::vector<NodeId> out;
   out.reserve(roots.size());
