@@ -199,6 +199,7 @@ class Parser {
   }
   Expected<std::uint64_t> number(std::string_view what);
   Expected<Ok> module_statement();
+  Expected<Ok> section();
   Expected<Ok> variable(bool in_kernel);
   Expected<Ok> entry();
   Expected<Ok> body();
@@ -252,12 +253,30 @@ Expected<Module> Parser::run() {
   return std::move(mod_);
 }
 
+// `.section .debug_info { ... }`: the DWARF data nvcc -lineinfo and Triton append for debuggers
+// (.b8/.b32 lists, labels): no code, skipped to its closing brace; a section without a body ends
+// with its line.
+Expected<Ok> Parser::section() {
+  const std::uint32_t line = peek().line;
+  while (peek().k != Tok::kEnd && peek().line == line && !is("{")) next();
+  if (!is("{")) return Ok{};
+  next();
+  while (!is("}")) {
+    if (peek().k == Tok::kEnd) return err(line, ".section: no closing '}'");
+    if (is("{")) return err(peek().line, ".section: a '{' inside a section");
+    next();
+  }
+  next();
+  return Ok{};
+}
+
 Expected<Ok> Parser::module_statement() {
   const Tok& t = peek();
-  if (t.text == ".version" || t.text == ".target" || t.text == ".file" || t.text == ".loc" || t.text == ".section") {
+  if (t.text == ".version" || t.text == ".target" || t.text == ".file" || t.text == ".loc") {
     skip_line();
     return Ok{};
   }
+  if (t.text == ".section") return section();
   if (t.text == ".address_size") {
     next();
     auto n = number(".address_size");

@@ -335,6 +335,22 @@ TEST_SUITE("ptx") {
     CHECK((*r)[31] == 31);
   }
 
+  TEST_CASE("DWARF sections (nvcc -lineinfo, Triton) are skipped to their closing brace; a broken one is refused") {
+    const std::string kernel = ptx_edge_kernel("\tst.global.u32 [%rd4], %r0;");
+    const std::string sections =
+        "\n.section .debug_abbrev\n{\n.b8 1\n.b8 17\n.b8 1\n$L__info_string0:\n.b32 4294967295\n}\n"
+        ".section .debug_str\n{\n.b8 103,101,109,118\n}\n.section .debug_macinfo { }\n.section .nv.empty\n";
+    auto r = ptx_run_edge(kernel + sections, {}, 32);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+    CHECK((*r)[31] == 31);
+    auto open = ptx::parse_module(kernel + "\n.section .debug_info\n{\n.b8 1\n", "edge.ptx");
+    REQUIRE(!open.ok());
+    CHECK_MESSAGE(contains(open.error().message, ".section: no closing '}'"), open.error().message);
+    auto nested = ptx::parse_module(kernel + "\n.section .debug_info\n{\n.b8 1\n{\n}\n}\n", "edge.ptx");
+    REQUIRE(!nested.ok());
+    CHECK_MESSAGE(contains(nested.error().message, "a '{' inside a section"), nested.error().message);
+  }
+
   TEST_CASE("launch limits and argument checks; a loop that never ends; undefined values are errors") {
     const std::string text = ptx_edge_kernel("\tst.global.u32 [%rd4], %r0;");
     auto m = ptx::parse_module(text, "edge.ptx");
