@@ -328,8 +328,73 @@ class KernelProver {
       record_lemmas(r);
     }
     r.identical = !r.difference.has_value();
+    if (r.identical) {
+      auto lookup = lookup_outside_lemmas(outs);
+      if (!lookup) return lookup.error();
+      if (*lookup) {
+        r.identical = false;
+        r.difference = std::move(**lookup);
+        r.lemmas.clear();
+        record_lemmas(r);
+      }
+    }
     r.nodes = graph_.size();
     return r;
+  }
+
+  // A table lookup (a kLoad node) has a value only while its address stays inside its table, and
+  // that is shown only where a lemma enumerates the address (every entry evaluated: an address
+  // outside is an error). Where the trace holds lookups, the lemma pass runs over every output of
+  // both arms; a lookup still outside every lemma below an output leaves the proof "not proven":
+  // two arms making the same lookup are one node, but on inputs that send it outside the table
+  // both read undefined memory, which the equal nodes would hide.
+  Expected<std::optional<TraceDifference>> lookup_outside_lemmas(
+      const std::array<std::map<std::string, std::vector<NodeId>>, 2>& outs) {
+    bool any = false;
+    for (std::size_t i = 0; i < graph_.size() && !any; ++i) any = graph_.node(static_cast<NodeId>(i)).kind == sym::NodeKind::kLoad;
+    if (!any) return std::optional<TraceDifference>{};
+    std::vector<NodeId> roots;
+    std::vector<Element> where;
+    for (int arm = 0; arm < 2; ++arm) {
+      for (const std::string& name : spec_.outputs) {
+        const auto& nodes = outs[arm].at(name);
+        for (std::uint64_t e = 0; e < nodes.size(); ++e) roots.push_back(nodes[e]), where.push_back({name, e});
+      }
+    }
+    auto enclosed = graph_.apply_lemmas(roots, options_.lemma_entries);
+    if (!enclosed) return Error{fmt::format("{}: --prove: the lemma pass: {}", spec_.path, enclosed.error().message)};
+    std::vector<bool> seen(graph_.size(), false);
+    for (std::size_t i = 0; i < enclosed->size(); ++i) {
+      std::vector<NodeId> stack{(*enclosed)[i]};
+      while (!stack.empty()) {
+        const NodeId id = stack.back();
+        stack.pop_back();
+        if (seen[id]) continue;
+        seen[id] = true;
+        const sym::Node& n = graph_.node(id);
+        if (n.kind == sym::NodeKind::kTable) continue;
+        if (n.kind == sym::NodeKind::kLoad) return std::optional<TraceDifference>{lookup_difference(where[i], id)};
+        for (int j = 0; j < n.nops; ++j) stack.push_back(n.ops[j]);
+      }
+    }
+    return std::optional<TraceDifference>{};
+  }
+
+  TraceDifference lookup_difference(const Element& el, NodeId lookup) const {
+    const OutputDecl& d = *spec_.output_decl(el.output);
+    TraceDifference diff;
+    diff.tensor = el.output;
+    diff.row = el.index / d.cols;
+    diff.col = el.index % d.cols;
+    diff.operation_a = diff.operation_b = graph_.describe(lookup);
+    diff.line_a = line_text(lookup, 0);
+    diff.line_b = line_text(lookup, 1);
+    diff.position = fmt::format("the lookup's address depends on {}", leaves_under(graph_.node(lookup).ops[0]));
+    diff.lookup = true;
+    diff.why = "a table lookup whose address no lemma enumerates (its leaves' values multiply past the lemma "
+               "limit): bitproof cannot show it stays inside its table, so equal graphs prove nothing there "
+               "(docs/ptx-proof.md, Limits)";
+    return diff;
   }
 
   // Whether two output nodes compute equal bits on every value of their leaves, found by evaluating

@@ -73,6 +73,7 @@ struct TraceDifference {
   std::string operation_a; // the first differing operation of each arm, operands shown
   std::string operation_b;
   std::string why;         // what would have made them equal, if anything
+  bool lookup = false;     // kernel arms: equal graphs that hold a table lookup no lemma enumerates
   // Kernel arms: where each operation came from ("gemv.ptx:123 (gemv.cu:45)"), and where two
   // lemma tables over the same leaves differ, the first such leaf values.
   std::string line_a, line_b;

@@ -151,6 +151,7 @@ Json trace_json(const AbOutcome& o) {
       t["difference"]["line_a"] = d.line_a;
       t["difference"]["line_b"] = d.line_b;
       t["difference"]["counterexample"] = d.counterexample ? counterexample_json(*d.counterexample) : Json(nullptr);
+      if (d.lookup) t["difference"]["lookup"] = true;
     }
   } else {
     t["difference"] = nullptr;
@@ -266,6 +267,17 @@ std::vector<std::string> ptx_trace_lines(const Json& t, const Json& spec) {
                                 verdict == "contradicted" ? "PROOF CONTRADICTED BY A CASE (a bug): " : "", arm(spec, 1),
                                 arm(spec, 0), t["elements"].get<std::uint64_t>(),
                                 millions(t["nodes"].get<std::uint64_t>()), lemma_text, exhausted_text));
+  } else if (t["difference"].value("lookup", false)) {
+    const Json& d = t["difference"];
+    lines.push_back(fmt::format("not proven: {}≡{} as traced, but {}[{}][{}] reads a table at an address no lemma "
+                                "enumerates ({} elements, {} nodes, {})",
+                                arm(spec, 1), arm(spec, 0), d["tensor"].get<std::string>(),
+                                d["index"][0].get<std::uint64_t>(), d["index"][1].get<std::uint64_t>(),
+                                t["elements"].get<std::uint64_t>(), millions(t["nodes"].get<std::uint64_t>()),
+                                lemma_text));
+    lines.push_back(fmt::format("  lookup: {}  [{}]", d["operation_a"].get<std::string>(), str(d, "line_a")));
+    lines.push_back("  " + d["position"].get<std::string>());
+    lines.push_back("  why: " + d["why"].get<std::string>());
   } else {
     const Json& d = t["difference"];
     lines.push_back(fmt::format("{}: {}≢{} as traced: the graphs differ at {}[{}][{}] ({} elements, {} nodes, {})",
@@ -468,7 +480,11 @@ std::string render_ab_markdown(const Json& report) {
   const bool proved = !r["trace_proof"].is_null();
   const bool graphs_differ = proved && !r["trace_proof"]["identical"].get<bool>();
   const std::string ptx_verdict = proved ? str(r["trace_proof"], "verdict") : std::string();
-  const std::string found = ptx_verdict == "not_proven"     ? "not proven: the traced graphs differ, no case run differs"
+  const bool lookup = graphs_differ && r["trace_proof"]["difference"].is_object() &&
+                      r["trace_proof"]["difference"].value("lookup", false);
+  const std::string found = ptx_verdict == "not_proven" && lookup
+                                ? "not proven: a table lookup no lemma enumerates, no case run differs"
+                            : ptx_verdict == "not_proven" ? "not proven: the traced graphs differ, no case run differs"
                             : ptx_verdict == "contradicted" ? "the proof is contradicted by a case (a bug)"
                             : cases_differ || graphs_differ ? "the arms differ"
                             : proved                        ? "the arms agree on every input"

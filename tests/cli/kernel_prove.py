@@ -222,6 +222,25 @@ r = run("ab", pair("copy-copy", ["copy", "copy"]), "--prove")
 check("(d) control: the same kernel twice is proven (exit 0)", r.returncode == 0 and "on every input" in r.stdout,
       r.stdout + r.stderr)
 
+# ---- (f) table lookups at a data-dependent address ----
+r = run("ab", pair("narrow-lookup", ["narrow_lookup", "narrow_lookup"]), "--prove")
+check("(f) a lookup indexed by one f16 leaf (the lemma enumerates its address): proven (exit 0)",
+      r.returncode == 0 and "on every input" in r.stdout, r.stdout + r.stderr)
+report = os.path.join(work, "lookup.json")
+r = run("ab", pair("wide-lookup", ["wide_lookup", "wide_lookup"]), "--prove", "--report", report)
+t = trace_of(report)
+check("(f) the same kernel twice, its lookup indexed by two f16 leaves (no lemma encloses it): not proven (exit 1), "
+      "the lookup named", r.returncode == 1 and t.get("verdict") == "not_proven"
+      and "reads a table at an address no lemma enumerates" in r.stdout and "lookup: load#" in r.stdout
+      and "depends on x[0][0], x[0][1] (2 leaves)" in r.stdout and t.get("difference", {}).get("lookup") is True,
+      r.stdout + r.stderr)
+ok, detail = schema_ok(report)
+check("(f) the lookup's not-proven report matches reports/schema.json", ok, detail)
+r = run("ab", pair("past-lookup", ["past_lookup", "past_lookup"]), "--prove")
+check("(f) a lookup past its 64-entry table for some x: the cases' executor stops it, exit 2 naming it",
+      r.returncode == 2 and "past the end of kLookup (128 bytes)" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+      r.stdout + r.stderr)
+
 # ---- (e) not provable by tracing ----
 for kernel, what in (("data_loop", "a loop whose trip count is x's bits"), ("data_index", "an index from x's bits")):
     r = run("ab", pair(kernel, [kernel, kernel]), "--prove")
