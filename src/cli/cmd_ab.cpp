@@ -8,6 +8,7 @@
 #include "backend/cuda_operator.hpp"
 #include "backend/kernel_modules.hpp"
 #include "operator/kernel_cpu.hpp"
+#include "operator/kernel_prove.hpp"
 #include "cli/cli.hpp"
 #include "cli/cuda_twin.hpp"
 #include "cli/progress.hpp"
@@ -77,6 +78,11 @@ Expected<op::AbSpec> load(const AbArgs& a) {
   if (!a.checkpoint.empty()) spec->checkpoint_path = a.checkpoint;
   if (!a.audit.empty() && !a.prove)
     return Error{"--audit: the audit gives the trace proof's scale domain: add --prove"};
+  // Before anything is compiled: a spec the PTX proof cannot take is refused as such, not for a
+  // compiler this build lacks.
+  if (a.prove && spec->kernels) {
+    if (auto ok = op::check_kernel_provable(*spec); !ok) return ok.error();
+  }
   return spec;
 }
 
