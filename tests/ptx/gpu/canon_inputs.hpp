@@ -61,6 +61,11 @@ inline std::vector<std::uint32_t> canon_inputs() {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return static_cast<std::uint32_t>(z ^ (z >> 31));
   };
-  for (int t = 0; t < 512; ++t) triple(next(), next(), next());
+  // One call after another (arguments of one call are evaluated in an unspecified order: g++ took
+  // them right to left, clang left to right, and the recorded file was made by g++): c, b, a.
+  for (int t = 0; t < 512; ++t) {
+    const std::uint32_t c = next(), b = next(), a = next();
+    triple(a, b, c);
+  }
   return in;
 }
