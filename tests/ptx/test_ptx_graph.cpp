@@ -22,6 +22,7 @@
 #include "ptx/graph.hpp"
 #include "ptx/ptx.hpp"
 #include "recipes/turbomind_mxfp4.hpp"
+#include "splitmix.hpp"
 #include "sweep_stride.hpp"
 
 // Everything in a namespace of its own: the unity build (tests/layout/check_unity.py) compiles
@@ -382,13 +383,7 @@ struct Mxfp4 {
   }
   // Random leaf values inside the domains.
   Leaves random_case(std::uint64_t& seed) const {
-    const auto next = [&] {
-      seed += 0x9E3779B97F4A7C15ull;
-      std::uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      return z ^ (z >> 31);
-    };
+    const auto next = [&] { return bitproof::splitmix64_next(seed); };
     Leaves l;
     for (std::uint32_t t = 0; t < g.tensors().size(); ++t) {
       const LeafTensor& lt = g.tensors()[t];

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "../../../src/splitmix.hpp"  // standalone here too: canon_gpu.cpp is built with g++ alone
+
 inline constexpr unsigned kCanonWords = 128;  // canon.ptx's `// canon K` lines: words a thread
 
 inline std::vector<std::uint32_t> canon_inputs() {
@@ -54,13 +56,7 @@ inline std::vector<std::uint32_t> canon_inputs() {
   halves(f16, n16);
   halves(bf16, nb);
   std::uint64_t s = 4242;
-  const auto next = [&] {
-    s += 0x9E3779B97F4A7C15ull;
-    std::uint64_t z = s;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return static_cast<std::uint32_t>(z ^ (z >> 31));
-  };
+  const auto next = [&] { return static_cast<std::uint32_t>(bitproof::splitmix64_next(s)); };
   // One call after another (arguments of one call are evaluated in an unspecified order: g++ took
   // them right to left, clang left to right, and the recorded file was made by g++): c, b, a.
   for (int t = 0; t < 512; ++t) {
