@@ -338,8 +338,40 @@ class KernelProver {
         record_lemmas(r);
       }
     }
+    count_approx(outs, r);
     r.nodes = graph_.size();
     return r;
+  }
+
+  // The opaque approx nodes below the outputs of both arms (docs/ptx-proof.md, "Opaque
+  // instructions"): equal nodes through them rest on the hardware being deterministic, which the
+  // report states with their count and mnemonics. Node ids follow creation order (operands
+  // first), so one pass downward from the highest id marks everything below the outputs.
+  void count_approx(const std::array<std::map<std::string, std::vector<NodeId>>, 2>& outs, TraceResult& r) const {
+    bool any = false;
+    for (NodeId id = 0; id < graph_.size() && !any; ++id) any = is_approx(id);
+    if (!any) return;
+    std::vector<std::uint8_t> below(graph_.size(), 0);
+    for (const auto& arm : outs) {
+      for (const auto& [name, nodes] : arm) {
+        for (const NodeId n : nodes) below[n] = 1;
+      }
+    }
+    std::set<std::string> names;
+    for (NodeId id = static_cast<NodeId>(graph_.size()); id-- > 0;) {
+      if (below[id] == 0) continue;
+      const sym::Node& n = graph_.node(id);
+      for (int i = 0; i < n.nops; ++i) below[n.ops[i]] = 1;
+      if (!is_approx(id)) continue;
+      ++r.approx_nodes;
+      names.insert(sym::inst_name(n.key));
+    }
+    r.approx.assign(names.begin(), names.end());
+  }
+
+  bool is_approx(NodeId id) const {
+    const sym::Node& n = graph_.node(id);
+    return n.kind == sym::NodeKind::kInst && n.key.op == ptx::Op::kApprox;
   }
 
   // A table lookup (a kLoad node) has a value only while its address stays inside its table, and
@@ -399,7 +431,8 @@ class KernelProver {
 
   // Whether two output nodes compute equal bits on every value of their leaves, found by evaluating
   // both on each (Graph::evaluate_many, the executor's semantics): only where they depend on at most
-  // kExhaustLeaves leaves whose domains multiply to at most kExhaustEntries; else neither.
+  // kExhaustLeaves leaves whose domains multiply to at most kExhaustEntries and on no opaque approx
+  // node (it has no value on the CPU); else neither.
   struct Settled {
     bool equal = false;
     std::optional<LemmaCounterexample> counterexample;  // set: they differ here
@@ -419,6 +452,7 @@ class KernelProver {
       seen[id] = 1;
       if (++visited > 100000) return Settled{};
       const sym::Node& n = graph_.node(id);
+      if (is_approx(id)) return Settled{};  // an opaque node has no value on the CPU: neither
       if (n.kind == sym::NodeKind::kLeaf) {
         leaves.insert(id);
         if (leaves.size() > kExhaustLeaves) return Settled{};

@@ -40,6 +40,11 @@ struct AbOutcome {
   std::size_t keep = 8;                        // differences kept
   double cases_seconds = 0;
   double trace_seconds = 0;
+  // Kernel arms with prove: the executor's Error where the CPU cases stopped at an approximate
+  // instruction (ptx::kGpuOnly: its bits are the GPU's); "" when the cases ran. Then no case ran
+  // (cases.cases == 0) and the verdict is the proof's alone: proven, or not proven (the concrete
+  // A/B needs the GPU: --backend cuda).
+  std::string cases_gpu_only;
   // The arms agree on every case and every backend agrees with the first; with
   // a trace proof, the graphs are identical. For an "expect": "differ" spec: a
   // differing case was found and (with a proof) the graphs differ.

@@ -2,6 +2,7 @@
 #include "ptx/concrete.hpp"
 
 #include <bit>
+#include <string>
 #include <vector>
 
 #include "arith/soft_arith.hpp"
@@ -416,11 +417,24 @@ bool bits_op(const Inst& in, const std::uint64_t* s, std::uint64_t* d) {
   }
 }
 
+// The reason for an approximate instruction that runs: its mnemonic and kGpuOnly. Kept in a
+// per-thread buffer that the next call overwrites (every caller copies a reason at once: the
+// executor's fail(), Graph::step).
+const char* gpu_only_reason(const Inst& in) {
+  thread_local std::string why;
+  const Type& t = in.type;
+  const int lane = t.x2 ? t.bits / 2 : t.bits;
+  why = std::string(approx_name(static_cast<Approx>(in.mode))) + (in.ftz ? ".ftz" : "") + "." + (t.bf ? "bf" : "f") +
+        std::to_string(lane) + (t.x2 ? "x2" : "") + ": " + std::string(kGpuOnly);
+  return why.c_str();
+}
+
 }  // namespace
 
 const char* ConcretePolicy::alu(const Inst& in, const Value* s, Value* d) {
   if (bits_op(in, s, d)) return nullptr;
   switch (in.op) {
+    case Op::kApprox: return gpu_only_reason(in);  // bits the hardware defines (module.hpp's card)
     case Op::kMov: d[0] = s[0] & bits_mask(in.type.bits); return nullptr;
     case Op::kPack: {
       const int w = in.type.bits / in.vec;

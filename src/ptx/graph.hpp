@@ -10,7 +10,10 @@
 // function of its operands' bits, computed by the executor's concrete semantics
 // (ConcretePolicy, checked against the hardware by tests/ptx/gpu's faith data); equal nodes
 // therefore give equal bits for every value of the leaves. Two nodes that differ may still
-// compute equal bits ("not proven" is not "refuted"). Three things make more nodes equal, each
+// compute equal bits ("not proven" is not "refuted"). An opaque node (an Op::kApprox kInst: bits
+// the hardware defines and the executor never computes) is a deterministic function of its
+// operands' bits too, so hash-consing it is sound; it has no value here (evaluate() is an Error
+// at it) and is never inside a lemma. Three things make more nodes equal, each
 // justified where it is written:
 // - canonical forms (operand order of operations the hardware computes independently of it,
 //   one table in graph.cpp, each rule checked on the GPU over NaN payload pairs);
@@ -146,7 +149,8 @@ class Graph {
   NodeId constant(std::uint64_t bits, std::uint8_t width);
   // The node(s) of an ALU instruction over operand nodes (constants as constant()); results
   // 0..in.ndst-1 in `out`. Applies canonical forms and simplifications; constant operands only
-  // never reach here (the policy folds them).
+  // never reach here (the policy folds them), except for an opaque Op::kApprox (never folded:
+  // its node has no canonical form and no simplification, only hash-consing).
   void inst(const Inst& in, const NodeId* operands, NodeId* out);
   NodeId extract(NodeId x, std::uint8_t lo, std::uint8_t width);
   NodeId concat(NodeId low, NodeId high);
@@ -157,7 +161,8 @@ class Graph {
   [[nodiscard]] std::size_t size() const { return nodes_.size(); }
 
   // The node's bits given every leaf's bits (leaf index -> bits). Error: a load outside its
-  // snapshot, an undefined result (ConcretePolicy's reason).
+  // snapshot, an undefined result (ConcretePolicy's reason), an opaque approx node below it
+  // ("...: approximate, runs on the GPU only").
   [[nodiscard]] Expected<std::uint64_t> evaluate(
       NodeId id, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
   // evaluate() for several roots at once, sharing the nodes below them (results in roots' order).
@@ -165,7 +170,9 @@ class Graph {
       const std::vector<NodeId>& roots, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
 
   // Replaces every maximal narrow subgraph below `roots` (support domain product <= max_entries)
-  // by a table node; returns the roots' new ids (same order). Error: a table entry undefined.
+  // by a table node; returns the roots' new ids (same order). A subgraph holding an opaque approx
+  // node is not narrow (the approx node stays; its narrow operands may become tables). Error: a
+  // table entry undefined.
   [[nodiscard]] Expected<std::vector<NodeId>> apply_lemmas(const std::vector<NodeId>& roots,
                                                            std::uint64_t max_entries = std::uint64_t{1} << 24);
   [[nodiscard]] const std::vector<Lemma>& lemmas() const { return lemmas_; }

@@ -66,6 +66,7 @@ const char* op_name(Op op) {
     case Op::kLop3: return "lop3";
     case Op::kShf: return "shf";
     case Op::kCvtPack: return "cvt";
+    case Op::kApprox: return "approx";  // inst_name writes the form
     default: return "op";
   }
 }
@@ -98,6 +99,8 @@ std::uint64_t domain_value(const LeafTensor& t, std::uint64_t i) { return t.doma
 
 // The PTX mnemonic of an instruction key ("fma.rn.f32", "mul.lo.u32", "cvt.rn.f16.f32").
 std::string inst_name(const InstKey& k) {
+  if (k.op == Op::kApprox)  // "ex2.approx.ftz.f32", "div.full.f32"
+    return fmt::format("{}{}.{}", approx_name(static_cast<Approx>(k.mode)), k.ftz ? ".ftz" : "", type_name(k.type));
   std::string s = op_name(k.op);
   if (k.op == Op::kSetp) {
     s += fmt::format(".{}", cmp_name(k.cmp));
@@ -139,7 +142,11 @@ std::uint64_t Graph::step(const Node& n, const std::uint64_t* v, std::uint64_t l
     case NodeKind::kInst: {
       const Inst in = n.key.to_inst();
       std::uint64_t s[5] = {v[0], v[1], v[2], v[3], 0}, d[4] = {};
-      if (const char* r = ConcretePolicy::alu(in, s, d)) return *why = fmt::format("{}: {}", inst_name(n.key), r), 0;
+      if (const char* r = ConcretePolicy::alu(in, s, d)) {
+        // An opaque approx node has no value here: its reason names it already.
+        *why = n.key.op == Op::kApprox ? std::string(r) : fmt::format("{}: {}", inst_name(n.key), r);
+        return 0;
+      }
       return d[n.aux64];
     }
     case NodeKind::kLoad: {
@@ -472,7 +479,9 @@ Expected<std::vector<NodeId>> Graph::apply_lemmas(const std::vector<NodeId>& roo
       }
       continue;
     }
-    std::uint32_t s = 0;
+    // An opaque approx node is never inside a lemma (its table could not be evaluated): it counts
+    // as not narrow, so the lemma pass stops at it, and its narrow operands may become tables.
+    std::uint32_t s = n.kind == NodeKind::kInst && n.key.op == Op::kApprox ? kWide : 0;
     for (int j = 0; j < n.nops && s != kWide; ++j) {
       const std::uint32_t o = set_of[local(n.ops[j])];
       if (o == kWide) {

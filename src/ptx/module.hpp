@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bitproof::ptx {
@@ -58,6 +59,7 @@ enum class Op : std::uint8_t {
   kLop3,
   kShf,
   kCvtPack,  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b: a to the upper half, b to the lower
+  kApprox,   // an approximate instruction (ex2.approx.f32, div.full.f32, ...): Inst::mode is its Approx
 };
 // The instructions the executor runs itself (memory, control flow, barriers, warp collectives);
 // a value policy computes every other one (concrete.hpp: its ALU lane loops).
@@ -74,6 +76,38 @@ constexpr bool executor_runs(Op op) {
     default: return false;
   }
 }
+// Op::kApprox's forms (Inst::mode): PTX ISA 9.7.3, floating-point instructions (rcp.approx,
+// sqrt.approx, rsqrt.approx, sin.approx, cos.approx, lg2.approx, ex2.approx, tanh.approx on f32;
+// div.approx and div.full on f32), and 9.7.4, half-precision instructions (ex2.approx.f16/.f16x2,
+// ex2.approx.ftz.bf16/.bf16x2, tanh.approx.f16/.f16x2/.bf16/.bf16x2). Inst::type and Inst::ftz are
+// kept as written. Card: their bits are defined by the hardware, not by IEEE (the ISA gives an
+// error bound, not a result), so the executor never computes them: the concrete policy refuses
+// one where it runs ("runs on the GPU only"), and the proof makes it an opaque node
+// (docs/ptx-proof.md, "Opaque instructions"): the hardware is deterministic, so the same form on
+// the same operand bits gives the same bits.
+enum class Approx : std::uint8_t { kEx2, kLg2, kRcp, kRsqrt, kSqrt, kSin, kCos, kTanh, kDiv, kDivFull };
+// The form's mnemonic up to the type: "ex2.approx", "div.full".
+constexpr const char* approx_name(Approx a) {
+  switch (a) {
+    case Approx::kEx2: return "ex2.approx";
+    case Approx::kLg2: return "lg2.approx";
+    case Approx::kRcp: return "rcp.approx";
+    case Approx::kRsqrt: return "rsqrt.approx";
+    case Approx::kSqrt: return "sqrt.approx";
+    case Approx::kSin: return "sin.approx";
+    case Approx::kCos: return "cos.approx";
+    case Approx::kTanh: return "tanh.approx";
+    case Approx::kDiv: return "div.approx";
+    case Approx::kDivFull: return "div.full";
+  }
+  return "approx";
+}
+
+// The words ending the concrete policy's reason for an Op::kApprox that runs
+// ("ex2.approx.f32: approximate, runs on the GPU only"): a caller that may go on without the
+// concrete result (ab --prove's cases) recognises the executor's Error by them.
+inline constexpr std::string_view kGpuOnly = "approximate, runs on the GPU only";
+
 // prmt's modes (Inst::mode); shf's: bit 0 set for .r, bit 1 set for .clamp.
 enum class PrmtMode : std::uint8_t { kDefault, kF4e, kB4e, kRc8, kEcl, kEcr, kRc16 };
 
@@ -130,7 +164,7 @@ struct Inst {
   ShflMode shfl = ShflMode::kIdx;
   VoteMode vote = VoteMode::kAll;
   bool ftz = false, sat = false, neg_guard = false, neg_src = false;  // neg_src: vote's !%p
-  std::uint8_t mode = 0;                                              // prmt's PrmtMode; shf's direction/clamp
+  std::uint8_t mode = 0;  // prmt's PrmtMode; shf's direction/clamp; kApprox's Approx
   std::uint8_t vec = 1;                                               // ld/st .v2/.v4, pack/unpack element count
   std::uint8_t ndst = 0, nsrc = 0;
   std::uint32_t guard = kNoSlot;  // @%p / @!%p

@@ -760,6 +760,34 @@ std::optional<Cmp> parse_cmp(std::string_view m) {
   return std::nullopt;
 }
 
+// The Approx form of an instruction written `base`.approx (or div.full); nullopt for any other
+// (refused at parse time, as every approximate instruction was before they became opaque nodes).
+std::optional<Approx> approx_form(std::string_view base, bool full) {
+  if (full) return base == "div" ? std::optional{Approx::kDivFull} : std::nullopt;
+  static const std::pair<std::string_view, Approx> table[] = {
+      {"ex2", Approx::kEx2},     {"lg2", Approx::kLg2},   {"rcp", Approx::kRcp},
+      {"rsqrt", Approx::kRsqrt}, {"sqrt", Approx::kSqrt}, {"sin", Approx::kSin},
+      {"cos", Approx::kCos},     {"tanh", Approx::kTanh}, {"div", Approx::kDiv},
+  };
+  for (const auto& [name, a] : table) {
+    if (base == name) return a;
+  }
+  return std::nullopt;
+}
+
+// Whether PTX defines `a` on type `t` with (ftz) or without .ftz (PTX ISA 9.7.3, 9.7.4): every
+// form on f32, .ftz optional except for tanh (which has no .ftz); ex2.approx on f16/f16x2
+// without .ftz and on bf16/bf16x2 with it; tanh.approx on f16, f16x2, bf16, bf16x2.
+bool approx_type_ok(Approx a, const Type& t, bool ftz) {
+  if (t.kind != Kind::kFloat) return false;
+  if (t.bits == 32 && !t.x2) return !(a == Approx::kTanh && ftz);
+  const bool half = (t.bits == 16 && !t.x2) || (t.bits == 32 && t.x2);
+  if (!half) return false;
+  if (a == Approx::kEx2) return ftz == t.bf;
+  if (a == Approx::kTanh) return !ftz;
+  return false;
+}
+
 // Cache and ordering hints that do not change a single-threaded value.
 bool ignorable(std::string_view base, std::string_view m) {
   if (base == "ld" || base == "st") {
@@ -780,12 +808,14 @@ bool ignorable(std::string_view base, std::string_view m) {
 Expected<Ok> Parser::refused(std::string_view opcode, std::uint32_t line) const {
   std::size_t start = 0;
   bool first = true;
+  std::string_view base;
   while (start <= opcode.size()) {
     const std::size_t dot = std::min(opcode.find('.', start), opcode.size());
     const std::string_view m = opcode.substr(start, dot - start);
     if (first) {
+      base = m;
       if (const char* why = refusal(m)) return err(line, fmt::format("{}: {}", opcode, why));
-    } else if (m == "approx" || m == "full") {
+    } else if ((m == "approx" || m == "full") && !approx_form(base, m == "full")) {
       return err(line,
                  fmt::format("{}: approximate instructions are not implemented (they run on the GPU only)", opcode));
     } else if (m == "rm" || m == "rp" || m == "rmi" || m == "rpi") {
@@ -877,6 +907,28 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
   if (!var##_e) return var##_e.error(); \
   auto var = *var##_e;
 
+  if (const bool full = take("full"); full || take("approx")) {
+    // An approximate form (refused() let through only bases approx_form knows): an opaque
+    // instruction, Op::kApprox with its form in `mode` (module.hpp's card).
+    const auto form = approx_form(base, full);
+    if (!form) return err(line, fmt::format("{}: approximate instructions are not implemented", opcode));
+    in.op = Op::kApprox;
+    in.mode = static_cast<std::uint8_t>(*form);
+    BP_TRY(type, one_type());
+    in.type = type;
+    if (in.rnd != Rnd::kNone || in.sat || in.vec != 1 || !approx_type_ok(*form, type, in.ftz))
+      return err(line, fmt::format("{}: not an approximate form PTX defines (or one not decoded: f64)", opcode));
+    const bool binary = *form == Approx::kDiv || *form == Approx::kDivFull;
+    if (auto e = need(binary ? 3 : 2); !e) return e.error();
+    BP_TRY(d, dst(0));
+    in.dst[0] = d, in.ndst = 1;
+    for (std::size_t i = 1; i < (binary ? 3u : 2u); ++i) {
+      BP_TRY(sv, src(i, type));
+      in.src[i - 1] = sv;
+    }
+    in.nsrc = binary ? 2 : 1;
+    return finish();
+  }
   static const std::unordered_map<std::string_view, Op> arith = {
       {"add", Op::kAdd}, {"sub", Op::kSub}, {"mul", Op::kMul}, {"mad", Op::kMad},   {"fma", Op::kFma},
       {"div", Op::kDiv}, {"rem", Op::kRem}, {"neg", Op::kNeg}, {"abs", Op::kAbs},   {"min", Op::kMin},

@@ -9,8 +9,11 @@
 //
 // Contracts:
 // - parse_module refuses, with "NAME:LINE: ..." (exit 2), text it cannot read and every
-//   instruction the executor does not implement exactly (atom/red, mma/wgmma, .approx, tex,
-//   call, .rm/.rp rounding, ...): it never approximates.
+//   instruction the executor does not implement exactly (atom/red, mma/wgmma, tex, call, .rm/.rp
+//   rounding, .approx forms other than module.hpp's Approx, ...): it never approximates. The
+//   approximate forms it decodes (Op::kApprox) are refused where they run: launch stops there with
+//   an Error ("...: ex2.approx.f32: approximate, runs on the GPU only"); one on a path not taken
+//   costs nothing.
 // - launch runs blocks in order x, then y, then z; within a block, warps run until each thread
 //   is at a barrier or has exited (docs/ptx-executor.md: reconvergence). Every memory access is
 //   bounds-checked against its buffer; an access outside one is an Error naming the block, the

@@ -164,7 +164,9 @@ NodeId SymbolicPolicy::node_of(const Value& v, std::uint8_t width) {
 }
 
 const char* SymbolicPolicy::alu(const Inst& in, const Value* s, Value* d) {
-  bool concrete = true;
+  // An approximate instruction is never folded (the executor cannot compute its bits): even on
+  // concrete sources it is a node over constants, an opaque kInst node (module.hpp's card).
+  bool concrete = in.op != Op::kApprox;
   for (int i = 0; i < in.nsrc; ++i) concrete = concrete && s[i].node == kNoNode;
   if (concrete) {  // constant folding: the concrete policy's result
     std::uint64_t a[5] = {}, r[4] = {};

@@ -14,7 +14,8 @@
 // - A value is concrete (its bits) or a node. Values from the launch (indices, sizes,
 //   parameters, loop counters, addresses, every byte of a plain buffer) stay concrete; an ALU
 //   instruction whose sources are all concrete is computed by ConcretePolicy::alu (constant
-//   folding); any other makes a node through Graph::inst (concrete sources as Graph::constant,
+//   folding), except an approximate one (Op::kApprox: the executor cannot compute it), which is
+//   always a node; any other makes a node through Graph::inst (concrete sources as Graph::constant,
 //   masked to the operand's width, which ConcretePolicy::alu reads no more of). A move of a node
 //   (mov, selp on a concrete predicate, cvta of the global window) is the node itself.
 // - Control flow, guards, addresses, shuffle lanes and member masks must be concrete: the

@@ -163,6 +163,9 @@ Json trace_json(const AbOutcome& o) {
     t["lemmas"] = lemmas_json(o.trace);
     t["exhausted"] = o.trace.exhausted;
     t["refuted_by_exhaustion"] = o.trace.refuted_by_exhaustion;
+    if (o.trace.approx_nodes != 0)
+      t["approx"] = Json{{"nodes", o.trace.approx_nodes}, {"instructions", o.trace.approx}};
+    if (!o.cases_gpu_only.empty()) t["cases_gpu_only"] = o.cases_gpu_only;
   }
   return t;
 }
@@ -215,6 +218,11 @@ std::string cases_line(const Json& report) {
   const Json& spec = r["spec"];
   const std::uint64_t cases = r["cases"], differing = r["differing_cases"];
   const std::string pair = fmt::format("{}≡{}", arm(spec, 1), arm(spec, 0));
+  if (r["trace_proof"].is_object() && r["trace_proof"].contains("cases_gpu_only"))
+    return fmt::format(
+        "{}: no changing-input case on the CPU: the arms run approximate instructions, whose bits "
+        "only the GPU gives ({})",
+        pair, backends_label(report));
   if (differing == 0)
     return fmt::format("{}: {}/{} changing-input cases bitwise equal, {} output elements each ({})", pair, cases,
                        cases, elements_per_case(r), backends_label(report));
@@ -259,14 +267,22 @@ std::vector<std::string> ptx_trace_lines(const Json& t, const Json& spec) {
   for (const auto& [label, n] : kinds) used += (used.empty() ? "" : "; ") + label + (n > 1 ? fmt::format(" (×{})", n) : "");
   const std::string lemma_text =
       fmt::format("{} lemma{}{}", lemmas.size(), lemmas.size() == 1 ? "" : "s", used.empty() ? "" : " (" + used + ")");
+  std::string approx_text;  // ", 2 opaque approx nodes assumed deterministic (ex2.approx.f32)"
+  if (t.contains("approx") && t["approx"].is_object()) {
+    std::string names;
+    for (const Json& n : t["approx"]["instructions"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+    const std::uint64_t count = t["approx"]["nodes"].get<std::uint64_t>();
+    approx_text =
+        fmt::format(", {} opaque approx node{} assumed deterministic ({})", count, count == 1 ? "" : "s", names);
+  }
   const std::uint64_t exhausted = t.value("exhausted", std::uint64_t{0});
   const std::string exhausted_text =
       exhausted == 0 ? "" : fmt::format(", {} elements equal on every value of their leaves (evaluated)", exhausted);
   if (t["identical"].get<bool>()) {
-    lines.push_back(fmt::format("{}{}≡{} on every input: {} elements, {} nodes, {}{}",
+    lines.push_back(fmt::format("{}{}≡{} on every input: {} elements, {} nodes, {}{}{}",
                                 verdict == "contradicted" ? "PROOF CONTRADICTED BY A CASE (a bug): " : "", arm(spec, 1),
                                 arm(spec, 0), t["elements"].get<std::uint64_t>(),
-                                millions(t["nodes"].get<std::uint64_t>()), lemma_text, exhausted_text));
+                                millions(t["nodes"].get<std::uint64_t>()), lemma_text, exhausted_text, approx_text));
   } else if (t["difference"].value("lookup", false)) {
     const Json& d = t["difference"];
     lines.push_back(fmt::format("not proven: {}≡{} as traced, but {}[{}][{}] reads a table at an address no lemma "
@@ -304,10 +320,17 @@ std::vector<std::string> ptx_trace_lines(const Json& t, const Json& spec) {
       lines.push_back(fmt::format("    {}: {}", arm(spec, 1), c["b"]["decoded"].get<std::string>()));
     }
     const bool exhaustion = t.value("refuted_by_exhaustion", false);
-    lines.push_back(exhaustion ? "  refuted by exhaustion: the counterexample above is an input where the outputs differ"
-                    : verdict == "refuted"
-                        ? "  refuted: the changing-input cases above hold a differing case"
+    lines.push_back(exhaustion
+                        ? "  refuted by exhaustion: the counterexample above is an input where the outputs differ"
+                    : verdict == "refuted" ? "  refuted: the changing-input cases above hold a differing case"
+                    : t.contains("cases_gpu_only")
+                        ? "  not refuted either: no case ran on the CPU (the graphs differ; the bits may still agree)"
                         : "  not refuted either: no case run differs (the graphs differ; the bits may still agree)");
+    if (!approx_text.empty()) lines.push_back("  " + approx_text.substr(2));  // ", 2 opaque ..." -> "2 opaque ..."
+  }
+  if (t.contains("cases_gpu_only")) {
+    lines.push_back("  the concrete A/B needs the GPU (--backend cuda): the CPU executor stopped at " +
+                    t["cases_gpu_only"].get<std::string>());
   }
   for (const Json& l : lemmas) {
     std::string pattern = l["pattern"].get<std::string>();

@@ -17,7 +17,10 @@ node compared (docs/ptx-proof.md). At CPU-test sizes:
     (0x7C01); x[i] + x[i^1] with and without the * 1.0: equal bits, but two leaves (2^32 values):
     not proven, not refuted (exit 1, verdict "not_proven");
 (e) not provable by tracing: a data-dependent loop and a data-dependent index, exit 2 naming the
-    PTX line.
+    PTX line;
+(g) opaque approximate instructions (approx.ptx): ex2.approx twice on the same operands proven, with
+    the opaque nodes counted and the CPU cases skipped (they need the GPU); ex2 against lg2 not
+    proven; without --prove the CPU A/B stops at the approx (exit 2, its PTX line).
 Reports: schema-valid, `report verify` re-derives a proven one."""
 import json
 import os
@@ -240,6 +243,47 @@ r = run("ab", pair("past-lookup", ["past_lookup", "past_lookup"]), "--prove")
 check("(f) a lookup past its 64-entry table for some x: the cases' executor stops it, exit 2 naming it",
       r.returncode == 2 and "past the end of kLookup (128 bytes)" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
       r.stdout + r.stderr)
+
+# ---- (g) opaque approximate instructions (approx.ptx, hand-written: ex2/lg2.approx.ftz.f32) ----
+def approx_pair(name, kernels):
+    return write(os.path.join(small, name + ".json"), {
+        "bitproof_ab": 1, "name": name, "cases": 4,
+        "inputs": [{"name": "x", "role": "activation", "dtype": "f16", "shape": [1, 64], "values": {"uniform": [-1, 1]}}],
+        "kernels": {"ptx": ["approx.ptx"]}, "outputs": [{"name": "y", "dtype": "f16", "shape": [1, 64]}],
+        "arms": [{"name": k, "stages": [{"kernel": k, "grid": [1], "block": [64],
+                                         "args": [{"tensor": "x"}, {"output": "y"}, {"u32": 64}]}]} for k in kernels],
+        "expect": "equal"})
+
+
+report = os.path.join(work, "approx.json")
+r = run("ab", approx_pair("exp2-exp2", ["exp2_a", "exp2_b"]), "--prove", "--report", report)
+t = trace_of(report)
+check("(g) ex2.approx twice on the same operand nodes: proven (exit 0) through opaque nodes, said so",
+      r.returncode == 0 and t.get("verdict") == "proven"
+      and re.search(r"exp2_b≡exp2_a on every input: 64 elements, .* 64 opaque approx nodes assumed deterministic "
+                    r"\(ex2\.approx\.ftz\.f32\)", r.stdout) is not None
+      and t.get("approx") == {"nodes": 64, "instructions": ["ex2.approx.ftz.f32"]}, r.stdout + r.stderr)
+check("(g) no case ran on the CPU: the report and the console say the concrete A/B needs the GPU",
+      "runs on the GPU only" in t.get("cases_gpu_only", "") and "needs the GPU" in r.stdout
+      and re.search(r"approx\.ptx:\d+", t.get("cases_gpu_only", "")) is not None, r.stdout + r.stderr)
+ok, detail = schema_ok(report)
+check("(g) the opaque report matches reports/schema.json", ok, detail)
+v = run("report", "verify", report, "--spec-dir", small)
+check("(g) report verify re-derives the opaque proof", v.returncode == 0 and "verified" in v.stdout, v.stdout + v.stderr)
+report = os.path.join(work, "approx-lg2.json")
+r = run("ab", approx_pair("exp2-log2", ["exp2_a", "log2_a"]), "--prove", "--report", report)
+t = trace_of(report)
+check("(g) ex2.approx against lg2.approx: not proven (exit 1), not refuted, the concrete A/B needs the GPU",
+      r.returncode == 1 and t.get("verdict") == "not_proven" and "not proven:" in r.stdout
+      and "needs the GPU" in r.stdout and "lg2.approx.ftz.f32" in json.dumps(t.get("difference", {})),
+      r.stdout + r.stderr)
+ok, detail = schema_ok(report)
+check("(g) the opaque not-proven report matches reports/schema.json", ok, detail)
+r = run("ab", approx_pair("exp2-cases", ["exp2_a", "exp2_b"]))
+err = r.stderr.strip()
+check("(g) without --prove the CPU A/B stops at the approx: exit 2, one line naming its PTX line",
+      r.returncode == 2 and "ex2.approx.ftz.f32: approximate, runs on the GPU only" in err
+      and re.search(r"approx\.ptx:\d+", err) is not None and len(err.splitlines()) == 1, r.stdout + r.stderr)
 
 # ---- (e) not provable by tracing ----
 for kernel, what in (("data_loop", "a loop whose trip count is x's bits"), ("data_index", "an index from x's bits")):
