@@ -25,8 +25,9 @@
 // shadow memory) and passes it to every loop, load and store; the concrete policy has no state,
 // and its members inline to what the executor did before it had one. The symbolic policy
 // (symbolic.hpp, issue 48) is a second implementation of these, over nodes; it also answers
-// window()/lookup() (a load at a data-dependent address from a fixed table), which the executor
-// asks only of a policy that has them.
+// window()/lookup() (a load at a data-dependent address from a fixed table) and select_value()
+// (if-conversion of a guard or short forward branch on a node), which the executor asks only of a
+// policy that has them.
 //
 // NaN rule (the hardware's, as SoftArith states it, measured on an H200): every f32
 // add/sub/mul/fma/div/sqrt whose result is NaN returns the canonical 0x7FFFFFFF, every f16/bf16

@@ -10,6 +10,12 @@
 // group, else the launch is an Error: a schedule the hardware might run differently is refused,
 // never guessed. bar.sync parks a thread until every thread of the block is parked or has
 // exited (exited threads count as arrived).
+//
+// Guards and branch predicates are concrete (P::concrete) except under a policy with
+// select_value (the symbolic one), where a node guard on an ALU instruction, or on a forward
+// branch over ALU instructions only, is if-converted (data_guard: both sides run, each register
+// write selected by the predicate; docs/ptx-proof.md, "If-conversion"); any other node guard is
+// refused with the line, "not provable by tracing". The concrete policy's path is unchanged.
 #include <fmt/format.h>
 
 #include <bit>
@@ -79,6 +85,12 @@ class Runner {
   Expected<std::uint8_t*> resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
                                   bool write, Where* at);
   Step lookup(Warp& w, int lane, const Inst& in);
+  // If-conversion (a policy with select_value: the symbolic one). kIfConverts is false for the
+  // concrete policy, whose guards are always concrete: none of this is instantiated for it.
+  static constexpr bool kIfConverts = requires(P & p, const Value& v) { p.select_value(v, false, v, v, 1u, 0u); };
+  Step data_guard(Warp& w, std::uint32_t pc, std::uint32_t group, std::uint32_t data);
+  Step guarded(Warp& w, std::uint32_t index, std::uint32_t lanes, std::uint32_t cond_lanes, const Value* cond,
+               bool cond_negate);
   Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
 };
 
@@ -408,6 +420,171 @@ typename Runner<P>::Step Runner<P>::lookup(Warp& w, int l, const Inst& in) {
   }
 }
 
+// A guard that is a node on the lanes `data` of the issuing group `group` at `pc` (if-conversion,
+// docs/ptx-proof.md). An ALU instruction runs unguarded on those lanes and each destination
+// becomes select_value(guard, new, old). A branch is if-converted when its region is a forward
+// hammock or diamond of ALU instructions:
+//   @p bra L; A...; L:                 (hammock: A runs where the branch is not taken)
+//   @p bra L; A...; bra END; L: B...; END:   (diamond: A where not taken, B where taken)
+// Every lane of the group then runs A under "not taken" and B under "taken" (a lane whose
+// predicate is concrete runs only its side, unguarded by the branch; a data lane runs both, each
+// write selected by the predicate), and the whole group continues at L or END, converged as it
+// was. Anything else (a guarded ld/st/exit/bar/collective, a backward branch, a region holding a
+// non-ALU instruction) is refused with the line, "not provable by tracing".
+template <class P>
+typename Runner<P>::Step Runner<P>::data_guard(Warp& w, std::uint32_t pc, std::uint32_t group, std::uint32_t data) {
+  const Inst& in = k_.code[pc];
+  const int lane = std::countr_zero(data);
+  const auto refuse = [&](const std::string& why) {
+    return failed(fail(w, lane, in, "a branch or guard depends on tensor data (not provable by tracing): " + why));
+  };
+  if constexpr (!kIfConverts) {
+    return refuse("this policy has no if-conversion");
+  } else {
+    static constexpr const char* kNames[] = {"ld", "st", "bra", "exit", "bar", "shfl", "vote", "bar.warp.sync"};
+    const auto name = [](Op op) {
+      switch (op) {
+        case Op::kLd: return kNames[0];
+        case Op::kSt: return kNames[1];
+        case Op::kBra: return kNames[2];
+        case Op::kExit: return kNames[3];
+        case Op::kBar: return kNames[4];
+        case Op::kShfl: return kNames[5];
+        case Op::kVote: return kNames[6];
+        default: return kNames[7];
+      }
+    };
+    if (!executor_runs(in.op)) {  // a guarded ALU instruction (guarded() counts the lanes it runs)
+      if (guarded(w, pc, group, 0, nullptr, false) == kFailed) return kFailed;
+      if (w.conv) {
+        w.cpc = pc + 1;
+      } else {
+        for (std::uint32_t m = group; m != 0; m &= m - 1) w.pc[std::countr_zero(m)] = pc + 1;
+      }
+      return kStepped;
+    }
+    if (in.op != Op::kBra) {
+      return refuse(fmt::format(
+          "a guarded {} is not if-converted (only ALU instructions and forward branches over them)", name(in.op)));
+    }
+    const std::uint32_t target = in.target, size = static_cast<std::uint32_t>(k_.code.size());
+    if (target <= pc) return refuse("a backward branch (a loop whose trip count is tensor data)");
+    if (target >= size) return refuse("a branch past the kernel's last instruction");
+    const auto first_non_alu = [&](std::uint32_t from, std::uint32_t to) -> std::optional<std::uint32_t> {
+      for (std::uint32_t i = from; i < to; ++i) {
+        if (executor_runs(k_.code[i].op)) return i;
+      }
+      return std::nullopt;
+    };
+    // A diamond when the instruction before L is an unguarded forward `bra END` (END >= L): both
+    // sides must be ALU. Else a hammock: everything in (pc, L) ALU.
+    std::uint32_t end = target;
+    bool diamond = false;
+    std::optional<std::uint32_t> bad;
+    if (const Inst& jump = k_.code[target - 1]; target - 1 > pc && jump.op == Op::kBra && jump.guard == kNoSlot &&
+                                                jump.target >= target && jump.target < size) {
+      diamond = true, end = jump.target;
+      bad = first_non_alu(pc + 1, target - 1);
+      if (!bad) bad = first_non_alu(target, end);
+    } else {
+      bad = first_non_alu(pc + 1, target);
+    }
+    if (bad) {
+      const Inst& b = k_.code[*bad];
+      return refuse(fmt::format(
+          "the branch skips {} at line {} (only a forward if or if/else over ALU instructions is if-converted)",
+          name(b.op), b.line));
+    }
+    // The predicate at the branch, per lane (the region may write its register).
+    Value cond[kWarp];
+    std::uint32_t taken = 0;
+    const Value* g = w.regs.data() + std::size_t{in.guard} * kWarp;
+    for (std::uint32_t m = group; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      cond[l] = g[l];
+      if (!(data >> l & 1) && ((*P::concrete(g[l]) & 1) != 0) != in.neg_guard) taken |= 1u << l;
+    }
+    result_.thread_steps += static_cast<unsigned>(std::popcount(group));
+    const std::uint32_t fall_end = diamond ? target - 1 : target;
+    for (std::uint32_t i = pc + 1; i < fall_end; ++i) {
+      if (guarded(w, i, group & ~taken, data, cond, !in.neg_guard) == kFailed) return kFailed;
+    }
+    if (diamond) {
+      for (std::uint32_t i = target; i < end; ++i) {
+        if (guarded(w, i, taken | data, data, cond, in.neg_guard) == kFailed) return kFailed;
+      }
+    }
+    result_.warp_steps += (fall_end - pc - 1) + (end - target);
+    if (w.conv) {
+      w.cpc = end;
+    } else {
+      for (std::uint32_t m = group; m != 0; m &= m - 1) w.pc[std::countr_zero(m)] = end;
+    }
+    return kStepped;
+  }
+}
+
+// ALU instruction `index` on `lanes`, with its own guard (concrete: as step() does; a node: the
+// lane runs it and each destination is selected by the guard) and, on `cond_lanes`, the region's
+// condition cond[lane] (negated by `cond_negate`) selecting each destination against its value
+// before. The other lanes of `lanes` run it as step() would.
+template <class P>
+typename Runner<P>::Step Runner<P>::guarded(Warp& w, std::uint32_t index, std::uint32_t lanes, std::uint32_t cond_lanes,
+                                            const Value* cond, bool cond_negate) {
+  if constexpr (kIfConverts) {
+    const Inst& in = k_.code[index];
+    Value* R = w.regs.data();
+    const auto reg = [&](std::uint32_t slot, int l) -> Value& {
+      return R[std::size_t{slot} * kWarp + static_cast<unsigned>(l)];
+    };
+    std::uint32_t plain = 0, selected = 0, own_data = 0;
+    for (std::uint32_t m = lanes; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      if (in.guard != kNoSlot) {
+        const auto v = P::concrete(reg(in.guard, l));
+        if (!v) {
+          own_data |= 1u << l;
+        } else if (((*v & 1) != 0) == in.neg_guard) {
+          continue;  // its own guard is off
+        }
+      }
+      if (((own_data | cond_lanes) >> l & 1) != 0)
+        selected |= 1u << l;
+      else
+        plain |= 1u << l;
+    }
+    result_.thread_steps += static_cast<unsigned>(std::popcount(plain | selected));
+    int bad = 0;
+    if (plain != 0) {
+      if (const char* why = alu_[index](policy_, in, R, plain, &bad)) return failed(fail(w, bad, in, why));
+    }
+    for (std::uint32_t m = selected; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      Value old[4];
+      for (int i = 0; i < in.ndst; ++i) {
+        if (in.dst[i] != kNoSlot) old[i] = reg(in.dst[i], l);
+      }
+      const Value own = in.guard != kNoSlot ? reg(in.guard, l) : P::constant(1);  // before a write to it
+      if (const char* why = alu_[index](policy_, in, R, 1u << l, &bad)) {
+        return failed(fail(w, l, in, fmt::format("{} (computed for a condition on tensor data)", why)));
+      }
+      for (int i = 0; i < in.ndst; ++i) {
+        if (in.dst[i] == kNoSlot) continue;
+        const unsigned bits = result_bits(in.op, in.type.bits, in.part == MulPart::kWide, in.vec);
+        const unsigned width = bits == 0 ? 64 : bits;
+        Value v = reg(in.dst[i], l);
+        if (own_data >> l & 1) v = policy_.select_value(own, in.neg_guard, v, old[i], width, in.line);
+        if (cond_lanes >> l & 1) v = policy_.select_value(cond[l], cond_negate, v, old[i], width, in.line);
+        reg(in.dst[i], l) = v;
+      }
+    }
+    return kStepped;
+  } else {
+    (void)w, (void)index, (void)lanes, (void)cond_lanes, (void)cond, (void)cond_negate;
+    return kIdle;
+  }
+}
+
 template <class P>
 typename Runner<P>::Step Runner<P>::step(Warp& w) {
   std::uint32_t pc = 0xFFFFFFFFu, group = 0;
@@ -433,13 +610,18 @@ typename Runner<P>::Step Runner<P>::step(Warp& w) {
   std::uint32_t exec = group;
   if (in.guard != kNoSlot) {
     exec = 0;
+    std::uint32_t data = 0;  // lanes whose guard is a node (tensor data)
     const Value* g = R + std::size_t{in.guard} * kWarp;
     for (std::uint32_t m = group; m != 0; m &= m - 1) {
       const int l = std::countr_zero(m);
       const auto v = P::concrete(g[l]);
-      if (!v) return failed(fail(w, l, in, "a branch or guard depends on tensor data (not provable by tracing)"));
+      if (!v) {
+        data |= 1u << l;
+        continue;
+      }
       if (((*v & 1) != 0) != in.neg_guard) exec |= 1u << l;
     }
+    if (data != 0) return data_guard(w, pc, group, data);
   }
   result_.thread_steps += static_cast<unsigned>(std::popcount(exec));
   const std::uint32_t next = pc + 1;

@@ -74,19 +74,8 @@ Inst InstKey::to_inst() const {
 
 namespace {
 // The bits of result `i` of an instruction: what ConcretePolicy::alu leaves in d[i] fits in them.
-std::uint8_t result_width(const InstKey& k, int i) {
-  switch (k.op) {
-    case Op::kSetp: return 1;
-    case Op::kUnpack: return static_cast<std::uint8_t>(k.type.bits / k.vec);
-    case Op::kMul:
-    case Op::kMad:
-      if (k.part == MulPart::kWide) return static_cast<std::uint8_t>(2 * k.type.bits);
-      break;
-    case Op::kCvta: return 64;
-    default: break;
-  }
-  (void)i;
-  return k.type.bits;
+std::uint8_t result_width(const InstKey& k, int /*i*/) {
+  return result_bits(k.op, k.type.bits, k.part == MulPart::kWide, k.vec);
 }
 }  // namespace
 

@@ -161,8 +161,12 @@ class Graph {
   [[nodiscard]] std::size_t size() const { return nodes_.size(); }
 
   // The node's bits given every leaf's bits (leaf index -> bits). Error: a load outside its
-  // snapshot, an undefined result (ConcretePolicy's reason), an opaque approx node below it
-  // ("...: approximate, runs on the GPU only").
+  // snapshot, an undefined result (ConcretePolicy's reason) that reaches the node. Lazy selp: an
+  // instruction whose result is undefined (an integer division by zero) makes its value undefined,
+  // not the evaluation; a selp is undefined only where its predicate or the operand it chooses is
+  // (the other side of an if-converted branch never ran; docs/ptx-proof.md, "If-conversion"). A
+  // load at an undefined address is an Error. An opaque approx node
+  // has no value here ("...: approximate, runs on the GPU only"): undefined, as above.
   [[nodiscard]] Expected<std::uint64_t> evaluate(
       NodeId id, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leaves) const;
   // evaluate() for several roots at once, sharing the nodes below them (results in roots' order).
@@ -208,6 +212,14 @@ class Graph {
   struct Pattern;
   [[nodiscard]] std::uint64_t step(const Node& n, const std::uint64_t* v, std::uint64_t leaf_bits,
                                    std::string* why) const;
+  // A cause of an undefined value (lazy_step): the node whose instruction was undefined, and why.
+  struct Poison {
+    NodeId node;
+    std::string why;
+  };
+  bool lazy_step(NodeId id, const Node& n, const std::uint64_t* v, const std::uint32_t* poisoned,
+                 std::uint64_t leaf_bits, std::uint64_t* out, std::uint32_t* out_poison, std::vector<Poison>& causes,
+                 std::string* why) const;
   [[nodiscard]] std::vector<NodeId> below(const std::vector<NodeId>& roots, bool whole = false) const;
   [[nodiscard]] Pattern pattern_of(NodeId root, const std::vector<std::uint64_t>& support) const;
   [[nodiscard]] std::string pattern_text(NodeId root, const std::vector<std::uint64_t>& support) const;

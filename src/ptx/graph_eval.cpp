@@ -178,6 +178,43 @@ std::uint64_t Graph::step(const Node& n, const std::uint64_t* v, std::uint64_t l
   return 0;
 }
 
+// step() under the lazy rule for undefined results (graph.hpp, evaluate): an instruction whose
+// result is undefined is *poisoned* (its cause kept in `causes`) rather than an error; a selp is
+// poisoned only when its predicate or the operand it chooses is, and reads no other; every other
+// node over a poisoned operand is poisoned. Errors (false, *why): a load at a poisoned address (the
+// load ran on the GPU at an undefined address), a load outside its table, a table outside its
+// domain. `poisoned[i]` / `*out_poison`: 0 defined, else 1 + the index of the cause in `causes`.
+bool Graph::lazy_step(NodeId id, const Node& n, const std::uint64_t* v, const std::uint32_t* poisoned,
+                      std::uint64_t leaf_bits, std::uint64_t* out, std::uint32_t* out_poison,
+                      std::vector<Poison>& causes, std::string* why) const {
+  *out_poison = 0, *out = 0;
+  if (n.kind == NodeKind::kInst && n.key.op == Op::kSelp) {
+    const std::uint32_t p = poisoned[2] != 0 ? poisoned[2] : poisoned[(v[2] & 1) != 0 ? 0 : 1];
+    if (p != 0) return *out_poison = p, true;
+  } else {
+    for (int i = 0; i < n.nops; ++i) {
+      if (poisoned[i] == 0) continue;
+      if (n.kind == NodeKind::kLoad) {
+        const Poison& c = causes[poisoned[i] - 1];
+        *why = fmt::format("a table load at an undefined address ({}: {})", describe(c.node, 1), c.why);
+        return false;
+      }
+      return *out_poison = poisoned[i], true;
+    }
+  }
+  std::string w;
+  *out = step(n, v, leaf_bits, &w);
+  if (w.empty()) return true;
+  *out = 0;
+  if (n.kind == NodeKind::kInst) {
+    causes.push_back({id, std::move(w)});
+    *out_poison = static_cast<std::uint32_t>(causes.size());
+    return true;
+  }
+  *why = std::move(w);
+  return false;
+}
+
 // The nodes below `roots` (roots included), ascending: operands come before their users.
 // Small subgraphs (a lemma's) are searched in `out` itself; past 64 nodes a hash set takes over.
 // `whole`: a mark per node of the table instead (the roots of a proof reach most of it).
@@ -221,23 +258,39 @@ Expected<std::vector<std::uint64_t>> Graph::evaluate_many(
   const std::vector<NodeId> ids = below(roots, roots.size() > 1);
   std::unordered_map<NodeId, std::uint64_t> value;
   value.reserve(ids.size());
+  std::unordered_map<NodeId, std::uint32_t> poison;  // the poisoned nodes only (lazy_step)
+  std::vector<Poison> causes;
   std::string why;
   for (const NodeId id : ids) {
     const Node& n = nodes_[id];
     std::uint64_t v[4] = {};
-    for (int i = 0; i < n.nops; ++i) v[i] = value[n.ops[i]];
+    std::uint32_t pv[4] = {};
+    for (int i = 0; i < n.nops; ++i) {
+      v[i] = value[n.ops[i]];
+      if (!poison.empty()) {
+        if (const auto it = poison.find(n.ops[i]); it != poison.end()) pv[i] = it->second;
+      }
+    }
     std::uint64_t lb = 0;
     if (n.kind == NodeKind::kLeaf) {
       const auto it = leaf_bits.find(n.aux64);
       if (it == leaf_bits.end()) return Error{fmt::format("graph: {} has no value", describe(id, 0))};
       lb = it->second;
     }
-    value[id] = step(n, v, lb, &why);
-    if (!why.empty()) return Error{fmt::format("graph: {}: {}", describe(id, 1), why)};
+    std::uint32_t p = 0;
+    if (!lazy_step(id, n, v, pv, lb, &value[id], &p, causes, &why))
+      return Error{fmt::format("graph: {}: {}", describe(id, 1), why)};
+    if (p != 0) poison.emplace(id, p);
   }
   std::vector<std::uint64_t> out;
   out.reserve(roots.size());
-  for (const NodeId r : roots) out.push_back(value[r]);
+  for (const NodeId r : roots) {
+    if (const auto it = poison.find(r); it != poison.end()) {
+      const Poison& c = causes[it->second - 1];
+      return Error{fmt::format("graph: {}: {}", describe(c.node, 1), c.why)};
+    }
+    out.push_back(value[r]);
+  }
   return out;
 }
 
@@ -367,6 +420,8 @@ Expected<std::uint32_t> Graph::lemma_for(NodeId root, const std::vector<std::uin
   const std::uint8_t width = nodes_[root].width;
   std::vector<std::uint64_t> table(entries);
   std::vector<std::uint64_t> val(p.ids.size()), leaf_val(support.size());
+  std::vector<std::uint32_t> poisoned(p.ids.size());  // lazy_step's rule (a selp's untaken side)
+  std::vector<Poison> causes;
   std::string why;
   for (std::uint64_t e = 0; e < entries; ++e) {
     for (std::uint64_t i = support.size(), rest = e; i-- > 0;) {
@@ -374,18 +429,22 @@ Expected<std::uint32_t> Graph::lemma_for(NodeId root, const std::vector<std::uin
       leaf_val[i] = domain_value(*ts[i], rest % size);
       rest /= size;
     }
+    causes.clear();
+    const auto undefined = [&](const std::string& reason) {
+      std::string at;
+      for (std::size_t j = 0; j < support.size(); ++j) at += fmt::format("{}{}=0x{:x}", j ? ", " : "", j, leaf_val[j]);
+      return Error{fmt::format("lemma {}: undefined at #{}: {}", pattern_text(root, support), at, reason)};
+    };
     for (std::size_t i = 0; i < p.ids.size(); ++i) {
       const Node& n = nodes_[p.ids[i]];
       std::uint64_t v[4] = {};
-      for (int j = 0; j < n.nops; ++j) v[j] = val[p.ops[i][j]];
-      val[i] = step(n, v, p.position[i] >= 0 ? leaf_val[static_cast<std::size_t>(p.position[i])] : 0, &why);
-      if (!why.empty()) {
-        std::string at;
-        for (std::size_t j = 0; j < support.size(); ++j)
-          at += fmt::format("{}{}=0x{:x}", j ? ", " : "", j, leaf_val[j]);
-        return Error{fmt::format("lemma {}: undefined at #{}: {}", pattern_text(root, support), at, why)};
-      }
+      std::uint32_t pv[4] = {};
+      for (int j = 0; j < n.nops; ++j) v[j] = val[p.ops[i][j]], pv[j] = poisoned[p.ops[i][j]];
+      if (!lazy_step(p.ids[i], n, v, pv, p.position[i] >= 0 ? leaf_val[static_cast<std::size_t>(p.position[i])] : 0,
+                     &val[i], &poisoned[i], causes, &why))
+        return undefined(why);
     }
+    if (poisoned.back() != 0) return undefined(causes[poisoned.back() - 1].why);
     table[e] = val.back();
   }
   Sha256 h;

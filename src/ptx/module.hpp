@@ -108,6 +108,22 @@ constexpr const char* approx_name(Approx a) {
 // concrete result (ab --prove's cases) recognises the executor's Error by them.
 inline constexpr std::string_view kGpuOnly = "approximate, runs on the GPU only";
 
+// The bits of result `i` of an ALU instruction (op, type, mul part, vector count): what
+// ConcretePolicy::alu leaves in d[i] fits in them (1 for setp's predicates, the element for unpack,
+// twice the type for .wide, 64 for cvta, else the type's bits).
+constexpr std::uint8_t result_bits(Op op, std::uint8_t type_bits, bool wide, std::uint8_t vec) {
+  switch (op) {
+    case Op::kSetp: return 1;
+    case Op::kUnpack: return static_cast<std::uint8_t>(type_bits / (vec == 0 ? 1 : vec));
+    case Op::kMul:
+    case Op::kMad:
+      if (wide) return static_cast<std::uint8_t>(2 * type_bits);
+      break;
+    case Op::kCvta: return 64;
+    default: break;
+  }
+  return type_bits;
+}
 // prmt's modes (Inst::mode); shf's: bit 0 set for .r, bit 1 set for .clamp.
 enum class PrmtMode : std::uint8_t { kDefault, kF4e, kB4e, kRc8, kEcl, kEcr, kRc16 };
 

@@ -204,6 +204,29 @@ const char* SymbolicPolicy::alu(const Inst& in, const Value* s, Value* d) {
   return nullptr;
 }
 
+SymValue SymbolicPolicy::select_value(const Value& guard, bool negate, const Value& if_true, const Value& if_false,
+                                      unsigned width, std::uint32_t line) {
+  if (guard.node == kNoNode) return ((guard.bits & 1) != 0) != negate ? if_true : if_false;
+  if (if_true.node == if_false.node && (if_true.node != kNoNode || if_true.bits == if_false.bits)) return if_true;
+  const Value& a = negate ? if_false : if_true;  // selp d, a, b, g: a where g's bit 0 is set
+  const Value& b = negate ? if_true : if_false;
+  unsigned w = std::clamp(width, 1u, 64u);
+  for (const Value* v : {&a, &b}) {
+    if (v->node != kNoNode)
+      w = std::max<unsigned>(w, graph_.node(v->node).width);
+    else if (w < 64 && (v->bits >> w) != 0)
+      w = 64;
+  }
+  const Type t = w == 1 ? Type{Kind::kPred, 1} : Type{Kind::kBits, static_cast<std::uint8_t>(w)};
+  const Inst in = make_inst(Op::kSelp, t, Type{}, 3);
+  const auto wb = static_cast<std::uint8_t>(w);
+  const NodeId ops[3] = {node_of(a, wb), node_of(b, wb), guard.node};
+  NodeId out = kNoNode;
+  graph_.inst(in, ops, &out);  // not the memo: it is keyed by the Inst's address
+  graph_.note_origin(out, arm_, line);
+  return {0, out};
+}
+
 namespace {
 const char* symbolic_loop(SymbolicPolicy& policy, const Inst& in, SymValue* R, std::uint32_t exec, int* bad) {
   SymValue s[5], d[4];

@@ -19,11 +19,16 @@
 //   masked to the operand's width, which ConcretePolicy::alu reads no more of). A move of a node
 //   (mov, selp on a concrete predicate, cvta of the global window) is the node itself.
 // - Control flow, guards, addresses, shuffle lanes and member masks must be concrete: the
-//   executor refuses a node there with the PTX line, "not provable by tracing" (exit 2). The one
-//   exception, a table lookup: a load whose address is a node, from an argument buffer that is
-//   plain and all-concrete or a module variable that is unwritten, whose window the address's
-//   add chain names by a constant (SymbolicPolicy::window), is a kLoad node over a snapshot of
-//   that buffer's bytes; the buffer must not be written after that in the launch (an Error).
+//   executor refuses a node there with the PTX line, "not provable by tracing" (exit 2).
+//   If-conversion (docs/ptx-proof.md): a guard that is a node on an ALU instruction, and a
+//   forward branch on a node over ALU instructions only (a hammock, or an if/else diamond closed
+//   by an unguarded `bra END`), run both sides and merge each register write with
+//   select_value (a selp node over the predicate); a loop, a store, a load, an exit or a
+//   collective under such a condition stays refused. The other exception, a table lookup: a
+//   load whose address is a node, from an argument buffer that is plain and all-concrete or a
+//   module variable that is unwritten, whose window the address's add chain names by a constant
+//   (SymbolicPolicy::window), is a kLoad node over a snapshot of that buffer's bytes; the buffer
+//   must not be written after that in the launch (an Error).
 // - Shadow memory: every byte of every buffer is concrete (its byte in the executor's buffer),
 //   an input's original byte (byte j of leaf e: element e = offset / element bytes), or byte j
 //   of a node (a stored value). A load returns the bits if all its bytes are concrete, the node
@@ -117,6 +122,15 @@ class SymbolicPolicy {
   const char* alu(const Inst& in, const Value* s, Value* d);
   using LaneLoop = const char* (*)(SymbolicPolicy& policy, const Inst& in, Value* R, std::uint32_t exec, int* bad);
   static LaneLoop select(const Inst& in);
+
+  // If-conversion (the executor asks this of a policy that has it; exec.cpp, Runner::guarded):
+  // the register's value after an ALU instruction that ran under a data-dependent condition,
+  // `if_true` where (guard's bit 0) != negate, else `if_false` (the register before). A concrete
+  // guard picks one; equal values are that value; otherwise a selp node over the guard node, at
+  // least `width` bits (the instruction's result bits) and wide enough for both values (a
+  // concrete value past `width` bits makes it 64), recorded with `line`.
+  Value select_value(const Value& guard, bool negate, const Value& if_true, const Value& if_false, unsigned width,
+                     std::uint32_t line);
 
   Value load(const Where& at, const std::uint8_t* p, unsigned size, bool sign_extend);
   void store(const Where& at, std::uint8_t* p, unsigned size, const Value& v);

@@ -21,6 +21,9 @@ node compared (docs/ptx-proof.md). At CPU-test sizes:
 (g) opaque approximate instructions (approx.ptx): ex2.approx twice on the same operands proven, with
     the opaque nodes counted and the CPU cases skipped (they need the GPU); ex2 against lg2 not
     proven; without --prove the CPU A/B stops at the approx (exit 2, its PTX line).
+(h) if-conversion (branchy.ptx, hand-written): relu by a data-dependent hammock and by an if/else
+    diamond, each proven equal to relu by selp; the hammock writing -0 instead refuted (a negative
+    x, both results); a branch around a store refused (exit 2, its line).
 Reports: schema-valid, `report verify` re-derives a proven one."""
 import json
 import os
@@ -181,14 +184,14 @@ check("(c) from the checkpoint: proven over the scale bytes its tensor holds (11
 
 
 # ---- (d) not proven, not refuted ----
-def pair(name, kernels, expect="equal", cases=4):
+def pair(name, kernels, expect="equal", cases=4, ptx="kernels.ptx"):
     arms = [{"name": k if kernels[0] != kernels[1] else f"{k}-{i}",
              "stages": [{"kernel": k, "grid": [1], "block": [64],
                          "args": [{"tensor": "x"}, {"output": "y"}, {"u32": 64}]}]} for i, k in enumerate(kernels)]
     return write(os.path.join(small, name + ".json"), {
         "bitproof_ab": 1, "name": name, "cases": cases,
         "inputs": [{"name": "x", "role": "activation", "dtype": "f16", "shape": [1, 64], "values": {"uniform": [-1, 1]}}],
-        "kernels": {"ptx": ["kernels.ptx"]}, "outputs": [{"name": "y", "dtype": "f16", "shape": [1, 64]}],
+        "kernels": {"ptx": [ptx]}, "outputs": [{"name": "y", "dtype": "f16", "shape": [1, 64]}],
         "arms": arms, "expect": expect})
 
 
@@ -294,6 +297,30 @@ for kernel, what in (("data_loop", "a loop whose trip count is x's bits"), ("dat
           and len(err.splitlines()) == 1, r.stdout + r.stderr)
     r = run("ab", pair(kernel + "-cases", [kernel, kernel]))
     check(f"(e) {what}: without --prove the cases still run (exit 0)", r.returncode == 0, r.stdout + r.stderr)
+
+# ---- (h) if-conversion: data-dependent short forward branches ----
+for kernel, shape in (("relu_branch", "a hammock"), ("relu_diamond", "an if/else diamond")):
+    report = os.path.join(work, f"{kernel}.json")
+    r = run("ab", pair(kernel, [kernel, "relu_selp"], ptx="branchy.ptx"), "--prove", "--report", report)
+    t = trace_of(report)
+    check(f"(h) relu by {shape} against relu by selp: proven (exit 0)",
+          r.returncode == 0 and t.get("verdict") == "proven" and "on every input" in r.stdout, r.stdout + r.stderr)
+report = os.path.join(work, "relu_neg0.json")
+r = run("ab", pair("relu-neg0", ["relu_branch_neg0", "relu_selp"], ptx="branchy.ptx"), "--prove", "--report", report)
+t = trace_of(report)
+cx = (t.get("difference") or {}).get("counterexample") or {}
+leaves = [l.get("bits") for l in cx.get("leaves", [])]
+check("(h) negative control: the hammock writing -0 is refuted, the counterexample a negative x (-0 against +0)",
+      r.returncode == 1 and t.get("verdict") == "refuted" and len(leaves) == 1 and isinstance(leaves[0], int)
+      and leaves[0] & 0x8000 != 0 and cx.get("a", {}).get("bits") == "0x8000" and cx.get("b", {}).get("bits") == "0x0000",
+      r.stdout + r.stderr + json.dumps(t.get("difference"))[:800])
+r = run("ab", pair("relu-store", ["relu_store_in_branch", "relu_selp"], ptx="branchy.ptx"), "--prove")
+err = r.stderr.strip()
+m = re.search(r"branchy\.ptx:(\d+):", err)
+branchy_lines = open(os.path.join(small, "branchy.ptx"), encoding="utf-8").read().split("\n")
+check("(h) a branch on x around a store: exit 2, one line naming the branch's PTX line, not if-converted",
+      r.returncode == 2 and "not provable by tracing" in err and "skips st at line" in err and m is not None
+      and "bra" in branchy_lines[int(m.group(1)) - 1] and len(err.splitlines()) == 1, r.stdout + r.stderr)
 
 if bptest.failures:
     print(f"{len(bptest.failures)} check(s) failed")

@@ -611,3 +611,264 @@ TEST_SUITE("ptx") {
     CHECK(t.g.node(*t.mem.element(t.g, t.out, 14, 2)).kind == NodeKind::kConst);
   }
 }
+
+// ---- If-conversion (issue 48: data-dependent guards and short forward branches) ----
+
+namespace {
+
+// k(out, in): thread t reads the E2M1 code in[t] (a u8 leaf) for t < 16 and uses t & 15 (concrete)
+// for t >= 16, decodes it to f16 bits by `decode` (%rs1 the code, the result in %rs8), and stores
+// them at out[t]. Lanes 16..31 make the group's predicates concrete beside the data lanes.
+std::string ifc_e2m1_kernel(const std::string& decode) {
+  return ".version 8.0\n.target sm_90\n.address_size 64\n"
+         "\n.visible .entry k(\n\t.param .u64 k_out,\n\t.param .u64 k_in\n)\n{\n"
+         "\t.reg .pred %p<8>;\n\t.reg .b16 %rs<16>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<16>;\n"
+         "\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd2, [k_in];\n\tcvta.to.global.u64 %rd1, %rd1;\n"
+         "\tcvta.to.global.u64 %rd2, %rd2;\n\tmov.u32 %r1, %tid.x;\n\tcvt.u64.u32 %rd3, %r1;\n"
+         "\tadd.s64 %rd4, %rd2, %rd3;\n\tmul.wide.u32 %rd5, %r1, 2;\n\tadd.s64 %rd6, %rd1, %rd5;\n"
+         "\tcvt.u16.u32 %rs1, %r1;\n\tand.b16 %rs1, %rs1, 15;\n\tsetp.lt.u32 %p7, %r1, 16;\n"
+         "\t@%p7 ld.global.u8 %rs1, [%rd4];\n" +
+         decode + "\tst.global.u16 [%rd6], %rs8;\n\tret;\n}\n";
+}
+
+// The decode with branches: a diamond (e == 0: zero or 0.5; else the normal formula) and a
+// hammock giving code 8 (-0) the f16 NaN `nan`.
+std::string ifc_branchy(const char* nan) {
+  return fmt::format(
+      "\tand.b16 %rs2, %rs1, 7;\n\tshr.u16 %rs3, %rs2, 1;\n\tsetp.eq.s16 %p1, %rs3, 0;\n\t@%p1 bra $L__sub;\n"
+      "\tadd.s16 %rs4, %rs3, 14;\n\tshl.b16 %rs4, %rs4, 10;\n\tand.b16 %rs5, %rs2, 1;\n\tshl.b16 %rs5, %rs5, 9;\n"
+      "\tor.b16 %rs6, %rs4, %rs5;\n\tbra.uni $L__join;\n$L__sub:\n\tmul.lo.u16 %rs6, %rs2, 14336;\n$L__join:\n"
+      "\tand.b16 %rs7, %rs1, 8;\n\tshl.b16 %rs7, %rs7, 12;\n\tor.b16 %rs8, %rs6, %rs7;\n"
+      "\tsetp.ne.s16 %p2, %rs1, 8;\n\t@%p2 bra $L__done;\n\tmov.b16 %rs8, {};\n$L__done:\n",
+      nan);
+}
+
+// The same function without branches: both values computed, selp'd (on the negated predicates).
+const char* const kIfcSelp =
+    "\tand.b16 %rs2, %rs1, 7;\n\tshr.u16 %rs3, %rs2, 1;\n\tadd.s16 %rs4, %rs3, 14;\n\tshl.b16 %rs4, %rs4, 10;\n"
+    "\tand.b16 %rs5, %rs2, 1;\n\tshl.b16 %rs5, %rs5, 9;\n\tor.b16 %rs6, %rs4, %rs5;\n"
+    "\tmul.lo.u16 %rs9, %rs2, 14336;\n\tsetp.ne.s16 %p1, %rs3, 0;\n\tselp.b16 %rs6, %rs6, %rs9, %p1;\n"
+    "\tand.b16 %rs7, %rs1, 8;\n\tshl.b16 %rs7, %rs7, 12;\n\tor.b16 %rs8, %rs6, %rs7;\n"
+    "\tsetp.eq.s16 %p2, %rs1, 8;\n\tselp.b16 %rs8, 0x7E00, %rs8, %p2;\n";
+
+std::uint16_t ifc_e2m1_f16(unsigned code, std::uint16_t nan) {
+  static constexpr std::uint16_t kMagnitude[8] = {0x0000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200, 0x4400, 0x4600};
+  if (code == 8) return nan;
+  return static_cast<std::uint16_t>(((code & 8u) << 12) | kMagnitude[code & 7u]);
+}
+
+// Both arms traced into one graph (16 E2M1 leaves each, domain 0..15); the outputs' nodes.
+struct IfcPair {
+  Graph g;
+  std::vector<NodeId> a, b;
+};
+void ifc_trace(IfcPair& p, const std::string& text, int arm, std::vector<NodeId>& out) {
+  auto m = ptx::parse_module(text, "ifc.ptx");
+  REQUIRE_MESSAGE(m.ok(), (m.ok() ? std::string() : m.error().message));
+  ptx::sym::LeafTensor t = sym_tensor(arm == 0 ? "a.codes" : "b.codes", 16, 8);
+  for (std::uint64_t c = 0; c < 16; ++c) t.domain.push_back(c);
+  const auto tensor = p.g.add_tensor(t);
+  ptx::SymMemory mem;
+  const auto o = mem.add_plain(std::vector<std::uint8_t>(64, 0xFF));
+  auto in = mem.add_input(p.g, tensor);
+  REQUIRE(in.ok());
+  const std::vector<Arg> args = {Arg::buf(o), Arg::buf(*in)};
+  auto r = ptx::trace_launch(*m, m->kernels.at(0), sym_config({1}, {32}), args, mem, p.g, arm);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  for (unsigned t2 = 0; t2 < 32; ++t2) out.push_back(*mem.element(p.g, o, 2 * t2, 2));
+}
+
+}  // namespace
+
+TEST_SUITE("ptx") {
+  TEST_CASE("if-conversion: an E2M1 decode with a diamond and a hammock on the code equals the selp decode") {
+    const std::string branchy = ifc_e2m1_kernel(ifc_branchy("0x7E00")), selp = ifc_e2m1_kernel(kIfcSelp);
+    // Concretely both decode every code right (the executor's branches, unchanged).
+    for (const std::string* text : {&branchy, &selp}) {
+      std::vector<std::uint8_t> codes(16);
+      for (unsigned c = 0; c < 16; ++c) codes[c] = static_cast<std::uint8_t>(15 - c);
+      ptx::Memory mem;
+      const auto bo = mem.add(std::vector<std::uint8_t>(64, 0xFF)), bi = mem.add(codes);
+      REQUIRE(run_ptx(*text, "k", {1}, {32}, {Arg::buf(bo), Arg::buf(bi)}, mem, "ifc.ptx").ok());
+      const auto got = ptx_values_of<std::uint16_t>(mem.bytes(bo));
+      for (unsigned t = 0; t < 32; ++t) CHECK(got[t] == ifc_e2m1_f16(t < 16 ? 15 - t : t & 15, 0x7E00));
+    }
+    IfcPair p;
+    ifc_trace(p, branchy, 0, p.a);
+    ifc_trace(p, selp, 1, p.b);
+    // Lanes 16..31: concrete predicates inside the if-converted group, concrete results.
+    for (unsigned t = 16; t < 32; ++t) {
+      REQUIRE(p.g.node(p.a[t]).kind == NodeKind::kConst);
+      CHECK(p.g.node(p.a[t]).aux64 == ifc_e2m1_f16(t & 15, 0x7E00));
+      CHECK(p.a[t] == p.b[t]);
+    }
+    // The data lanes: selp nodes, different shapes in the two arms, right on every code.
+    const std::uint64_t leaf_a = p.g.tensors()[0].first_leaf, leaf_b = p.g.tensors()[1].first_leaf;
+    for (unsigned t = 0; t < 16; ++t) {
+      CHECK(p.a[t] != p.b[t]);
+      CHECK(p.g.origin(p.a[t], 0) != 0);
+      for (unsigned c = 0; c < 16; ++c) {
+        const auto va = p.g.evaluate(p.a[t], {{leaf_a + t, c}}), vb = p.g.evaluate(p.b[t], {{leaf_b + t, c}});
+        REQUIRE(va.ok());
+        REQUIRE(vb.ok());
+        CHECK_MESSAGE(*va == ifc_e2m1_f16(c, 0x7E00), fmt::format("lane {} code {}", t, c));
+        CHECK(*vb == *va);
+      }
+    }
+    // Lemmas: each output becomes a table over its one code; equal tables, and lane t of both arms
+    // reads the same function of its own leaf (a table node per arm: the supports differ, the lemma
+    // is one).
+    std::vector<NodeId> roots = p.a;
+    roots.insert(roots.end(), p.b.begin(), p.b.end());
+    auto after = p.g.apply_lemmas(roots);
+    REQUIRE_MESSAGE(after.ok(), (after.ok() ? std::string() : after.error().message));
+    for (unsigned t = 0; t < 16; ++t) {
+      const auto& na = p.g.node((*after)[t]);
+      const auto& nb = p.g.node((*after)[32 + t]);
+      REQUIRE(na.kind == NodeKind::kTable);
+      REQUIRE(nb.kind == NodeKind::kTable);
+      CHECK(na.aux64 == nb.aux64);  // one lemma: both arms' shapes gave the same table
+    }
+    CHECK(p.g.lemmas().size() == 1);
+    CHECK(p.g.lemmas()[0].patterns.size() >= 2);
+  }
+
+  TEST_CASE("if-conversion: the same leaves in both arms: one table node; a branchy arm off on one code: refuted") {
+    // Both arms over ONE code tensor: equal tables give one node; the negative control (code 8's
+    // NaN 0x7C01 instead of 0x7E00) gives another table, and the counterexample names code 8.
+    for (const bool wrong : {false, true}) {
+      CAPTURE(wrong);
+      Graph g;
+      ptx::sym::LeafTensor t = sym_tensor("codes", 16, 8);
+      for (std::uint64_t c = 0; c < 16; ++c) t.domain.push_back(c);
+      const auto tensor = g.add_tensor(t);
+      std::vector<NodeId> outs[2];
+      const std::string texts[2] = {ifc_e2m1_kernel(ifc_branchy(wrong ? "0x7C01" : "0x7E00")),
+                                    ifc_e2m1_kernel(kIfcSelp)};
+      for (int arm = 0; arm < 2; ++arm) {
+        auto m = ptx::parse_module(texts[arm], "ifc.ptx");
+        REQUIRE(m.ok());
+        ptx::SymMemory mem;
+        const auto o = mem.add_plain(std::vector<std::uint8_t>(64, 0xFF));
+        auto in = mem.add_input(g, tensor);
+        REQUIRE(in.ok());
+        const std::vector<Arg> args = {Arg::buf(o), Arg::buf(*in)};
+        auto r = ptx::trace_launch(*m, m->kernels.at(0), sym_config({1}, {32}), args, mem, g, arm);
+        REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+        for (unsigned l = 0; l < 16; ++l) outs[arm].push_back(*mem.element(g, o, 2 * l, 2));
+      }
+      std::vector<NodeId> roots = outs[0];
+      roots.insert(roots.end(), outs[1].begin(), outs[1].end());
+      auto after = g.apply_lemmas(roots);
+      REQUIRE_MESSAGE(after.ok(), (after.ok() ? std::string() : after.error().message));
+      for (unsigned l = 0; l < 16; ++l) {
+        const NodeId a = (*after)[l], b = (*after)[16 + l];
+        if (!wrong) {
+          CHECK(a == b);
+          continue;
+        }
+        REQUIRE(a != b);
+        const auto d = g.first_difference(a, b);
+        REQUIRE(d.counterexample.has_value());
+        CHECK(*d.counterexample == std::vector<std::uint64_t>{8});
+        CHECK(d.result_a == 0x7C01);
+        CHECK(d.result_b == 0x7E00);
+      }
+    }
+  }
+
+  TEST_CASE("if-conversion: guarded ALU instructions under a data guard, a hammock writing its own predicate") {
+    // @p add, @!p setp with two destinations, @p mul.wide, a division guarded against zero (the
+    // untaken division by zero is never evaluated: lazy selp), and a hammock that negates the
+    // branch's own predicate register inside it.
+    const std::string body =
+        "\tld.global.u8 %h1, [%rd2];\n\tmov.b16 %h2, 100;\n\tsetp.gt.u16 %p1, %h1, 200;\n"
+        "\t@%p1 add.u16 %h2, %h1, 3;\n\t@!%p1 setp.eq.u16 %p2|%p3, %h1, 7;\n"
+        "\tselp.u16 %h3, 1, 0, %p2;\n\tselp.u16 %h4, 1, 0, %p3;\n\t@%p1 mul.wide.u16 %r3, %h1, %h1;\n"
+        "\tsetp.ne.u16 %p4, %h1, 0;\n\tmov.b16 %h5, 9;\n\t@%p4 div.u16 %h5, 1000, %h1;\n"
+        "\tsetp.lt.u16 %p5, %h1, 50;\n\tmov.b16 %h6, 0;\n\t@%p5 bra $L__h;\n\tnot.pred %p5, %p5;\n"
+        "\tadd.u16 %h6, %h1, 1;\n\tselp.u16 %h6, %h6, 77, %p5;\n$L__h:\n"
+        "\tst.global.u16 [%rd1], %h2;\n\tst.global.u16 [%rd1+2], %h3;\n\tst.global.u16 [%rd1+4], %h4;\n"
+        "\tst.global.u32 [%rd1+8], %r3;\n\tst.global.u16 [%rd1+12], %h5;\n\tst.global.u16 [%rd1+14], %h6;\n";
+    const std::string text = sym_kernel(body);
+    SymOne t;
+    auto r = sym_trace_one(t, text, 1, 8, 16);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+    const unsigned offsets[6] = {0, 2, 4, 8, 12, 14}, sizes[6] = {2, 2, 2, 4, 2, 2};
+    std::vector<NodeId> outs;
+    for (int i = 0; i < 6; ++i) outs.push_back(*t.mem.element(t.g, t.out, offsets[i], sizes[i]));
+    CHECK(t.g.node(outs[0]).kind == NodeKind::kInst);
+    CHECK(t.g.node(outs[0]).key.op == ptx::Op::kSelp);
+    CHECK(t.g.origin(outs[0], 0) == static_cast<std::uint32_t>(sym_line_of(text, "@%p1 add.u16")));
+    const std::uint64_t leaf = t.g.tensors()[t.tensor].first_leaf;
+    for (unsigned x = 0; x < 256; ++x) {
+      const auto want = sym_run_one(text, {static_cast<std::uint8_t>(x)}, 16);
+      for (int i = 0; i < 6; ++i) {
+        const auto v = t.g.evaluate(outs[static_cast<std::size_t>(i)], {{leaf, x}});
+        REQUIRE_MESSAGE(v.ok(), (v.ok() ? std::string() : v.error().message));
+        std::uint64_t w = 0;
+        for (unsigned b = 0; b < sizes[i]; ++b) w |= std::uint64_t{want[offsets[i] + b]} << (8 * b);
+        CHECK_MESSAGE(*v == w, fmt::format("x {} output {}", x, i));
+      }
+    }
+    // The lemma pass enumerates x = 0 too: the division's untaken side does not make it fail.
+    auto after = t.g.apply_lemmas(outs);
+    REQUIRE_MESSAGE(after.ok(), (after.ok() ? std::string() : after.error().message));
+    for (const NodeId n : *after) CHECK(t.g.node(n).kind == NodeKind::kTable);
+    // A division by zero that the selp chooses is still an error.
+    const std::string chosen = sym_kernel(
+        "\tld.global.u8 %h1, [%rd2];\n\tsetp.eq.u16 %p4, %h1, 0;\n\tmov.b16 %h5, 9;\n"
+        "\t@%p4 div.u16 %h5, 1000, %h1;\n\tst.global.u16 [%rd1], %h5;\n");
+    SymOne c;
+    REQUIRE(sym_trace_one(c, chosen, 1, 8, 2).ok());
+    const NodeId y = *c.mem.element(c.g, c.out, 0, 2);
+    const std::uint64_t cl = c.g.tensors()[c.tensor].first_leaf;
+    CHECK(c.g.evaluate(y, {{cl, 5}}).ok());
+    const auto bad = c.g.evaluate(y, {{cl, 0}});
+    REQUIRE(!bad.ok());
+    CHECK_MESSAGE(bad.error().message.find("division by zero") != std::string::npos, bad.error().message);
+    const auto lemma = c.g.apply_lemmas({y});
+    REQUIRE(!lemma.ok());
+    CHECK_MESSAGE(lemma.error().message.find("undefined at") != std::string::npos, lemma.error().message);
+  }
+
+  TEST_CASE("if-conversion refusals: a store, a loop, a load in a diamond, a guarded store, an exit") {
+    struct Refusal {
+      const char* what;
+      std::string body;
+      const char* line_of;
+      const char* says;
+    };
+    const std::vector<Refusal> cases = {
+        {"branch around a store",
+         "\tld.global.u32 %r1, [%rd2];\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra $L__skip;\n"
+         "\tst.global.u32 [%rd1], %r1;\n$L__skip:",
+         "@%p1 bra", "skips st at line"},
+        {"backward branch (a data-dependent loop)",
+         "\tld.global.u32 %r1, [%rd2];\n\tand.b32 %r2, %r1, 3;\n\tmov.u32 %r3, 0;\n$L__loop:\n"
+         "\tadd.u32 %r3, %r3, 1;\n\tsetp.lt.u32 %p1, %r3, %r2;\n\t@%p1 bra $L__loop;\n\tst.global.u32 [%rd1], %r3;",
+         "@%p1 bra", "a backward branch"},
+        {"diamond whose block loads",
+         "\tld.global.u32 %r1, [%rd2];\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra $L__b;\n\tmov.u32 %r2, 1;\n"
+         "\tbra.uni $L__end;\n$L__b:\n\tld.global.u32 %r2, [%rd2+4];\n$L__end:\n\tst.global.u32 [%rd1], %r2;",
+         "@%p1 bra", "skips ld at line"},
+        {"guarded store", "\tld.global.u32 %r1, [%rd2];\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 st.global.u32 [%rd1], %r1;",
+         "@%p1 st", "a guarded st"},
+        {"guarded exit",
+         "\tld.global.u32 %r1, [%rd2];\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 ret;\n\tst.global.u32 [%rd1], %r1;",
+         "@%p1 ret", "a guarded exit"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.what);
+      const std::string text = sym_kernel(c.body);
+      SymOne t;
+      auto r = sym_trace_one(t, text, 8, 32, 32);
+      REQUIRE(!r.ok());
+      const std::string& msg = r.error().message;
+      CHECK_MESSAGE(msg.find(fmt::format("sym.ptx:{}:", sym_line_of(text, c.line_of))) == 0, msg);
+      CHECK_MESSAGE(msg.find("not provable by tracing") != std::string::npos, msg);
+      CHECK_MESSAGE(msg.find(c.says) != std::string::npos, msg);
+      sym_run_one(text, std::vector<std::uint8_t>(32, 1), 32);  // concretely it runs
+    }
+  }
+}
