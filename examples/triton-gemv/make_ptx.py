@@ -9,7 +9,9 @@
             BLOCK_N, so the bits should equal the separate launches'.
   separate_bk128: the separate form with BLOCK_K = 128: another partition of K (negative control).
 
-Usage: python3 make_ptx.py OUTDIR   (writes OUTDIR/*.ptx and OUTDIR/launches.json, and checks the
+Usage: python3 make_ptx.py OUTDIR   (writes OUTDIR/*.ptx, OUTDIR/launches.json and the A/B specs
+small.json (gemv x3 against gemv_fused, expect equal) and small-bk128.json (gemv_bk128 x3 against
+gemv_fused, expect differ) at the small size, and checks the
 forms bitwise on the GPU at the small and the full size, printing the counts). The PTX committed in
 examples/triton-gemv/ was made by this script; bitproof proves or refutes the pairs from it on the
 CPU (docs/ptx-proof.md).
@@ -79,6 +81,38 @@ def run_pair(ns, k, block_k_sep, seed):
     return seps[0], fused, differ
 
 
+def write_specs(out, launches, ns=(32, 16, 16), k=512):
+    """The A/B specs of the small size over the saved PTX: three launches of `label` against one fused one."""
+    names = ("a", "b", "c")
+    scratch = [{"u64": 0}, {"u64": 0}]  # Triton's trailing global and profile scratch pointers (unused here)
+
+    def stage(label, grid, args):  # label: launches' key (the PTX's entry is launches[label]["kernel"])
+        st = {"kernel": launches[label]["kernel"], "grid": [grid], "block": launches[label]["block"][:1], "args": args}
+        if launches[label]["shared_bytes"]:
+            st["shared_bytes"] = launches[label]["shared_bytes"]
+        return st
+
+    for label, spec_name, expect in (("gemv", "small", "equal"), ("gemv_bk128", "small-bk128", "differ")):
+        sep = [stage(label, -(-n // BLOCK_N), [{"tensor": f"w.{m}"}, {"tensor": "x"}, {"output": f"y.{m}"},
+                                              {"u32": n}, {"u32": k}] + scratch) for n, m in zip(ns, names)]
+        fused = stage("gemv_fused", -(-sum(ns) // BLOCK_N),
+                      [{"joined": [f"w.{m}" for m in names]}, {"tensor": "x"}]
+                      + [{"output": f"y.{m}"} for m in names] + [{"u32": n} for n in ns] + [{"u32": k}] + scratch)
+        spec = {"bitproof_ab": 1, "name": f"triton-gemv-{spec_name}",
+                "title": f"Triton GEMV: three {label} launches against gemv_fused (N = {'+'.join(map(str, ns))}, K = {k})",
+                "seed": 7, "cases": 4,
+                "inputs": [{"name": "x", "role": "activation", "dtype": "f16", "shape": [1, k],
+                            "values": {"uniform": [-1, 1]}}]
+                + [{"name": f"w.{m}", "role": "weight", "dtype": "f16", "shape": [n, k],
+                    "values": {"uniform": [-0.0625, 0.0625]}} for n, m in zip(ns, names)],
+                "kernels": {"ptx": [f"{label}.ptx", "gemv_fused.ptx"]},
+                "outputs": [{"name": f"y.{m}", "dtype": "f16", "shape": [1, n]} for n, m in zip(ns, names)],
+                "arms": [{"name": "separate", "stages": sep}, {"name": "fused", "stages": [fused]}],
+                "expect": expect}
+        with open(os.path.join(out, f"{spec_name}.json"), "w") as f:
+            json.dump(spec, f, indent=1)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
@@ -100,6 +134,7 @@ def main():
                            "gpu": torch.cuda.get_device_name(), "block_n": BLOCK_N, "num_warps": NUM_WARPS}
     with open(os.path.join(out, "launches.json"), "w") as f:
         json.dump(launches, f, indent=1)
+    write_specs(out, launches)
     for name in sorted(os.listdir(out)):
         print(name, os.path.getsize(os.path.join(out, name)))
 
