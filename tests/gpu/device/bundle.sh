@@ -20,6 +20,9 @@ mkdir -p "$stage/bin" "$stage/lib" "$stage/include"
 cp "$build/bitproof" "$build/bitproof-cuda" "$build/tests/gpu/bitproof_gpu_tests" "$stage/bin/"
 cp "$build/libbitproof_core.a" "$build/libbitproof_cuda.a" /usr/lib/x86_64-linux-gnu/libcrypto.a "$stage/lib/"
 cp -L /usr/lib/x86_64-linux-gnu/libre2.so.9 "$stage/lib/"
+# bitproof's own headers where the commands look for them (../include/bitproof: NVRTC compiles user
+# recipes and kernel arms against bitproof_cuda_host.h), as an install puts them.
+cmake --install "$build" --component bitproof_headers --prefix "$stage" >/dev/null
 # The headers python/src includes from Debian's -dev packages (boost, fmt, nlohmann, openssl, re2):
 # the compiler's own dependency list, system C/C++, Python and pybind11 headers left out.
 headers=$(for s in python/src/*.cpp; do
