@@ -100,7 +100,7 @@ def write_specs(out, launches, ns=(32, 16, 16), k=512):
                       + [{"output": f"y.{m}"} for m in names] + [{"u32": n} for n in ns] + [{"u32": k}] + scratch)
         spec = {"bitproof_ab": 1, "name": f"triton-gemv-{spec_name}",
                 "title": f"Triton GEMV: three {label} launches against gemv_fused (N = {'+'.join(map(str, ns))}, K = {k})",
-                "seed": 7, "cases": 4,
+                "seed": 7, "cases": 4 if expect == "equal" else 256,  # case 56 of seed 7 differs (bk128)
                 "inputs": [{"name": "x", "role": "activation", "dtype": "f16", "shape": [1, k],
                             "values": {"uniform": [-1, 1]}}]
                 + [{"name": f"w.{m}", "role": "weight", "dtype": "f16", "shape": [n, k],

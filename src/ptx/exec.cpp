@@ -92,6 +92,7 @@ class Runner {
   Step guarded(Warp& w, std::uint32_t index, std::uint32_t lanes, std::uint32_t cond_lanes, const Value* cond,
                bool cond_negate);
   Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
+  Expected<Ok> stmatrix(Warp& w, const Inst& in, std::uint32_t exec);
 };
 
 template <class P>
@@ -277,6 +278,34 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
 }
 
 // shfl.sync / vote.sync / bar.warp.sync over the issuing group `exec`.
+// stmatrix (module.hpp's card): matrix m's row r at lane 8m + r's address; bytes 4k..4k+3 of the
+// row are lane 4r + k's register r_m. The whole warp issues it; each row's address concrete and
+// 16-byte aligned; every 4-byte piece bounds-checked and stored through the policy.
+template <class P>
+Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
+  if (exec != 0xFFFFFFFFu) {
+    return fail(w, std::countr_zero(exec), in,
+                fmt::format("stmatrix needs the whole warp converged here (issuing 0x{:08x})", exec));
+  }
+  const Value* R = w.regs.data();
+  for (unsigned m = 0; m < in.vec; ++m) {
+    for (int r = 0; r < 8; ++r) {
+      const int owner = static_cast<int>(8 * m) + r;
+      const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + static_cast<unsigned>(owner)]);
+      if (!base) return fail(w, owner, in, "an address depends on tensor data (not provable by tracing)");
+      const std::uint64_t row = *base + static_cast<std::uint64_t>(in.offset);
+      if (row % 16 != 0) return fail(w, owner, in, fmt::format("stmatrix: row address 0x{:x} is not 16-byte aligned", row));
+      for (int k = 0; k < 4; ++k) {
+        Where at{};
+        auto p = resolve(w, owner, in, row + 4 * static_cast<unsigned>(k), 4, true, &at);
+        if (!p) return p.error();
+        policy_.store(at, *p, 4, R[std::size_t{in.src[1 + m]} * kWarp + static_cast<unsigned>(4 * r + k)]);
+      }
+    }
+  }
+  return Ok{};
+}
+
 template <class P>
 Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) {
   Value* R = w.regs.data();
@@ -647,6 +676,11 @@ typename Runner<P>::Step Runner<P>::step(Warp& w) {
     case Op::kWarpSync:
       if (exec != 0) {
         if (auto r = collective(w, in, exec); !r) return failed(r.error());
+      }
+      break;
+    case Op::kStmatrix:
+      if (exec != 0) {
+        if (auto r = stmatrix(w, in, exec); !r) return failed(r.error());
       }
       break;
     case Op::kLd:

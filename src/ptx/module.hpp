@@ -60,6 +60,12 @@ enum class Op : std::uint8_t {
   kShf,
   kCvtPack,  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b: a to the upper half, b to the lower
   kApprox,   // an approximate instruction (ex2.approx.f32, div.full.f32, ...): Inst::mode is its Approx
+  // stmatrix.sync.aligned.m8n8.{x1,x2,x4}.shared.b16 [a], {r0, ..} (PTX ISA 9.7.14.5.16, "stmatrix";
+  // Triton's layout conversions on sm_90): the warp stores `vec` 8x8 matrices of 16-bit elements
+  // to shared memory. Matrix m's row r starts at lane 8m + r's address (16-byte aligned); its
+  // elements 2k and 2k + 1 are the low and high halves of lane 4r + k's register r_m, i.e. that
+  // register's 4 bytes at row + 4k. All 32 lanes issue it together (.aligned). Not .trans.
+  kStmatrix,
 };
 // The instructions the executor runs itself (memory, control flow, barriers, warp collectives);
 // a value policy computes every other one (concrete.hpp: its ALU lane loops).
@@ -72,7 +78,8 @@ constexpr bool executor_runs(Op op) {
     case Op::kBar:
     case Op::kShfl:
     case Op::kVote:
-    case Op::kWarpSync: return true;
+    case Op::kWarpSync:
+    case Op::kStmatrix: return true;
     default: return false;
   }
 }

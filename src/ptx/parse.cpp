@@ -1204,7 +1204,13 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
         return err(line, fmt::format("{}: a {}-element vector expected", opcode, in.vec));
       vals = ops[vi].vec;
     } else if (ops[vi].k == RawOp::kVec) {
-      return err(line, fmt::format("{}: a vector needs .v2 or .v4", opcode));
+      // A braced single register (Triton's `st.global.b16 [%rd1 + 0], { %rs1 }`, which ptxas
+      // accepts) is that register; more elements need .v2/.v4.
+      if (ops[vi].vec.size() != 1 || ops[vi].vec[0] == kNoSlot)
+        return err(line, fmt::format("{}: a vector needs .v2 or .v4", opcode));
+      const std::uint32_t slot = ops[vi].vec[0];
+      ops[vi] = RawOp{};
+      ops[vi].slot = slot;
     }
     if (in.op == Op::kLd) {
       if (in.vec > 1) {
@@ -1230,6 +1236,32 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
       }
       in.nsrc = static_cast<std::uint8_t>(1 + in.vec);
     }
+    return finish();
+  }
+  if (base == "stmatrix") {
+    // stmatrix.sync.aligned.m8n8.{x1,x2,x4}.shared{::cta}.b16 [a], {r0, ..}: module.hpp's card.
+    in.op = Op::kStmatrix;
+    in.space = Space::kShared;
+    const bool sync = take("sync"), aligned = take("aligned"), shape = take("m8n8");
+    if (!sync || !aligned || !shape) return err(line, fmt::format("{}: only stmatrix.sync.aligned.m8n8 is implemented", opcode));
+    if (take("trans")) return err(line, fmt::format("{}: .trans is not implemented", opcode));
+    if (!take("shared") && !take("shared::cta")) return err(line, fmt::format("{}: the .shared space expected", opcode));
+    in.vec = take("x1") ? 1 : take("x2") ? 2 : take("x4") ? 4 : 0;
+    if (in.vec == 0) return err(line, fmt::format("{}: .x1, .x2 or .x4 expected", opcode));
+    BP_TRY(type, one_type());
+    if (type.bits != 16 || type.kind != Kind::kBits) return err(line, fmt::format("{}: only .b16 is implemented", opcode));
+    in.type = type;
+    if (auto e = need(2); !e) return e.error();
+    if (ops[0].k != RawOp::kAddr) return err(line, fmt::format("{}: an address [..] expected", opcode));
+    in.src[0] = ops[0].slot, in.offset = ops[0].offset;
+    std::vector<std::uint32_t> regs = ops[1].k == RawOp::kVec ? ops[1].vec : std::vector<std::uint32_t>{ops[1].slot};
+    if (ops[1].k != RawOp::kVec && ops[1].k != RawOp::kSlot) regs.clear();
+    if (regs.size() != in.vec) return err(line, fmt::format("{}: {} registers expected", opcode, in.vec));
+    for (std::size_t i = 0; i < regs.size(); ++i) {
+      if (regs[i] == kNoSlot) return err(line, "stmatrix: '_' is not a source");
+      in.src[1 + i] = regs[i];
+    }
+    in.nsrc = static_cast<std::uint8_t>(1 + in.vec);
     return finish();
   }
   if (base == "bra") {

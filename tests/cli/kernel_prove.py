@@ -24,6 +24,9 @@ node compared (docs/ptx-proof.md). At CPU-test sizes:
 (h) if-conversion (branchy.ptx, hand-written): relu by a data-dependent hammock and by an if/else
     diamond, each proven equal to relu by selp; the hammock writing -0 instead refuted (a negative
     x, both results); a branch around a store refused (exit 2, its line).
+(i) Triton (examples/triton-gemv: the PTX Triton 3.6 emitted on an H100, make_ptx.py): three `gemv` launches
+    against one `gemv_fused` PROVEN for every input; with BLOCK_K = 128 in the separate form (another
+    partition of K) the graphs differ and case 56 of the 256 refutes it.
 Reports: schema-valid, `report verify` re-derives a proven one."""
 import json
 import os
@@ -321,6 +324,22 @@ branchy_lines = open(os.path.join(small, "branchy.ptx"), encoding="utf-8").read(
 check("(h) a branch on x around a store: exit 2, one line naming the branch's PTX line, not if-converted",
       r.returncode == 2 and "not provable by tracing" in err and "skips st at line" in err and m is not None
       and "bra" in branchy_lines[int(m.group(1)) - 1] and len(err.splitlines()) == 1, r.stdout + r.stderr)
+
+# ---- (i) Triton's PTX (stmatrix, braced single registers, .loc into the Python file) ----
+tri = os.path.join(work, "triton")
+shutil.copytree(os.path.join(root, "examples", "triton-gemv"), tri)
+report = os.path.join(work, "triton.json")
+r = run("ab", os.path.join(tri, "small.json"), "--prove", "--report", report)
+t = trace_of(report)
+check("(i) Triton: three gemv launches against gemv_fused proven for every input (exit 0)",
+      r.returncode == 0 and t.get("verdict") == "proven" and "fused≡separate on every input: 64 elements" in r.stdout,
+      r.stdout + r.stderr)
+report = os.path.join(work, "triton-bk128.json")
+r = run("ab", os.path.join(tri, "small-bk128.json"), "--prove", "--report", report)
+t = trace_of(report)
+check("(i) Triton, BLOCK_K = 128 in the separate form: refuted (a differing case), the first FMA/add named with "
+      "its Triton source line", r.returncode == 0 and t.get("verdict") == "refuted"
+      and "gemv_bk128.ptx:" in r.stdout and "(standard.py:" in r.stdout, r.stdout + r.stderr)
 
 if bptest.failures:
     print(f"{len(bptest.failures)} check(s) failed")

@@ -39,6 +39,19 @@ for example, name, verdict in (("fused-aux-gemv", "small", "proven"), ("fused-au
     if verdict == "proven":
         check(f"{name}: proven, and 16 GPU cases are equal", rep["result"].get("differing_cases") == 0, r.stdout)
 
+# Triton's PTX (examples/triton-gemv): the executor's stmatrix and the rest against the GPU on the same cases.
+for name, verdict in (("small", "proven"), ("small-bk128", "refuted")):
+    report = os.path.join(work, f"triton-{name}.json")
+    r = run("ab", os.path.join(root, "examples", "triton-gemv", name + ".json"), "--prove", "--backend", "all",
+            "--report", report)
+    rep = load(report) if os.path.exists(report) else {"result": {}, "backends": []}
+    t = rep["result"].get("trace_proof") or {}
+    gpu = [b for b in rep["backends"] if b["name"] != "cpu"]
+    check(f"triton {name}: the GPU ran and agrees with the executor on every case (stmatrix included)",
+          len(gpu) == 1 and gpu[0].get("disagreements") == 0, r.stdout + r.stderr)
+    check(f"triton {name}: verdict {verdict} (exit 0)", r.returncode == 0 and t.get("verdict") == verdict,
+          r.stdout + r.stderr)
+
 # Opaque approx nodes: the proof goes through them; the cases run on the GPU alone (--backend cuda).
 shutil.copy(os.path.join(root, "tests", "cli", "data", "kernel_prove", "approx.ptx"), work)
 for kernels, verdict in ((["exp2_a", "exp2_b"], "proven"), (["exp2_a", "log2_a"], "refuted")):

@@ -321,6 +321,8 @@ TEST_SUITE("ptx") {
         {"\tmov.u32 %tid.x, %r2;", "not a register it may write"},
         {"\tadd.f32 %f1, %f2, 5;", "an integer immediate for a float operand"},
         {"\tld.global.v4.u32 {%r1, %r2}, [%rd4];", "a 4-element vector expected"},
+        {"\tld.global.u32 {%r1, %r2}, [%rd4];", "a vector needs .v2 or .v4"},
+        {"\tst.global.u32 [%rd4], {%r1, %r2};", "a vector needs .v2 or .v4"},
         {"\tshfl.bfly.b32 %r1, %r2, 1, 31;", "only shfl.sync"},
         {"\tbar.sync 0, 64;", "a thread count is not implemented"},
         {"\tadd.u32 %r1, %r2, %r3 /* never closed", "unterminated comment"},
@@ -335,6 +337,50 @@ TEST_SUITE("ptx") {
     auto r = ptx_run_edge(text, {}, 32);
     REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
     CHECK((*r)[31] == 31);
+  }
+
+  TEST_CASE("stmatrix.m8n8.x2.b16: row r of matrix m at lane 8m + r's address, its bytes 4k.. from lane 4r + k") {
+    // Rows given in reverse order (lane r of each 8 names row 7 - r), so the layout is not the identity:
+    // memory at matrix m + 16 (7 - r) + 4k must be lane 4r + k's register m (PTX ISA, stmatrix).
+    const std::string body =
+        "\tshl.b32 %r2, %r29, 1;\n\tadd.u32 %r3, %r2, 1;\n\tshl.b32 %r3, %r3, 16;\n\tor.b32 %r4, %r2, %r3;\n"
+        "\tor.b32 %r5, %r4, 16777472;\n"
+        "\tand.b32 %r6, %r29, 7;\n\tsub.u32 %r7, 7, %r6;\n\tshl.b32 %r7, %r7, 4;\n\tshr.u32 %r8, %r29, 3;\n"
+        "\tand.b32 %r8, %r8, 1;\n\tshl.b32 %r8, %r8, 7;\n\tadd.u32 %r7, %r7, %r8;\n\tmov.b32 %r9, sm;\n"
+        "\tadd.u32 %r9, %r9, %r7;\n"
+        "\tstmatrix.sync.aligned.m8n8.x2.shared.b16 [%r9], {%r4, %r5};\n\tbar.sync 0;\n"
+        "\tmov.b32 %r10, sm;\n\tshl.b32 %r11, %r29, 2;\n\tadd.u32 %r10, %r10, %r11;\n"
+        "\tld.shared.u32 %r12, [%r10];\n\tld.shared.u32 %r13, [%r10+128];\n"
+        "\tmul.wide.u32 %rd6, %r29, 8;\n\tadd.s64 %rd7, %rd1, %rd6;\n"
+        "\tst.global.u32 [%rd7], %r12;\n\tst.global.u32 [%rd7+4], %r13;";
+    const std::string text = ptx_edge_kernel(body, ".shared .align 16 .b8 sm[256];\n");
+    auto r = ptx_run_edge(text, {}, 32, 2);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+    for (unsigned o = 0; o < 32; ++o) {  // o: the 4-byte word of each matrix (row o / 4, piece o % 4)
+      const unsigned row = o / 4, k = o % 4, lane = 4 * (7 - row) + k;
+      const std::uint32_t reg0 = (2 * lane + 1) << 16 | 2 * lane;
+      CHECK_MESSAGE((*r)[2 * o] == reg0, o);
+      CHECK_MESSAGE((*r)[2 * o + 1] == (reg0 | 0x01000100u), o);
+    }
+    // Negative control: half a warp issuing it (a guard on the lane) is refused, and so is .trans.
+    const std::string half = ptx_mutate(ptx_mutate(text, "\tstmatrix", "\tsetp.lt.u32 %p1, %r29, 16;\n\t@%p1 stmatrix"),
+                                        "x2.shared", "x2.shared");
+    auto h = ptx_run_edge(half, {}, 32, 2);
+    REQUIRE(!h.ok());
+    CHECK_MESSAGE(contains(h.error().message, "stmatrix needs the whole warp"), h.error().message);
+    auto t = ptx::parse_module(ptx_mutate(text, "m8n8.x2", "m8n8.trans.x2"), "edge.ptx");
+    REQUIRE(!t.ok());
+    CHECK_MESSAGE(contains(t.error().message, ".trans is not implemented"), t.error().message);
+  }
+
+  TEST_CASE("Triton's braced single register ({ %r1 } without .v2/.v4) is that register, in ld and st") {
+    // Triton 3.6's inline PTX: `ld.global.b32 { %r46 }, [ %rd14 + 0 ]`, `@%p4 st.global.b16 [ %rd16 + 0 ], { %rs41 }`.
+    const std::string text = ptx_edge_kernel(
+        "\tst.global.u32 [%rd4], %r0;\n\tld.global.b32 { %r1 }, [ %rd4 + 0 ];\n\tadd.u32 %r1, %r1, 100;\n"
+        "\tst.global.b32 [ %rd4 + 0 ], { %r1 };");
+    auto r = ptx_run_edge(text, {}, 32);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+    for (unsigned t = 0; t < 32; ++t) CHECK((*r)[t] == t + 100);
   }
 
   TEST_CASE("DWARF sections (nvcc -lineinfo, Triton) are skipped to their closing brace; a broken one is refused") {
