@@ -227,14 +227,27 @@ std::uint64_t int_to_float(const Inst& in, std::uint64_t v) {
   return soft::round_pack<F>(neg, exp, mag, mode);
 }
 
+std::uint64_t convert_bits(const Inst& in, std::uint64_t v);
+// A signed integer result narrower than 64 bits is sign-extended (to 64 bits: every reader masks
+// to its own width), as the hardware fills a wider destination register (PTX ISA, "Operand size
+// exceeding instruction-type size"; measured on an H100: cvt.rzi.sat.s8.f32 into a .b32 register
+// gives 0xFFFFFF80, faith_sm90.bin word 29). result_bits says 64 for it.
 std::uint64_t convert(const Inst& in, std::uint64_t v) {
+  const std::uint64_t r = convert_bits(in, v);
+  if (in.type.kind == Kind::kSigned && in.type.bits < 64) return static_cast<std::uint64_t>(sign_extend(r, in.type.bits));
+  return r;
+}
+std::uint64_t convert_bits(const Inst& in, std::uint64_t v) {
   const Type& d = in.type;
   const Type& s = in.src_type;
   const bool df = d.kind == Kind::kFloat, sf = s.kind == Kind::kFloat;
   const auto h = static_cast<std::uint16_t>(v & 0xFFFF);
   const auto f = static_cast<std::uint32_t>(v);
   if (df && sf) {
-    if (d.bits == 32) return s.bf ? SoftArith::bfloat162float(h) : SoftArith::half2float(h);
+    // cvt.f32.bf16 is the exact widening, a NaN's payload kept: bits << 16 (measured on an H100,
+    // tests/ptx/data/faith_sm90.bin word 23: 0xFFFF -> 0xFFFF0000, where a canonical NaN was assumed).
+    if (d.bits == 32 && s.bf) return std::uint64_t{h} << 16;
+    if (d.bits == 32) return SoftArith::half2float(h);
     if (d.bf) return SoftArith::float2bfloat16_rn(f);
     return in.rnd == Rnd::kRz ? SoftArith::float2half_rz(f) : SoftArith::float2half_rn(f);
   }
@@ -346,12 +359,18 @@ std::uint64_t prmt(const Inst& in, std::uint64_t a, std::uint64_t b, std::uint64
 
 // bfe / bfi (PTX ISA, bfe and bfi): position and length are c's and d's low bytes; bits past the
 // type's msb are not taken (bfe fills them with the sign bit, 0 for unsigned or length 0).
+// bfe (PTX ISA, bfe): the ISA takes pos = b[7:0], len = c[7:0]. bfe.s64 on the hardware reads the
+// whole 32-bit b and c instead (measured on an H100, tests/ptx/data/faith_sm90.bin word 27: 8192 of
+// 8192 triples follow that rule, 2652 differ from the ISA's; ptxas emulates the 64-bit form, sm_90 has
+// no 64-bit BFE). bfe.u64 is not measured: the ISA's rule is kept (docs/ptx-executor.md).
 std::uint64_t bfe(const Inst& in, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  const unsigned msb = in.type.bits - 1, pos = b & 0xFF, len = c & 0xFF;
+  const bool whole = in.type.bits == 64 && in.type.kind == Kind::kSigned;
+  const std::uint64_t field = whole ? 0xFFFFFFFFu : 0xFFu;
+  const std::uint64_t msb = in.type.bits - 1, pos = b & field, len = c & field;
   std::uint64_t sbit = 0;
   if (in.type.kind == Kind::kSigned && len != 0) sbit = (a >> std::min(pos + len - 1, msb)) & 1;
   std::uint64_t d = 0;
-  for (unsigned i = 0; i <= msb; ++i) {
+  for (std::uint64_t i = 0; i <= msb; ++i) {
     const std::uint64_t bit = (i < len && pos + i <= msb) ? (a >> (pos + i)) & 1 : sbit;
     d |= bit << i;
   }

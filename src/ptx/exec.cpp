@@ -599,7 +599,7 @@ typename Runner<P>::Step Runner<P>::guarded(Warp& w, std::uint32_t index, std::u
       }
       for (int i = 0; i < in.ndst; ++i) {
         if (in.dst[i] == kNoSlot) continue;
-        const unsigned bits = result_bits(in.op, in.type.bits, in.part == MulPart::kWide, in.vec);
+        const unsigned bits = result_bits(in.op, in.type.bits, in.part == MulPart::kWide, in.vec, in.type.kind == Kind::kSigned);
         const unsigned width = bits == 0 ? 64 : bits;
         Value v = reg(in.dst[i], l);
         if (own_data >> l & 1) v = policy_.select_value(own, in.neg_guard, v, old[i], width, in.line);

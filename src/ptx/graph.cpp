@@ -75,7 +75,7 @@ Inst InstKey::to_inst() const {
 namespace {
 // The bits of result `i` of an instruction: what ConcretePolicy::alu leaves in d[i] fits in them.
 std::uint8_t result_width(const InstKey& k, int /*i*/) {
-  return result_bits(k.op, k.type.bits, k.part == MulPart::kWide, k.vec);
+  return result_bits(k.op, k.type.bits, k.part == MulPart::kWide, k.vec, k.type.kind == Kind::kSigned);
 }
 }  // namespace
 
@@ -505,6 +505,7 @@ bool Graph::simplify(const InstKey& k, const NodeId* s, NodeId* out) {
       const Type& src = k.src_type;
       if (!is_integer(d) || !is_integer(src) || k.sat || k.rnd != Rnd::kNone) return false;
       if (src.kind == Kind::kSigned && src.bits < d.bits) return false;
+      if (d.kind == Kind::kSigned && d.bits < 64) return false;  // sign-extended to the register (convert)
       out[0] = fit(fit(s[0], src.bits), d.bits);
       return true;
     }

@@ -272,7 +272,7 @@ TEST_SUITE("ptx_graph") {
     exhaustive("cvt.u16.u32 %h1, %r2", {}, true, true);
     exhaustive("cvt.u64.u32 %rd1, %r2", {}, true, true);
     exhaustive("cvt.u32.u16 %r1, %h2", {}, false, true);
-    exhaustive("cvt.s8.s32 %r1, %r2", {}, true, true);
+    exhaustive("cvt.s8.s32 %r1, %r2", {}, true, false);  // sign-extended into the register (faith word 29): not a slice
     exhaustive("cvt.s32.s8 %r1, %r2", {}, true, false);  // sign extension: not a slice
     exhaustive("mov.b32 %r1, %r2", {}, true, true);
     exhaustive("mov.b16 %h1, %h2", {}, true, true);
