@@ -234,7 +234,9 @@ std::uint64_t convert_bits(const Inst& in, std::uint64_t v);
 // gives 0xFFFFFF80, faith_sm90.bin word 29). result_bits says 64 for it.
 std::uint64_t convert(const Inst& in, std::uint64_t v) {
   const std::uint64_t r = convert_bits(in, v);
-  if (in.type.kind == Kind::kSigned && in.type.bits < 64) return static_cast<std::uint64_t>(sign_extend(r, in.type.bits));
+  if (in.type.kind == Kind::kSigned && in.type.bits < 64) {
+    return static_cast<std::uint64_t>(sign_extend(r, in.type.bits));
+  }
   return r;
 }
 std::uint64_t convert_bits(const Inst& in, std::uint64_t v) {

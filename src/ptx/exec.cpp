@@ -277,7 +277,6 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
   return buf->data() + o;
 }
 
-// shfl.sync / vote.sync / bar.warp.sync over the issuing group `exec`.
 // stmatrix (module.hpp's card): matrix m's row r at lane 8m + r's address; bytes 4k..4k+3 of the
 // row are lane 4r + k's register r_m. The whole warp issues it; each row's address concrete and
 // 16-byte aligned; every 4-byte piece bounds-checked and stored through the policy.
@@ -294,7 +293,9 @@ Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
       const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + static_cast<unsigned>(owner)]);
       if (!base) return fail(w, owner, in, "an address depends on tensor data (not provable by tracing)");
       const std::uint64_t row = *base + static_cast<std::uint64_t>(in.offset);
-      if (row % 16 != 0) return fail(w, owner, in, fmt::format("stmatrix: row address 0x{:x} is not 16-byte aligned", row));
+      if (row % 16 != 0) {
+        return fail(w, owner, in, fmt::format("stmatrix: row address 0x{:x} is not 16-byte aligned", row));
+      }
       for (int k = 0; k < 4; ++k) {
         Where at{};
         auto p = resolve(w, owner, in, row + 4 * static_cast<unsigned>(k), 4, true, &at);
@@ -306,6 +307,7 @@ Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
   return Ok{};
 }
 
+// shfl.sync / vote.sync / bar.warp.sync over the issuing group `exec`.
 template <class P>
 Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) {
   Value* R = w.regs.data();
@@ -470,17 +472,17 @@ typename Runner<P>::Step Runner<P>::data_guard(Warp& w, std::uint32_t pc, std::u
   if constexpr (!kIfConverts) {
     return refuse("this policy has no if-conversion");
   } else {
-    static constexpr const char* kNames[] = {"ld", "st", "bra", "exit", "bar", "shfl", "vote", "bar.warp.sync"};
-    const auto name = [](Op op) {
+    const auto name = [](Op op) {  // the instructions the executor runs itself (executor_runs)
       switch (op) {
-        case Op::kLd: return kNames[0];
-        case Op::kSt: return kNames[1];
-        case Op::kBra: return kNames[2];
-        case Op::kExit: return kNames[3];
-        case Op::kBar: return kNames[4];
-        case Op::kShfl: return kNames[5];
-        case Op::kVote: return kNames[6];
-        default: return kNames[7];
+        case Op::kLd: return "ld";
+        case Op::kSt: return "st";
+        case Op::kBra: return "bra";
+        case Op::kExit: return "exit";
+        case Op::kBar: return "bar";
+        case Op::kShfl: return "shfl";
+        case Op::kVote: return "vote";
+        case Op::kStmatrix: return "stmatrix";
+        default: return "bar.warp.sync";
       }
     };
     if (!executor_runs(in.op)) {  // a guarded ALU instruction (guarded() counts the lanes it runs)
@@ -587,6 +589,9 @@ typename Runner<P>::Step Runner<P>::guarded(Warp& w, std::uint32_t index, std::u
     if (plain != 0) {
       if (const char* why = alu_[index](policy_, in, R, plain, &bad)) return failed(fail(w, bad, in, why));
     }
+    const unsigned bits =
+        result_bits(in.op, in.type.bits, in.part == MulPart::kWide, in.vec, in.type.kind == Kind::kSigned);
+    const unsigned width = bits == 0 ? 64 : bits;
     for (std::uint32_t m = selected; m != 0; m &= m - 1) {
       const int l = std::countr_zero(m);
       Value old[4];
@@ -599,8 +604,6 @@ typename Runner<P>::Step Runner<P>::guarded(Warp& w, std::uint32_t index, std::u
       }
       for (int i = 0; i < in.ndst; ++i) {
         if (in.dst[i] == kNoSlot) continue;
-        const unsigned bits = result_bits(in.op, in.type.bits, in.part == MulPart::kWide, in.vec, in.type.kind == Kind::kSigned);
-        const unsigned width = bits == 0 ? 64 : bits;
         Value v = reg(in.dst[i], l);
         if (own_data >> l & 1) v = policy_.select_value(own, in.neg_guard, v, old[i], width, in.line);
         if (cond_lanes >> l & 1) v = policy_.select_value(cond[l], cond_negate, v, old[i], width, in.line);

@@ -118,7 +118,8 @@ inline constexpr std::string_view kGpuOnly = "approximate, runs on the GPU only"
 // The bits of result `i` of an ALU instruction (op, type, mul part, vector count): what
 // ConcretePolicy::alu leaves in d[i] fits in them (1 for setp's predicates, the element for unpack,
 // twice the type for .wide, 64 for cvta, else the type's bits).
-constexpr std::uint8_t result_bits(Op op, std::uint8_t type_bits, bool wide, std::uint8_t vec, bool signed_type = false) {
+constexpr std::uint8_t result_bits(Op op, std::uint8_t type_bits, bool wide, std::uint8_t vec,
+                                   bool signed_type = false) {
   switch (op) {
     case Op::kCvt:  // a signed integer result is sign-extended to the register (concrete.cpp, convert)
       return signed_type ? 64 : type_bits;

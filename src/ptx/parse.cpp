@@ -1243,20 +1243,26 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     in.op = Op::kStmatrix;
     in.space = Space::kShared;
     const bool sync = take("sync"), aligned = take("aligned"), shape = take("m8n8");
-    if (!sync || !aligned || !shape) return err(line, fmt::format("{}: only stmatrix.sync.aligned.m8n8 is implemented", opcode));
+    if (!sync || !aligned || !shape) {
+      return err(line, fmt::format("{}: only stmatrix.sync.aligned.m8n8 is implemented", opcode));
+    }
     if (take("trans")) return err(line, fmt::format("{}: .trans is not implemented", opcode));
-    if (!take("shared") && !take("shared::cta")) return err(line, fmt::format("{}: the .shared space expected", opcode));
+    if (!take("shared") && !take("shared::cta")) {
+      return err(line, fmt::format("{}: the .shared space expected", opcode));
+    }
     in.vec = take("x1") ? 1 : take("x2") ? 2 : take("x4") ? 4 : 0;
     if (in.vec == 0) return err(line, fmt::format("{}: .x1, .x2 or .x4 expected", opcode));
     BP_TRY(type, one_type());
-    if (type.bits != 16 || type.kind != Kind::kBits) return err(line, fmt::format("{}: only .b16 is implemented", opcode));
+    if (type.bits != 16 || type.kind != Kind::kBits) {
+      return err(line, fmt::format("{}: only .b16 is implemented", opcode));
+    }
     in.type = type;
     if (auto e = need(2); !e) return e.error();
     if (ops[0].k != RawOp::kAddr) return err(line, fmt::format("{}: an address [..] expected", opcode));
     in.src[0] = ops[0].slot, in.offset = ops[0].offset;
-    std::vector<std::uint32_t> regs = ops[1].k == RawOp::kVec ? ops[1].vec : std::vector<std::uint32_t>{ops[1].slot};
-    if (ops[1].k != RawOp::kVec && ops[1].k != RawOp::kSlot) regs.clear();
-    if (regs.size() != in.vec) return err(line, fmt::format("{}: {} registers expected", opcode, in.vec));
+    if (ops[1].k != RawOp::kVec || ops[1].vec.size() != in.vec)
+      return err(line, fmt::format("{}: {} registers in braces expected", opcode, in.vec));
+    const std::vector<std::uint32_t>& regs = ops[1].vec;
     for (std::size_t i = 0; i < regs.size(); ++i) {
       if (regs[i] == kNoSlot) return err(line, "stmatrix: '_' is not a source");
       in.src[1 + i] = regs[i];
