@@ -338,18 +338,18 @@ class KernelProver {
         record_lemmas(r);
       }
     }
-    count_approx(outs, r);
+    count_opaque(outs, r);
     r.nodes = graph_.size();
     return r;
   }
 
-  // The opaque approx nodes below the outputs of both arms (docs/ptx-proof.md, "Opaque
+  // The opaque nodes (approx, mma) below the outputs of both arms (docs/ptx-proof.md, "Opaque
   // instructions"): equal nodes through them rest on the hardware being deterministic, which the
   // report states with their count and mnemonics. Node ids follow creation order (operands
   // first), so one pass downward from the highest id marks everything below the outputs.
-  void count_approx(const std::array<std::map<std::string, std::vector<NodeId>>, 2>& outs, TraceResult& r) const {
+  void count_opaque(const std::array<std::map<std::string, std::vector<NodeId>>, 2>& outs, TraceResult& r) const {
     bool any = false;
-    for (NodeId id = 0; id < graph_.size() && !any; ++id) any = is_approx(id);
+    for (NodeId id = 0; id < graph_.size() && !any; ++id) any = is_opaque(id);
     if (!any) return;
     std::vector<std::uint8_t> below(graph_.size(), 0);
     for (const auto& arm : outs) {
@@ -362,16 +362,16 @@ class KernelProver {
       if (below[id] == 0) continue;
       const sym::Node& n = graph_.node(id);
       for (int i = 0; i < n.nops; ++i) below[n.ops[i]] = 1;
-      if (!is_approx(id)) continue;
+      if (!is_opaque(id)) continue;
       ++r.approx_nodes;
       names.insert(sym::inst_name(n.key));
     }
     r.approx.assign(names.begin(), names.end());
   }
 
-  bool is_approx(NodeId id) const {
+  bool is_opaque(NodeId id) const {
     const sym::Node& n = graph_.node(id);
-    return n.kind == sym::NodeKind::kInst && n.key.op == ptx::Op::kApprox;
+    return n.kind == sym::NodeKind::kInst && sym::is_opaque(n.key);
   }
 
   // A table lookup (a kLoad node) has a value only while its address stays inside its table, and
@@ -452,7 +452,7 @@ class KernelProver {
       seen[id] = 1;
       if (++visited > 100000) return Settled{};
       const sym::Node& n = graph_.node(id);
-      if (is_approx(id)) return Settled{};  // an opaque node has no value on the CPU: neither
+      if (is_opaque(id)) return Settled{};  // an opaque node has no value on the CPU: neither
       if (n.kind == sym::NodeKind::kLeaf) {
         leaves.insert(id);
         if (leaves.size() > kExhaustLeaves) return Settled{};

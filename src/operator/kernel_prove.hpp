@@ -18,8 +18,8 @@
 // the first operation each arm computes that the other does not (the lowest node id reachable
 // from one root only: node ids follow creation order), its PTX line and `.loc` source line, the
 // leaves under it (the reduction position), and a lemma counterexample where two tables part.
-// Approximate instructions (ex2.approx.f32, div.full.f32, ...; ptx/module.hpp's Approx) are opaque
-// nodes: equal nodes through them are "proven" on the assumption that the hardware is
+// Approximate instructions (ex2.approx.f32, div.full.f32, ...; ptx/module.hpp's Approx) and mma
+// (ptx/module.hpp's kMmaForms) are opaque nodes: equal nodes through them are "proven" on the assumption that the hardware is
 // deterministic (TraceResult::approx_nodes and approx say how many and which); they are never
 // evaluated, so an output pair whose nodes differ above one is not settled by exhaustion.
 // Errors (exit 2): a branch, address or shuffle lane that depends on tensor data ("not provable by

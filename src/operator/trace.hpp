@@ -91,8 +91,9 @@ struct TraceResult {
   std::vector<LemmaRecord> lemmas;   // kernel arms: the lemmas used
   std::uint64_t exhausted = 0;       // kernel arms: elements whose nodes differ, equal on every leaf value
   bool refuted_by_exhaustion = false;  // kernel arms: the difference's counterexample is of the output itself
-  // Kernel arms: the opaque approximate nodes below the outputs (ex2.approx.f32, ...: bits the
-  // hardware defines, assumed deterministic, never computed), and their mnemonics, sorted.
+  // Kernel arms: the opaque nodes below the outputs (ex2.approx.f32, mma.sync...: bits the hardware
+  // defines, assumed deterministic, never computed), and their mnemonics, sorted (the report's
+  // "approx" object, named for the first kind there was).
   std::uint64_t approx_nodes = 0;
   std::vector<std::string> approx;
 };

@@ -446,7 +446,7 @@ const char* gpu_only_reason(const Inst& in) {
   const Type& t = in.type;
   const int lane = t.x2 ? t.bits / 2 : t.bits;
   why = std::string(approx_name(static_cast<Approx>(in.mode))) + (in.ftz ? ".ftz" : "") + "." + (t.bf ? "bf" : "f") +
-        std::to_string(lane) + (t.x2 ? "x2" : "") + ": " + std::string(kGpuOnly);
+        std::to_string(lane) + (t.x2 ? "x2" : "") + ": approximate, " + std::string(kGpuOnly);
   return why.c_str();
 }
 

@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <string>
 
 #include "ptx/module.hpp"
 
@@ -64,6 +65,11 @@ struct ConcretePolicy {
   static const char* alu(const Inst& in, const Value* s, Value* d);
   using LaneLoop = const char* (*)(ConcretePolicy& policy, const Inst& in, Value* R, std::uint32_t exec, int* bad);
   static LaneLoop select(const Inst& in);
+  // An mma over the warp's registers (exec.cpp, Runner::mma: srcs and dsts lane-major): the
+  // tensor cores' accumulation is not computed here, so always the reason (kGpuOnly's words).
+  static std::optional<std::string> mma(const Inst& in, const Value*, Value*) {
+    return mma_name(in.mode) + ": tensor-core accumulation, " + std::string(kGpuOnly);
+  }
   // The executor's memory hooks: the bytes alone decide (no state), so the executor's fast path
   // does not compute where an access lands (kLocates: a policy that reads `where` sets it).
   static constexpr bool kLocates = false;

@@ -93,6 +93,7 @@ class Runner {
                bool cond_negate);
   Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
   Expected<Ok> stmatrix(Warp& w, const Inst& in, std::uint32_t exec);
+  Expected<Ok> mma(Warp& w, const Inst& in, std::uint32_t exec);
 };
 
 template <class P>
@@ -307,6 +308,31 @@ Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
   return Ok{};
 }
 
+// mma (module.hpp's card): the whole warp issues it; the policy gets every lane's A, B and C
+// registers (lane-major: lane l's a.., b.., c..) and gives every lane's D registers (lane-major).
+template <class P>
+Expected<Ok> Runner<P>::mma(Warp& w, const Inst& in, std::uint32_t exec) {
+  if (exec != 0xFFFFFFFFu) {
+    return fail(w, std::countr_zero(exec), in,
+                fmt::format("mma needs the whole warp converged here (issuing 0x{:08x})", exec));
+  }
+  const std::uint32_t* dst = k_.lists.data() + in.list;
+  const std::uint32_t* src = dst + in.ndst;
+  std::vector<Value> srcs(std::size_t{kWarp} * in.nsrc), dsts(std::size_t{kWarp} * in.ndst);
+  for (int l = 0; l < kWarp; ++l) {
+    for (int i = 0; i < in.nsrc; ++i)
+      srcs[std::size_t{in.nsrc} * static_cast<unsigned>(l) + static_cast<unsigned>(i)] =
+          w.regs[std::size_t{src[i]} * kWarp + static_cast<unsigned>(l)];
+  }
+  if (auto why = policy_.mma(in, srcs.data(), dsts.data())) return fail(w, 0, in, *why);
+  for (int l = 0; l < kWarp; ++l) {
+    for (int i = 0; i < in.ndst; ++i)
+      w.regs[std::size_t{dst[i]} * kWarp + static_cast<unsigned>(l)] =
+          dsts[std::size_t{in.ndst} * static_cast<unsigned>(l) + static_cast<unsigned>(i)];
+  }
+  return Ok{};
+}
+
 // shfl.sync / vote.sync / bar.warp.sync over the issuing group `exec`.
 template <class P>
 Expected<Ok> Runner<P>::collective(Warp& w, const Inst& in, std::uint32_t exec) {
@@ -482,6 +508,7 @@ typename Runner<P>::Step Runner<P>::data_guard(Warp& w, std::uint32_t pc, std::u
         case Op::kShfl: return "shfl";
         case Op::kVote: return "vote";
         case Op::kStmatrix: return "stmatrix";
+        case Op::kMma: return "mma";
         default: return "bar.warp.sync";
       }
     };
@@ -684,6 +711,11 @@ typename Runner<P>::Step Runner<P>::step(Warp& w) {
     case Op::kStmatrix:
       if (exec != 0) {
         if (auto r = stmatrix(w, in, exec); !r) return failed(r.error());
+      }
+      break;
+    case Op::kMma:
+      if (exec != 0) {
+        if (auto r = mma(w, in, exec); !r) return failed(r.error());
       }
       break;
     case Op::kLd:

@@ -341,6 +341,33 @@ std::uint32_t Graph::snapshot(std::vector<std::uint8_t> bytes, std::uint64_t bas
 
 void Graph::inst(const Inst& in, const NodeId* operands, NodeId* out) { build(InstKey::of(in), operands, out); }
 
+void Graph::opaque_group(const Inst& in, std::span<const NodeId> operands, std::span<NodeId> results,
+                         std::vector<NodeId>* tuples) {
+  std::vector<NodeId> level(operands.begin(), operands.end());
+  while (level.size() > 1) {  // groups of four, in order, until one root
+    std::vector<NodeId> up;
+    for (std::size_t i = 0; i < level.size(); i += 4) {
+      Node t;
+      t.kind = NodeKind::kTuple;
+      t.nops = static_cast<std::uint8_t>(std::min<std::size_t>(4, level.size() - i));
+      for (std::size_t j = 0; j < t.nops; ++j) t.ops[j] = level[i + j];
+      up.push_back(intern(t));
+      if (tuples != nullptr) tuples->push_back(up.back());
+    }
+    level = std::move(up);
+  }
+  Node n;
+  n.kind = NodeKind::kInst;
+  n.key = InstKey::of(in);
+  n.width = 32;
+  n.nops = level.empty() ? 0 : 1;
+  if (!level.empty()) n.ops[0] = level[0];
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    n.aux64 = i;
+    results[i] = intern(n);
+  }
+}
+
 void Graph::build(InstKey key, const NodeId* operands, NodeId* out) {
   if (simplify(key, operands, out)) return;
   const int ndst = key.ndst;

@@ -48,6 +48,8 @@ enum class NodeKind : std::uint8_t {
   kConcat,   // ops[0] low, ops[1] high: width = their widths' sum
   kLoad,     // a load of `width` bits from fixed bytes (aux64: a snapshot index) at address ops[0]
   kTable,    // a lemma's table (aux64: the lemma index) over its support leaves ops[0..nops)
+  kTuple,    // ops[0..nops) grouped, no value of its own (evaluates to 0): the operands of an opaque
+             // instruction with more than four (an mma's), as a tree of tuples (Graph::opaque_group)
 };
 
 // The fields of an Inst that decide its result (line, slots, guard excluded): two instructions
@@ -69,6 +71,11 @@ struct InstKey {
   static InstKey of(const Inst& in);
   Inst to_inst() const;  // an Inst with these fields, slots 0..nsrc-1 in, nsrc.. out (for evaluate)
 };
+
+// Whether an instruction is opaque (docs/ptx-proof.md, "Opaque instructions"): bits the hardware
+// defines and the executor never computes (Op::kApprox, Op::kMma). Its node is hash-consed like any
+// other (the hardware is deterministic), has no value on the CPU and is never inside a lemma.
+[[nodiscard]] constexpr bool is_opaque(const InstKey& k) { return k.op == Op::kApprox || k.op == Op::kMma; }
 
 // (Fields ordered so that the 3 bytes and the 21-byte key fill the 8 bytes before aux64: 48
 // bytes a node.)
@@ -152,6 +159,12 @@ class Graph {
   // never reach here (the policy folds them), except for an opaque Op::kApprox (never folded:
   // its node has no canonical form and no simplification, only hash-consing).
   void inst(const Inst& in, const NodeId* operands, NodeId* out);
+  // An opaque instruction over more operands than a node holds (an mma: 32 lanes' A, B and C
+  // registers, lane-major): results.size() nodes, result i an Op::kMma kInst with aux64 = i over one
+  // tuple tree of `operands` (in order: a permutation is another node). Width 32 each. `tuples`
+  // (optional) receives the tree's nodes, for their origins.
+  void opaque_group(const Inst& in, std::span<const NodeId> operands, std::span<NodeId> results,
+                    std::vector<NodeId>* tuples = nullptr);
   NodeId extract(NodeId x, std::uint8_t lo, std::uint8_t width);
   NodeId concat(NodeId low, NodeId high);
   NodeId load(std::uint32_t snapshot, NodeId address, std::uint8_t width);

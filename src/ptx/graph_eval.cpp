@@ -95,10 +95,28 @@ std::optional<std::uint64_t> domain_index(const LeafTensor& t, std::uint64_t v) 
 }
 std::uint64_t domain_value(const LeafTensor& t, std::uint64_t i) { return t.domain.empty() ? i : t.domain[i]; }
 
+// A node's name without its operands: "fma.rn.f32", "setp.lt.f32[1]", "mma.sync...[lane 3, d1]",
+// "bits[0+16]", "concat", "load#0", "lemma#2", "operands" (a tuple).
+std::string node_head(const Node& n) {
+  switch (n.kind) {
+    case NodeKind::kInst:
+      if (n.key.op == Op::kMma && n.key.ndst != 0)
+        return fmt::format("{}[lane {}, d{}]", inst_name(n.key), n.aux64 / n.key.ndst, n.aux64 % n.key.ndst);
+      return n.aux64 != 0 ? fmt::format("{}[{}]", inst_name(n.key), n.aux64) : inst_name(n.key);
+    case NodeKind::kExtract: return fmt::format("bits[{}+{}]", n.aux64, n.width);
+    case NodeKind::kConcat: return "concat";
+    case NodeKind::kLoad: return fmt::format("load#{}", n.aux64);
+    case NodeKind::kTable: return fmt::format("lemma#{}", n.aux64);
+    case NodeKind::kTuple: return "operands";
+    default: return "?";
+  }
+}
+
 }  // namespace
 
 // The PTX mnemonic of an instruction key ("fma.rn.f32", "mul.lo.u32", "cvt.rn.f16.f32").
 std::string inst_name(const InstKey& k) {
+  if (k.op == Op::kMma) return mma_name(k.mode);
   if (k.op == Op::kApprox)  // "ex2.approx.ftz.f32", "div.full.f32"
     return fmt::format("{}{}.{}", approx_name(static_cast<Approx>(k.mode)), k.ftz ? ".ftz" : "", type_name(k.type));
   std::string s = op_name(k.op);
@@ -139,7 +157,12 @@ std::uint64_t Graph::step(const Node& n, const std::uint64_t* v, std::uint64_t l
     case NodeKind::kLeaf: return leaf_bits & width_mask(n.width);
     case NodeKind::kExtract: return (v[0] >> n.aux64) & width_mask(n.width);
     case NodeKind::kConcat: return v[0] | v[1] << nodes_[n.ops[0]].width;  // the low part is < 64 bits
+    case NodeKind::kTuple: return 0;
     case NodeKind::kInst: {
+      if (n.key.op == Op::kMma) {  // opaque: no value here (module.hpp's card)
+        *why = mma_name(n.key.mode) + ": tensor-core accumulation, " + std::string(kGpuOnly);
+        return 0;
+      }
       const Inst in = n.key.to_inst();
       std::uint64_t s[5] = {v[0], v[1], v[2], v[3], 0}, d[4] = {};
       if (const char* r = ConcretePolicy::alu(in, s, d)) {
@@ -385,12 +408,7 @@ std::string Graph::pattern_text(NodeId root, const std::vector<std::uint64_t>& s
       out += "…";
       return;
     }
-    out += n.kind == NodeKind::kInst      ? inst_name(n.key)
-           : n.kind == NodeKind::kExtract ? fmt::format("bits[{}+{}]", n.aux64, n.width)
-           : n.kind == NodeKind::kConcat  ? std::string("concat")
-           : n.kind == NodeKind::kLoad    ? fmt::format("load#{}", n.aux64)
-                                          : fmt::format("lemma#{}", n.aux64);
-    if (n.kind == NodeKind::kInst && n.aux64 != 0) out += fmt::format("[{}]", n.aux64);
+    out += node_head(n);
     out += "(";
     for (int i = 0; i < n.nops; ++i) {
       if (i > 0) out += ", ";
@@ -495,7 +513,17 @@ NodeId Graph::rebuild(NodeId id, const NodeId* ops) {
     case NodeKind::kExtract: return extract(ops[0], static_cast<std::uint8_t>(n.aux64), n.width);
     case NodeKind::kConcat: return concat(ops[0], ops[1]);
     case NodeKind::kLoad: return load(static_cast<std::uint32_t>(n.aux64), ops[0], n.width);
+    case NodeKind::kTuple: {  // re-interned as it is, over the new operands
+      Node t = n;
+      std::copy(ops, ops + n.nops, t.ops.begin());
+      return intern(t);
+    }
     case NodeKind::kInst: {
+      if (n.key.op == Op::kMma) {
+        Node t = n;
+        t.ops[0] = ops[0];
+        return intern(t);
+      }
       NodeId out[4] = {kNoNode, kNoNode, kNoNode, kNoNode};
       build(n.key, ops, out);
       return out[n.aux64];
@@ -538,9 +566,10 @@ Expected<std::vector<NodeId>> Graph::apply_lemmas(const std::vector<NodeId>& roo
       }
       continue;
     }
-    // An opaque approx node is never inside a lemma (its table could not be evaluated): it counts
+    // An opaque node (approx, mma) is never inside a lemma (its table could not be evaluated): it counts
     // as not narrow, so the lemma pass stops at it, and its narrow operands may become tables.
-    std::uint32_t s = n.kind == NodeKind::kInst && n.key.op == Op::kApprox ? kWide : 0;
+    // A tuple likewise (its value 0 stands for nothing: a table of it would merge every tuple).
+    std::uint32_t s = (n.kind == NodeKind::kInst && is_opaque(n.key)) || n.kind == NodeKind::kTuple ? kWide : 0;
     for (int j = 0; j < n.nops && s != kWide; ++j) {
       const std::uint32_t o = set_of[local(n.ops[j])];
       if (o == kWide) {
@@ -676,12 +705,7 @@ std::string Graph::describe(NodeId id, int depth) const {
     }
     default: break;
   }
-  std::string head = n.kind == NodeKind::kInst      ? inst_name(n.key)
-                     : n.kind == NodeKind::kExtract ? fmt::format("bits[{}+{}]", n.aux64, n.width)
-                     : n.kind == NodeKind::kConcat  ? std::string("concat")
-                     : n.kind == NodeKind::kLoad    ? fmt::format("load#{}", n.aux64)
-                                                    : fmt::format("lemma#{}", n.aux64);
-  if (n.kind == NodeKind::kInst && n.aux64 != 0) head += fmt::format("[{}]", n.aux64);
+  std::string head = node_head(n);
   if (depth <= 0) return head + "(…)";
   head += "(";
   for (int i = 0; i < n.nops; ++i) head += (i > 0 ? ", " : "") + describe(n.ops[i], depth - 1);

@@ -66,6 +66,13 @@ enum class Op : std::uint8_t {
   // elements 2k and 2k + 1 are the low and high halves of lane 4r + k's register r_m, i.e. that
   // register's 4 bytes at row + 4k. All 32 lanes issue it together (.aligned). Not .trans.
   kStmatrix,
+  // mma.sync.aligned.<form> {d..}, {a..}, {b..}, {c..} (PTX ISA 9.7.14.5.14, "mma"): the warp's
+  // tensor-core product D = A x B + C over fragments spread across its 32 lanes (Inst::mode: the
+  // form's index in kMmaForms; Inst::list: its registers in Kernel::lists). Opaque: the PTX ISA
+  // gives no rounding order for the accumulation, so the executor never computes it (the concrete
+  // policy refuses it, "runs on the GPU only"), and the proof makes each lane's result register a
+  // node over every lane's A, B and C registers (docs/ptx-proof.md, "Opaque instructions").
+  kMma,
 };
 // The instructions the executor runs itself (memory, control flow, barriers, warp collectives);
 // a value policy computes every other one (concrete.hpp: its ALU lane loops).
@@ -79,7 +86,8 @@ constexpr bool executor_runs(Op op) {
     case Op::kShfl:
     case Op::kVote:
     case Op::kWarpSync:
-    case Op::kStmatrix: return true;
+    case Op::kStmatrix:
+    case Op::kMma: return true;
     default: return false;
   }
 }
@@ -110,10 +118,35 @@ constexpr const char* approx_name(Approx a) {
   return "approx";
 }
 
-// The words ending the concrete policy's reason for an Op::kApprox that runs
-// ("ex2.approx.f32: approximate, runs on the GPU only"): a caller that may go on without the
-// concrete result (ab --prove's cases) recognises the executor's Error by them.
-inline constexpr std::string_view kGpuOnly = "approximate, runs on the GPU only";
+// The words ending the concrete policy's reason for an opaque instruction that runs (an
+// Op::kApprox: "ex2.approx.f32: approximate, runs on the GPU only"; an Op::kMma: "mma.sync...:
+// tensor-core accumulation, runs on the GPU only"): a caller that may go on without the concrete
+// result (ab --prove's cases) recognises the executor's Error by them.
+inline constexpr std::string_view kGpuOnly = "runs on the GPU only";
+
+// The mma forms the executor decodes (Op::kMma; PTX ISA 9.7.14.5.14, "Matrix shape" and the
+// fragment layouts of 9.7.14.5.8-12): the text after "mma.sync.aligned.", and how many 32-bit
+// registers each lane gives for A, B, C and takes for D (16x8xK: A is 16xK, B Kx8, C and D 16x8,
+// spread over 32 lanes; f16 and bf16 pack two to a register, s8 and e4m3 four). Only .row.col
+// (the one layout these shapes have) and 32-bit registers; f64, sparse and block-scaled forms are
+// refused at parse time. Any two lanes' results depend on every lane's fragments, so the proof's
+// node is over all of them (graph.hpp, Graph::opaque_group).
+struct MmaForm {
+  std::string_view name;
+  std::uint8_t a, b, c, d;
+};
+inline constexpr MmaForm kMmaForms[] = {
+    {"m16n8k8.row.col.f32.f16.f16.f32", 2, 1, 4, 4},          {"m16n8k8.row.col.f16.f16.f16.f16", 2, 1, 2, 2},
+    {"m16n8k8.row.col.f32.bf16.bf16.f32", 2, 1, 4, 4},        {"m16n8k8.row.col.f32.tf32.tf32.f32", 4, 2, 4, 4},
+    {"m16n8k16.row.col.f32.f16.f16.f32", 4, 2, 4, 4},         {"m16n8k16.row.col.f16.f16.f16.f16", 4, 2, 2, 2},
+    {"m16n8k16.row.col.f32.bf16.bf16.f32", 4, 2, 4, 4},       {"m16n8k32.row.col.s32.s8.s8.s32", 4, 2, 4, 4},
+    {"m16n8k32.row.col.satfinite.s32.s8.s8.s32", 4, 2, 4, 4}, {"m16n8k32.row.col.f32.e4m3.e4m3.f32", 4, 2, 4, 4},
+    {"m16n8k32.row.col.f32.e5m2.e5m2.f32", 4, 2, 4, 4},
+};
+// "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": form `index`'s mnemonic.
+inline std::string mma_name(std::size_t index) {
+  return "mma.sync.aligned." + std::string(index < std::size(kMmaForms) ? kMmaForms[index].name : "?");
+}
 
 // The bits of result `i` of an ALU instruction (op, type, mul part, vector count): what
 // ConcretePolicy::alu leaves in d[i] fits in them (1 for setp's predicates, the element for unpack,
@@ -191,7 +224,7 @@ struct Inst {
   VoteMode vote = VoteMode::kAll;
   bool ftz = false, sat = false, neg_guard = false, neg_src = false;  // neg_src: vote's !%p
   std::uint8_t mode = 0;  // prmt's PrmtMode; shf's direction/clamp; kApprox's Approx
-  std::uint8_t vec = 1;                                               // ld/st .v2/.v4, pack/unpack element count
+  std::uint8_t vec = 1;   // ld/st .v2/.v4, pack/unpack element count
   std::uint8_t ndst = 0, nsrc = 0;
   std::uint32_t guard = kNoSlot;  // @%p / @!%p
   std::uint32_t dst[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
@@ -199,6 +232,7 @@ struct Inst {
   std::int64_t offset = 0;   // ld/st: [src[0] + offset] (src[0] kNoSlot: absolute)
   std::uint32_t target = 0;  // bra: instruction index
   std::uint32_t line = 0;    // the PTX line, for every message
+  std::uint32_t list = 0;    // mma: its registers' first index in Kernel::lists (d, a, b, c in order)
 };
 
 // Where a slot's initial value comes from before a warp starts.
@@ -230,6 +264,7 @@ struct Kernel {
   std::uint32_t local_bytes = 0;    // per thread
   std::vector<SlotSource> slots;
   std::vector<Inst> code;
+  std::vector<std::uint32_t> lists;  // register slots of instructions with more than Inst holds (mma)
   // Lines of add/sub/mul.f32/.f16 without a rounding modifier: ptxas may contract such an
   // instruction with a neighbour into an fma (PTX ISA 9.7.3.1/9.7.4.1), which the executor does
   // not model; a caller proving equality must decide whether to accept them.

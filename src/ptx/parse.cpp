@@ -732,7 +732,6 @@ const char* refusal(std::string_view base) {
   static const std::pair<std::string_view, const char*> table[] = {
       {"atom", "atomics are not implemented: their order is not defined"},
       {"red", "atomic reductions are not implemented: their order is not defined"},
-      {"mma", "tensor-core mma is not implemented: its accumulation is the hardware's"},
       {"wgmma", "tensor-core wgmma is not implemented: its accumulation is the hardware's"},
       {"tex", "textures are not implemented"},
       {"tld4", "textures are not implemented"},
@@ -907,6 +906,38 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
   if (!var##_e) return var##_e.error(); \
   auto var = *var##_e;
 
+  if (base == "mma") {
+    // mma.sync.aligned.<form> {d..}, {a..}, {b..}, {c..}: module.hpp's card and kMmaForms. The form
+    // is matched as written, whole; every register a 32-bit one (immediates too: 0 for C).
+    const std::string_view prefix = "mma.sync.aligned.", form = opcode.substr(std::min(opcode.size(), prefix.size()));
+    std::optional<std::size_t> index;
+    for (std::size_t i = 0; i < std::size(kMmaForms); ++i) {
+      if (opcode.starts_with(prefix) && form == kMmaForms[i].name) index = i;
+    }
+    if (!index) return err(line, fmt::format("{}: this mma form is not implemented (module.hpp, kMmaForms)", opcode));
+    const MmaForm& f = kMmaForms[*index];
+    in.op = Op::kMma;
+    in.mode = static_cast<std::uint8_t>(*index);
+    in.type = Type{Kind::kBits, 32};
+    if (auto e = need(4); !e) return e.error();
+    const std::uint8_t counts[4] = {f.d, f.a, f.b, f.c};
+    static constexpr const char* kPart[4] = {"D", "A", "B", "C"};
+    in.list = static_cast<std::uint32_t>(k_->lists.size());
+    for (int part = 0; part < 4; ++part) {
+      const RawOp& o = ops[static_cast<std::size_t>(part)];
+      if (o.k != RawOp::kVec || o.vec.size() != counts[part])
+        return err(line, fmt::format("{}: {} registers in braces expected for {}", opcode, counts[part], kPart[part]));
+      for (const std::uint32_t r : o.vec) {
+        if (r == kNoSlot) return err(line, fmt::format("{}: '_' in {}", opcode, kPart[part]));
+        if (part == 0 && k_->slots[r].init != SlotInit::kZero)
+          return err(line, fmt::format("{}: D holds a register it may not write", opcode));
+        k_->lists.push_back(r);
+      }
+    }
+    in.ndst = f.d, in.nsrc = static_cast<std::uint8_t>(f.a + f.b + f.c);
+    k_->code.push_back(in);  // its modifiers are the form (matched above), not read one by one
+    return Ok{};
+  }
   if (const bool full = take("full"); full || take("approx")) {
     // An approximate form (refused() let through only bases approx_form knows): an opaque
     // instruction, Op::kApprox with its form in `mode` (module.hpp's card).

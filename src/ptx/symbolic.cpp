@@ -204,6 +204,24 @@ const char* SymbolicPolicy::alu(const Inst& in, const Value* s, Value* d) {
   return nullptr;
 }
 
+std::optional<std::string> SymbolicPolicy::mma(const Inst& in, const Value* srcs, Value* dsts) {
+  std::vector<NodeId> ops(std::size_t{kWarpLanes} * in.nsrc), out(std::size_t{kWarpLanes} * in.ndst);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    NodeId n = node_of(srcs[i], 32);
+    const std::uint8_t w = graph_.node(n).width;  // the register's 32 bits, whatever the node's width
+    if (w > 32) n = graph_.extract(n, 0, 32);
+    if (w < 32) n = graph_.concat(n, graph_.constant(0, static_cast<std::uint8_t>(32 - w)));
+    ops[i] = n;
+  }
+  std::vector<NodeId> tuples;
+  graph_.opaque_group(in, ops, out, &tuples);
+  for (std::size_t i = 0; i < out.size(); ++i) dsts[i] = {0, out[i]};
+  for (const std::vector<NodeId>* made : {&out, &tuples}) {
+    for (const NodeId n : *made) graph_.note_origin(n, arm_, in.line);
+  }
+  return std::nullopt;
+}
+
 SymValue SymbolicPolicy::select_value(const Value& guard, bool negate, const Value& if_true, const Value& if_false,
                                       unsigned width, std::uint32_t line) {
   if (guard.node == kNoNode) return ((guard.bits & 1) != 0) != negate ? if_true : if_false;

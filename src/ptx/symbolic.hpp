@@ -122,6 +122,10 @@ class SymbolicPolicy {
   const char* alu(const Inst& in, const Value* s, Value* d);
   using LaneLoop = const char* (*)(SymbolicPolicy& policy, const Inst& in, Value* R, std::uint32_t exec, int* bad);
   static LaneLoop select(const Inst& in);
+  // An mma over the warp's registers (exec.cpp, Runner::mma: srcs and dsts lane-major): each lane's
+  // D registers become opaque nodes over every lane's A, B and C (Graph::opaque_group), each
+  // operand taken as the register's 32 bits; never folded, even on constants. Always nullopt.
+  std::optional<std::string> mma(const Inst& in, const Value* srcs, Value* dsts);
 
   // If-conversion (the executor asks this of a policy that has it; exec.cpp, Runner::guarded):
   // the register's value after an ALU instruction that ran under a data-dependent condition,

@@ -220,8 +220,8 @@ std::string cases_line(const Json& report) {
   const std::string pair = fmt::format("{}≡{}", arm(spec, 1), arm(spec, 0));
   if (r["trace_proof"].is_object() && r["trace_proof"].contains("cases_gpu_only"))
     return fmt::format(
-        "{}: no changing-input case on the CPU: the arms run approximate instructions, whose bits "
-        "only the GPU gives ({})",
+        "{}: no changing-input case on the CPU: the arms run opaque instructions (approximate or "
+        "tensor-core), whose bits only the GPU gives ({})",
         pair, backends_label(report));
   if (differing == 0)
     return fmt::format("{}: {}/{} changing-input cases bitwise equal, {} output elements each ({})", pair, cases,
@@ -267,13 +267,13 @@ std::vector<std::string> ptx_trace_lines(const Json& t, const Json& spec) {
   for (const auto& [label, n] : kinds) used += (used.empty() ? "" : "; ") + label + (n > 1 ? fmt::format(" (×{})", n) : "");
   const std::string lemma_text =
       fmt::format("{} lemma{}{}", lemmas.size(), lemmas.size() == 1 ? "" : "s", used.empty() ? "" : " (" + used + ")");
-  std::string approx_text;  // ", 2 opaque approx nodes assumed deterministic (ex2.approx.f32)"
+  std::string approx_text;  // ", 2 opaque nodes assumed deterministic (ex2.approx.f32)"
   if (t.contains("approx") && t["approx"].is_object()) {
     std::string names;
     for (const Json& n : t["approx"]["instructions"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
     const std::uint64_t count = t["approx"]["nodes"].get<std::uint64_t>();
     approx_text =
-        fmt::format(", {} opaque approx node{} assumed deterministic ({})", count, count == 1 ? "" : "s", names);
+        fmt::format(", {} opaque node{} assumed deterministic ({})", count, count == 1 ? "" : "s", names);
   }
   const std::uint64_t exhausted = t.value("exhausted", std::uint64_t{0});
   const std::string exhausted_text =

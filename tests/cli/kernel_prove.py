@@ -27,6 +27,11 @@ node compared (docs/ptx-proof.md). At CPU-test sizes:
 (i) Triton (examples/triton-gemv: the PTX Triton 3.6 emitted on an H100, make_ptx.py): three `gemv` launches
     against one `gemv_fused` PROVEN for every input; with BLOCK_K = 128 in the separate form (another
     partition of K) the graphs differ and case 56 of the 256 refutes it.
+(j) tensor-core mma (mma.cu/mma.ptx, one warp, m16n8k16 f16 -> f32): the fragments loaded through shared
+    memory proven equal to the direct loads for every input (one opaque node per lane and D register
+    over all 32 lanes' operands); the k halves exchanged, two chained m16n8k8 and shifted rows not
+    proven, each naming the operand lists with the mma's PTX line; without --prove the CPU A/B stops
+    at the mma (exit 2, its line).
 Reports: schema-valid, `report verify` re-derives a proven one."""
 import json
 import os
@@ -266,7 +271,7 @@ r = run("ab", approx_pair("exp2-exp2", ["exp2_a", "exp2_b"]), "--prove", "--repo
 t = trace_of(report)
 check("(g) ex2.approx twice on the same operand nodes: proven (exit 0) through opaque nodes, said so",
       r.returncode == 0 and t.get("verdict") == "proven"
-      and re.search(r"exp2_b≡exp2_a on every input: 64 elements, .* 64 opaque approx nodes assumed deterministic "
+      and re.search(r"exp2_b≡exp2_a on every input: 64 elements, .* 64 opaque nodes assumed deterministic "
                     r"\(ex2\.approx\.ftz\.f32\)", r.stdout) is not None
       and t.get("approx") == {"nodes": 64, "instructions": ["ex2.approx.ftz.f32"]}, r.stdout + r.stderr)
 check("(g) no case ran on the CPU: the report and the console say the concrete A/B needs the GPU",
@@ -340,6 +345,47 @@ t = trace_of(report)
 check("(i) Triton, BLOCK_K = 128 in the separate form: refuted (a differing case), the first FMA/add named with "
       "its Triton source line", r.returncode == 0 and t.get("verdict") == "refuted"
       and "gemv_bk128.ptx:" in r.stdout and "(standard.py:" in r.stdout, r.stdout + r.stderr)
+
+# ---- (j) tensor-core mma: opaque warp nodes (mma.cu, mma.ptx) ----
+def mma_pair(name, kernels):
+    return write(os.path.join(small, name + ".json"), {
+        "bitproof_ab": 1, "name": name, "cases": 4,
+        "inputs": [{"name": "a", "role": "activation", "dtype": "f16", "shape": [16, 16], "values": {"uniform": [-1, 1]}},
+                   {"name": "b", "role": "weight", "dtype": "f16", "shape": [8, 16], "values": {"uniform": [-1, 1]}}],
+        "kernels": {"ptx": ["mma.ptx"]}, "outputs": [{"name": "y", "dtype": "f16", "shape": [16, 8]}],
+        "arms": [{"name": k, "stages": [{"kernel": k, "grid": [1], "block": [32],
+                                         "args": [{"tensor": "a"}, {"tensor": "b"}, {"output": "y"}]}]} for k in kernels],
+        "expect": "equal"})
+
+
+MMA16 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+report = os.path.join(work, "mma.json")
+r = run("ab", mma_pair("mma-shared", ["mma_direct", "mma_shared"]), "--prove", "--report", report)
+t = trace_of(report)
+check("(j) mma: the fragments through shared memory proven equal to the direct loads (exit 0), 128 opaque nodes",
+      r.returncode == 0 and t.get("verdict") == "proven"
+      and f"mma_shared≡mma_direct on every input: 128 elements" in r.stdout
+      and f"128 opaque nodes assumed deterministic ({MMA16})" in r.stdout
+      and t.get("approx") == {"nodes": 128, "instructions": [MMA16]}
+      and "mma.ptx:52" in t.get("cases_gpu_only", "") and "needs the GPU" in r.stdout, r.stdout + r.stderr)
+ok, detail = schema_ok(report)
+check("(j) the mma report matches reports/schema.json", ok, detail)
+v = run("report", "verify", report, "--spec-dir", small)
+check("(j) report verify re-derives the mma proof", v.returncode == 0 and "verified" in v.stdout, v.stdout + v.stderr)
+for kernel, what in (("mma_k_swapped", "the k halves exchanged (the same sum in another order)"),
+                     ("mma_two_k8", "two chained m16n8k8"), ("mma_shifted", "A's rows shifted")):
+    report = os.path.join(work, kernel + ".json")
+    r = run("ab", mma_pair(kernel, ["mma_direct", kernel]), "--prove", "--report", report)
+    t = trace_of(report)
+    check(f"(j) mma, {what}: not proven (exit 1), not refuted, the operand lists named with the mma's line",
+          r.returncode == 1 and t.get("verdict") == "not_proven" and "not refuted either" in r.stdout
+          and "first operation only mma_direct computes: operands(" in r.stdout and "[mma.ptx:52]" in r.stdout
+          and "needs the GPU" in r.stdout, r.stdout + r.stderr)
+r = run("ab", mma_pair("mma-cases", ["mma_direct", "mma_shared"]))
+err = r.stderr.strip()
+check("(j) without --prove the CPU A/B stops at the mma: exit 2, one line naming its PTX line",
+      r.returncode == 2 and f"mma.ptx:52: block (0,0,0) thread (0,0,0): {MMA16}: tensor-core accumulation, runs on "
+      "the GPU only" in err and len(err.splitlines()) == 1, r.stdout + r.stderr)
 
 if bptest.failures:
     print(f"{len(bptest.failures)} check(s) failed")

@@ -8,7 +8,11 @@ equal. Pairs: examples/fused-aux-gemv small.json (proven) and small-64-threads.j
 examples/turbomind-mxfp4-gemv prove.json (proven through lemmas on 113..128) and prove-129.json
 (refuted). Opaque approximate instructions (tests/cli/data/kernel_prove/approx.ptx): the CPU cannot run
 their cases, the GPU can: ex2.approx twice is proven and its 16 GPU cases equal; ex2 against lg2.approx is not
-proven by the graph and the GPU's cases refute it. Exit 77 (skipped) where there is no GPU."""
+proven by the graph and the GPU's cases refute it. Tensor-core mma (tests/cli/data/kernel_prove/mma.cu):
+the fragments through shared memory are proven and the GPU's 16 cases are equal; shifted rows of A are
+refuted by the GPU; the k halves exchanged and two chained m16n8k8 are not proven by the graph, and what
+the GPU's cases say of them is printed (the hardware's accumulation order decides). Exit 77 (skipped)
+where there is no GPU."""
 import json
 import os
 import shutil
@@ -75,5 +79,32 @@ for kernels, verdict in ((["exp2_a", "exp2_b"], "proven"), (["exp2_a", "log2_a"]
           f"{'equal' if verdict == 'proven' else 'differ'} (exit 0: the expectation met)",
           r.returncode == 0 and t.get("verdict") == verdict
           and (rep["result"].get("differing_cases") == 0) == (verdict == "proven"), r.stdout + r.stderr)
+
+# Opaque mma nodes: one warp, m16n8k16 f16 -> f32; the cases run on the GPU alone (--backend cuda).
+shutil.copy(os.path.join(root, "tests", "cli", "data", "kernel_prove", "mma.ptx"), work)
+for kernel, verdicts in (("mma_shared", ("proven",)), ("mma_shifted", ("refuted",)),
+                         ("mma_k_swapped", ("not_proven", "refuted")), ("mma_two_k8", ("not_proven", "refuted"))):
+    spec = os.path.join(work, kernel + ".json")
+    with open(spec, "w", encoding="utf-8") as f:
+        json.dump({"bitproof_ab": 1, "name": kernel, "cases": 4,
+                   "inputs": [{"name": "a", "role": "activation", "dtype": "f16", "shape": [16, 16],
+                               "values": {"uniform": [-1, 1]}},
+                              {"name": "b", "role": "weight", "dtype": "f16", "shape": [8, 16],
+                               "values": {"uniform": [-1, 1]}}],
+                   "kernels": {"ptx": ["mma.ptx"]},
+                   "outputs": [{"name": "y", "dtype": "f16", "shape": [16, 8]}],
+                   "arms": [{"name": k, "stages": [{"kernel": k, "grid": [1], "block": [32],
+                                                    "args": [{"tensor": "a"}, {"tensor": "b"}, {"output": "y"}]}]}
+                            for k in ("mma_direct", kernel)],
+                   "expect": "equal"}, f)
+    report = os.path.join(work, kernel + "-report.json")
+    r = run("ab", spec, "--prove", "--backend", "cuda", "--cases", "16", "--report", report)
+    rep = load(report) if os.path.exists(report) else {"result": {}}
+    t = rep["result"].get("trace_proof") or {}
+    differing = rep["result"].get("differing_cases")
+    print(f"  {kernel}: verdict {t.get('verdict')}, {differing} of 16 GPU cases differ, exit {r.returncode}")
+    check(f"{kernel} (mma): verdict in {verdicts}; a proven pair's GPU cases equal, a refuted pair's differ",
+          t.get("verdict") in verdicts and r.returncode in (0, 1) and differing is not None
+          and (differing == 0) == (t.get("verdict") != "refuted"), r.stdout + r.stderr)
 
 sys.exit(1 if bptest.failures else 0)

@@ -293,9 +293,9 @@ TEST_SUITE("ptx") {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"\tatom.global.add.u32 %r1, [%rd4], 1;", "atomics are not implemented"},
         {"\tred.global.add.u32 [%rd4], 1;", "atomic reductions are not implemented"},
-        {"\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, "
+        {"\tmma.sync.aligned.m16n8k16.row.row.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, "
          "{%f5,%f6,%f7,%f8};",
-         "mma is not implemented"},
+         "this mma form is not implemented"},
         // The approximate forms PTX defines on f32/f16/bf16 decode (opaque: test_ptx_opaque.cpp);
         // the rest stay refused at parse time.
         {"\trsqrt.approx.f64 %rd6, %rd7;", "rsqrt.approx.f64: not an approximate form PTX defines (or one not decoded"},

@@ -175,9 +175,6 @@ TEST_SUITE("ptx") {
         {"\tex2.approx.ftz.f16 %f9, %f1;", "not an approximate form PTX defines"},  // .ftz is bf16's
         {"\ttanh.approx.ftz.f32 %f9, %f1;", "not an approximate form PTX defines"},
         {"\tsin.approx.f16 %f9, %f1;", "not an approximate form PTX defines"},
-        {"\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, "
-         "{%f5,%f6,%f7,%f8};",
-         "mma is not implemented"},
     };
     for (const auto& entry : refused) {
       const std::string text = kOpaqueHead + opaque_kernel("k", entry.first);

@@ -61,6 +61,7 @@ class SymEval {
         break;
       }
       case NodeKind::kTable: FAIL("no lemma tables in these traces"); break;
+      case NodeKind::kTuple: FAIL("no opaque mma in these traces"); break;
     }
     memo_[id] = v;
     return v;
