@@ -24,13 +24,7 @@ namespace bitproof::ptx_mma_test {
 
 namespace {
 
-using ptx::Arg;
-using ptx::sym::Graph;
-using ptx::sym::kNoNode;
-using ptx::sym::NodeId;
-using ptx::sym::NodeKind;
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using ptx::sym::Graph, ptx::sym::NodeId, ptx::sym::NodeKind, ptx::sym::kNoNode, ptx::Arg;
 
 std::string mma_ptx() {
   std::ifstream in(std::string(BITPROOF_SOURCE_DIR) + "/tests/cli/data/kernel_prove/mma.ptx");
@@ -138,8 +132,8 @@ TEST_SUITE("ptx") {
     };
     for (const auto& [line, why] : refused) {
       const std::string e = parse_error(line);
-      CHECK_MESSAGE(has(e, "forms.ptx:9: "), e);
-      CHECK_MESSAGE(has(e, why), e);
+      CHECK_MESSAGE(test::contains(e, "forms.ptx:9: "), e);
+      CHECK_MESSAGE(test::contains(e, why), e);
     }
   }
 
@@ -152,12 +146,12 @@ TEST_SUITE("ptx") {
         test::run_ptx(mma_ptx(), "mma_direct", {1}, {32}, {Arg::buf(ba), Arg::buf(bb), Arg::buf(by)}, mem, "mma.ptx");
     REQUIRE(!r.ok());
     const std::string& why = r.error().message;
-    CHECK_MESSAGE(has(why, "mma.ptx:52: "), why);
-    CHECK_MESSAGE(has(why,
-                      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32: tensor-core accumulation, runs on "
-                      "the GPU only"),
+    CHECK_MESSAGE(test::contains(why, "mma.ptx:52: "), why);
+    CHECK_MESSAGE(test::contains(why,
+                                 "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32: tensor-core accumulation, runs on "
+                                 "the GPU only"),
                   why);
-    CHECK(has(why, std::string(ptx::kGpuOnly)));
+    CHECK(test::contains(why, std::string(ptx::kGpuOnly)));
     CHECK(std::count(why.begin(), why.end(), '\n') == 0);
   }
 
@@ -187,14 +181,15 @@ TEST_SUITE("ptx") {
     }
     const auto v = t.graph.evaluate(d, zeros);
     REQUIRE(!v.ok());
-    CHECK_MESSAGE(has(v.error().message, "tensor-core accumulation, runs on the GPU only"), v.error().message);
+    CHECK_MESSAGE(test::contains(v.error().message, "tensor-core accumulation, runs on the GPU only"),
+                  v.error().message);
   }
 
   TEST_CASE("mma: the whole warp must issue it") {
     Tracer t;
     auto r = t.trace("mma_direct", 16);  // a block of 16 threads: half a warp
     REQUIRE(!r.ok());
-    CHECK_MESSAGE(has(r.error().message, "mma needs the whole warp converged here (issuing 0x0000ffff)"),
+    CHECK_MESSAGE(test::contains(r.error().message, "mma needs the whole warp converged here (issuing 0x0000ffff)"),
                   r.error().message);
   }
 
@@ -242,7 +237,7 @@ TEST_SUITE("ptx") {
     CHECK((*s)[0] == (*s)[1]);
     CHECK(is_mma(g, (*s)[0]));
     for (const auto& l : g.lemmas()) {
-      for (const auto& p : l.patterns) CHECK_MESSAGE(!has(p, "mma"), p);
+      for (const auto& p : l.patterns) CHECK_MESSAGE(!test::contains(p, "mma"), p);
     }
   }
 }

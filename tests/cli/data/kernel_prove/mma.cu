@@ -49,15 +49,20 @@ __device__ void store(const float d[4], __half* y) {
   y[(g + 8) * 8 + 2 * t + 1] = __float2half_rn(d[3]);
 }
 
+// y = f16(a x b + 0): the one m16n8k16 every kernel but mma_two_k8 issues.
+__device__ void product(const unsigned a[4], const unsigned b[2], __half* y) {
+  const float zero[4] = {0.f, 0.f, 0.f, 0.f};
+  float d[4];
+  mma16(a, b, zero, d);
+  store(d, y);
+}
+
 }  // namespace
 
 // The fragments loaded straight from global memory.
 extern "C" __global__ void mma_direct(const __half* A, const __half* B, __half* y) {
   const Frag f = fragments(A, B);
-  const float zero[4] = {0.f, 0.f, 0.f, 0.f};
-  float d[4];
-  mma16(f.a, f.b, zero, d);
-  store(d, y);
+  product(f.a, f.b, y);
 }
 
 // The same product through shared memory: the warp copies A and B there element by element (another
@@ -69,10 +74,7 @@ extern "C" __global__ void mma_shared(const __half* A, const __half* B, __half* 
   for (unsigned i = threadIdx.x; i < 128; i += 32) sB[i] = B[i];
   __syncthreads();
   const Frag f = fragments(sA, sB);
-  const float zero[4] = {0.f, 0.f, 0.f, 0.f};
-  float d[4];
-  mma16(f.a, f.b, zero, d);
-  store(d, y);
+  product(f.a, f.b, y);
 }
 
 // The k halves exchanged in both operands: the same sum of the same 16 products per output, in
@@ -82,10 +84,7 @@ extern "C" __global__ void mma_shared(const __half* A, const __half* B, __half* 
 extern "C" __global__ void mma_k_swapped(const __half* A, const __half* B, __half* y) {
   const Frag f = fragments(A, B);
   const unsigned a[4] = {f.a[2], f.a[3], f.a[0], f.a[1]}, b[2] = {f.b[1], f.b[0]};
-  const float zero[4] = {0.f, 0.f, 0.f, 0.f};
-  float d[4];
-  mma16(a, b, zero, d);
-  store(d, y);
+  product(a, b, y);
 }
 
 // Two m16n8k8 products chained through the f32 accumulator (k 0..7, then 8..15): another
@@ -105,8 +104,5 @@ extern "C" __global__ void mma_shifted(const __half* A, const __half* B, __half*
   const unsigned a[4] = {pair_at(A, h, 2 * t), pair_at(A, h + 8, 2 * t), pair_at(A, h, 2 * t + 8),
                          pair_at(A, h + 8, 2 * t + 8)};
   const unsigned b[2] = {pair_at(B, g, 2 * t), pair_at(B, g, 2 * t + 8)};
-  const float zero[4] = {0.f, 0.f, 0.f, 0.f};
-  float d[4];
-  mma16(a, b, zero, d);
-  store(d, y);
+  product(a, b, y);
 }
