@@ -377,8 +377,8 @@ def fused_triton(inputs, outputs):
         outputs["y.gate"], 4096, NQ=nq, NKV=nkv, NG=ng, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
 
 
-def fused_ab(a, b):
-    return bitproof.ab(a, b, inputs=decl["inputs"], outputs=FUSED_OUTPUTS, cases=64, seed=decl["seed"],
+def fused_ab(a, b, cases=64):
+    return bitproof.ab(a, b, inputs=decl["inputs"], outputs=FUSED_OUTPUTS, cases=cases, seed=decl["seed"],
                        device="cuda")
 
 
@@ -434,6 +434,23 @@ def figure():
                     "a whole process each run (start, weights, PTX JIT)"}
         print(f"  figure: Python layer {py_s:.3f} s, the command {cli_s:.3f} s (whole process) for 64 cases of "
               f"the fused pair: ratio {py_s / cli_s:.3f}")
+        # The same with 1 case: what 63 more cases cost each way (start, weights and JIT cancel out).
+        py1, cli1 = [], []
+        for _ in range(3):
+            start = clock.perf_counter()
+            fused_ab(separate_triton, fused_triton, cases=1)
+            py1.append(clock.perf_counter() - start)
+            r1, sec1 = bptest.bounded([bp, "ab", spec_path, "--backend", "cuda", "--cases", "1", "--user-timeout",
+                                       "30"], work, env, guard=180)
+            if r1 is None or r1.returncode not in (0, 1):
+                return
+            cli1.append(sec1)
+        py_case, cli_case = (py_s - min(py1)) / 63, (cli_s - min(cli1)) / 63
+        figures["fused_pair_per_case"] = {
+            "python_1_case_seconds_best_of_3": min(py1), "cli_1_case_seconds_best_of_3": min(cli1),
+            "python_seconds_per_added_case": py_case, "cli_seconds_per_added_case": cli_case,
+            "python_over_cli_per_case": py_case / cli_case if cli_case > 0 else None}
+        print(f"  figure: each case past the first, Python {py_case * 1e3:.3f} ms, the command {cli_case * 1e3:.3f} ms")
 
 
 issue_pair = attempt("the issue's pair: three torch.matmul against one fused Triton launch",
