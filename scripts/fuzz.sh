@@ -7,7 +7,7 @@
 # of small specs), the spec reader (seeds: every committed and test spec),
 # the .npy reader of output tables (10 s), the user build's texts read back
 # (cache manifests, -M rules, -v search lists, ABI refusals: 10 s) and the PTX parser and
-# executor (seeds: tests/ptx/data; 10 s).
+# executor, concrete and symbolic (seeds: tests/ptx/data, tests/cli/data/kernel_prove; 10 s).
 #
 #   scripts/fuzz.sh [SECONDS]      the safetensors run, default 45 (or $FUZZ_SECONDS);
 #                                  the report, merge and spec runs take a third of it each
@@ -40,6 +40,7 @@ rm -rf "$seeds" "$seeds-report" "$seeds-merge" "$seeds-spec" "$seeds-npy" "$seed
 mkdir -p "$corpus" "$crashes" "$logs" "$seeds-npy" "$seeds-build" "$seeds-ptx"
 # The PTX parser and executor: nvcc's fixture module.
 cp "$root"/tests/ptx/data/*.ptx "$seeds-ptx/"
+cp "$root"/tests/cli/data/kernel_prove/*.ptx "$seeds-ptx/"
 "$build/tests/audit/fuzz_safetensors_seeds" "$seeds"
 "$build/tests/report/fuzz/fuzz_report_seeds" "$root" "$seeds-report" "$seeds-merge" "$seeds-spec"
 "$build/tests/user/fuzz/fuzz_npy_seeds" "$seeds-npy"
