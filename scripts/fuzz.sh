@@ -40,7 +40,7 @@ rm -rf "$seeds" "$seeds-report" "$seeds-merge" "$seeds-spec" "$seeds-npy" "$seed
 mkdir -p "$corpus" "$crashes" "$logs" "$seeds-npy" "$seeds-build" "$seeds-ptx"
 # The PTX parser and executor: nvcc's fixture module.
 cp "$root"/tests/ptx/data/*.ptx "$seeds-ptx/"
-cp "$root"/tests/cli/data/kernel_prove/*.ptx "$seeds-ptx/"
+for f in "$root"/tests/cli/data/kernel_prove/*.ptx; do cp "$f" "$seeds-ptx/kernel_prove-$(basename "$f")"; done
 "$build/tests/audit/fuzz_safetensors_seeds" "$seeds"
 "$build/tests/report/fuzz/fuzz_report_seeds" "$root" "$seeds-report" "$seeds-merge" "$seeds-spec"
 "$build/tests/user/fuzz/fuzz_npy_seeds" "$seeds-npy"
