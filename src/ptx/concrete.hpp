@@ -79,6 +79,13 @@ struct ConcretePolicy {
   void store(const Where&, std::uint8_t* p, unsigned size, Value v) const { store(p, size, v); }
   void block_start(std::size_t /*shared_bytes*/, std::size_t /*local_bytes_per_thread*/) const {}
   // Little-endian bytes (the host's order is checked by a static_assert in concrete.cpp).
+  // `pieces` pieces of `size` bytes each, from scattered places, as one value (the first piece
+  // lowest): ldmatrix.trans's two halves (exec.cpp).
+  Value load_pieces(const Where*, const std::uint8_t* const* p, unsigned pieces, unsigned size) const {
+    Value v = 0;
+    for (unsigned j = 0; j < pieces; ++j) v |= load(p[j], size, false) << (8 * size * j);
+    return v;
+  }
   static Value load(const std::uint8_t* p, unsigned size, bool sign_extend) {
     std::uint64_t v = 0;
     switch (size) {  // fixed-size copies (a variable one is a library call)

@@ -94,6 +94,7 @@ class Runner {
   Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
   Expected<Ok> stmatrix(Warp& w, const Inst& in, std::uint32_t exec);
   Expected<Ok> mma(Warp& w, const Inst& in, std::uint32_t exec);
+  Expected<Ok> ldmatrix(Warp& w, const Inst& in, std::uint32_t exec);
 };
 
 template <class P>
@@ -220,7 +221,7 @@ void Runner<P>::start_block(const Dim3& b) {
 template <class P>
 Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& in, std::uint64_t addr, unsigned size,
                                            bool write, Where* at) {
-  const char* op = in.op == Op::kLd ? "ld" : "st";
+  const char* op = in.op == Op::kLd ? "ld" : in.op == Op::kLdmatrix ? "ldmatrix" : "st";
   static constexpr const char* kSpace[] = {"", ".global", ".shared", ".local", ".param", ".const"};
   const auto where = [&](const std::string& why) {
     return fail(w, lane, in,
@@ -304,6 +305,54 @@ Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
         policy_.store(at, *p, 4, R[std::size_t{in.src[1 + m]} * kWarp + static_cast<unsigned>(4 * r + k)]);
       }
     }
+  }
+  return Ok{};
+}
+
+// ldmatrix (module.hpp's card): matrix m's row i at lane 8m + i's address. Without .trans, lane
+// 4i + k's r_m is row i's 4 bytes at 4k (one 4-byte load, as ld.shared.b32 would read them); with
+// .trans, lane 4j + k's r_m is the 2 bytes at column j of row 2k (low) and of row 2k + 1 (high), read
+// as one value (load_pieces). The whole warp issues it; every row address concrete, 16-byte aligned;
+// every piece bounds-checked. The registers are written after every read (a row address may be a
+// destination).
+template <class P>
+Expected<Ok> Runner<P>::ldmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
+  if (exec != 0xFFFFFFFFu) {
+    return fail(w, std::countr_zero(exec), in,
+                fmt::format("ldmatrix needs the whole warp converged here (issuing 0x{:08x})", exec));
+  }
+  Value* R = w.regs.data();
+  std::uint64_t row[4][8];
+  for (unsigned m = 0; m < in.vec; ++m) {
+    for (int i = 0; i < 8; ++i) {
+      const int owner = static_cast<int>(8 * m) + i;
+      const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + static_cast<unsigned>(owner)]);
+      if (!base) return fail(w, owner, in, "an address depends on tensor data (not provable by tracing)");
+      row[m][i] = *base + static_cast<std::uint64_t>(in.offset);
+      if (row[m][i] % 16 != 0) {
+        return fail(w, owner, in, fmt::format("ldmatrix: row address 0x{:x} is not 16-byte aligned", row[m][i]));
+      }
+    }
+  }
+  Value got[4][kWarp];
+  for (unsigned m = 0; m < in.vec; ++m) {
+    for (int l = 0; l < kWarp; ++l) {
+      const int a = l / 4, k = l % 4;  // without .trans: row a, bytes 4k..; with: column a, rows 2k, 2k + 1
+      Where at[2]{};
+      const std::uint8_t* p[2] = {};
+      const unsigned pieces = in.mode == 0 ? 1 : 2, size = in.mode == 0 ? 4 : 2;
+      for (unsigned j = 0; j < pieces; ++j) {
+        const std::uint64_t addr =
+            in.mode == 0 ? row[m][a] + 4 * static_cast<unsigned>(k) : row[m][2 * k + static_cast<int>(j)] + 2 * a;
+        auto q = resolve(w, l, in, addr, size, false, &at[j]);
+        if (!q) return q.error();
+        p[j] = *q;
+      }
+      got[m][l] = pieces == 1 ? policy_.load(at[0], p[0], 4, false) : policy_.load_pieces(at, p, 2, 2);
+    }
+  }
+  for (unsigned m = 0; m < in.vec; ++m) {
+    for (int l = 0; l < kWarp; ++l) R[std::size_t{in.dst[m]} * kWarp + static_cast<unsigned>(l)] = got[m][l];
   }
   return Ok{};
 }
@@ -509,6 +558,7 @@ typename Runner<P>::Step Runner<P>::data_guard(Warp& w, std::uint32_t pc, std::u
         case Op::kVote: return "vote";
         case Op::kStmatrix: return "stmatrix";
         case Op::kMma: return "mma";
+        case Op::kLdmatrix: return "ldmatrix";
         default: return "bar.warp.sync";
       }
     };
@@ -716,6 +766,11 @@ typename Runner<P>::Step Runner<P>::step(Warp& w) {
     case Op::kMma:
       if (exec != 0) {
         if (auto r = mma(w, in, exec); !r) return failed(r.error());
+      }
+      break;
+    case Op::kLdmatrix:
+      if (exec != 0) {
+        if (auto r = ldmatrix(w, in, exec); !r) return failed(r.error());
       }
       break;
     case Op::kLd:

@@ -66,6 +66,13 @@ enum class Op : std::uint8_t {
   // elements 2k and 2k + 1 are the low and high halves of lane 4r + k's register r_m, i.e. that
   // register's 4 bytes at row + 4k. All 32 lanes issue it together (.aligned). Not .trans.
   kStmatrix,
+  // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16 {r0, ..}, [a] (PTX ISA 9.7.14.5.15,
+  // "ldmatrix"; the fragments of mma): the warp loads `vec` 8x8 matrices of 16-bit elements from
+  // shared memory. Matrix m's row i starts at lane 8m + i's address (16-byte aligned). Without
+  // .trans, lane 4i + k's register r_m gets row i's elements 2k and 2k + 1 (its 4 bytes at row + 4k:
+  // stmatrix's inverse); with .trans (Inst::mode 1), lane 4j + k's r_m gets column j's elements of
+  // rows 2k (low half) and 2k + 1 (high half). All 32 lanes issue it together (.aligned).
+  kLdmatrix,
   // mma.sync.aligned.<form> {d..}, {a..}, {b..}, {c..} (PTX ISA 9.7.14.5.14, "mma"): the warp's
   // tensor-core product D = A x B + C over fragments spread across its 32 lanes (Inst::mode: the
   // form's index in kMmaForms; Inst::list: its registers in Kernel::lists). Opaque: the PTX ISA
@@ -87,6 +94,7 @@ constexpr bool executor_runs(Op op) {
     case Op::kVote:
     case Op::kWarpSync:
     case Op::kStmatrix:
+    case Op::kLdmatrix:
     case Op::kMma: return true;
     default: return false;
   }

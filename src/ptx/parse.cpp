@@ -1301,6 +1301,39 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     in.nsrc = static_cast<std::uint8_t>(1 + in.vec);
     return finish();
   }
+  if (base == "ldmatrix") {
+    // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared{::cta}.b16 {r0, ..}, [a]: module.hpp's card.
+    in.op = Op::kLdmatrix;
+    in.space = Space::kShared;
+    const bool sync = take("sync"), aligned = take("aligned"), shape = take("m8n8");
+    if (!sync || !aligned || !shape) {
+      return err(line, fmt::format("{}: only ldmatrix.sync.aligned.m8n8 is implemented", opcode));
+    }
+    in.mode = take("trans") ? 1 : 0;
+    if (!take("shared") && !take("shared::cta")) {
+      return err(line, fmt::format("{}: the .shared space expected", opcode));
+    }
+    in.vec = take("x1") ? 1 : take("x2") ? 2 : take("x4") ? 4 : 0;
+    if (in.vec == 0) return err(line, fmt::format("{}: .x1, .x2 or .x4 expected", opcode));
+    BP_TRY(type, one_type());
+    if (type.bits != 16 || type.kind != Kind::kBits) {
+      return err(line, fmt::format("{}: only .b16 is implemented", opcode));
+    }
+    in.type = type;
+    if (auto e = need(2); !e) return e.error();
+    if (ops[0].k != RawOp::kVec || ops[0].vec.size() != in.vec)
+      return err(line, fmt::format("{}: {} registers in braces expected", opcode, in.vec));
+    for (std::size_t i = 0; i < ops[0].vec.size(); ++i) {
+      const std::uint32_t r = ops[0].vec[i];
+      if (r == kNoSlot || k_->slots[r].init != SlotInit::kZero)
+        return err(line, fmt::format("{}: destination {} is not a register it may write", opcode, i));
+      in.dst[i] = r;
+    }
+    in.ndst = in.vec;
+    if (ops[1].k != RawOp::kAddr) return err(line, fmt::format("{}: an address [..] expected", opcode));
+    in.src[0] = ops[1].slot, in.offset = ops[1].offset, in.nsrc = 1;
+    return finish();
+  }
   if (base == "bra") {
     in.op = Op::kBra;
     take("uni");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 namespace bitproof::ptx {
 namespace {
@@ -331,6 +332,21 @@ SymValue SymbolicPolicy::finish_load(NodeId n, unsigned size, bool sign_extend) 
   NodeId out = kNoNode;
   graph_.inst(cvt, &n, &out);
   return {0, out};
+}
+
+SymValue SymbolicPolicy::load_pieces(const Where* at, const std::uint8_t* const* p, unsigned pieces, unsigned size) {
+  ShadowByte src[8];
+  std::uint8_t bytes[8] = {};
+  const unsigned total = pieces * size;
+  if (total > 8) return {0, kNoNode};  // never: ldmatrix asks for 2 x 2 bytes
+  for (unsigned j = 0; j < pieces; ++j) {
+    const SymMemory::Buffer* input = nullptr;
+    if (at[j].area == Area::kBuffer && memory_.buffer(at[j].index).input) input = &memory_.buffer(at[j].index);
+    const std::size_t base = at[j].area == Area::kLocal ? std::size_t{at[j].index} * local_bytes_ : 0;
+    sources(graph_, input, tags_for(at[j], false), base + at[j].offset, size, src + j * size);
+    std::memcpy(bytes + j * size, p[j], size);
+  }
+  return assemble(graph_, src, bytes, total);
 }
 
 SymValue SymbolicPolicy::load(const Where& at, const std::uint8_t* p, unsigned size, bool sign_extend) {

@@ -137,6 +137,9 @@ class SymbolicPolicy {
                      std::uint32_t line);
 
   Value load(const Where& at, const std::uint8_t* p, unsigned size, bool sign_extend);
+  // `pieces` pieces of `size` bytes from scattered places as one value, first piece lowest: what
+  // load() would give if they lay one after another (the same concat of the same sources).
+  Value load_pieces(const Where* at, const std::uint8_t* const* p, unsigned pieces, unsigned size);
   void store(const Where& at, std::uint8_t* p, unsigned size, const Value& v);
   void block_start(std::size_t shared_bytes, std::size_t local_bytes_per_thread);
 

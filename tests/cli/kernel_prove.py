@@ -28,7 +28,7 @@ node compared (docs/ptx-proof.md). At CPU-test sizes:
     against one `gemv_fused` PROVEN for every input; with BLOCK_K = 128 in the separate form (another
     partition of K) the graphs differ and case 56 of the 256 refutes it.
 (j) tensor-core mma (mma.cu/mma.ptx, one warp, m16n8k16 f16 -> f32): the fragments loaded through shared
-    memory proven equal to the direct loads for every input (one opaque node per lane and D register
+    memory, through ldmatrix.x4/.x2 and through ldmatrix.x2.trans proven equal to the direct loads for every input (one opaque node per lane and D register
     over all 32 lanes' operands); the k halves exchanged, two chained m16n8k8 and shifted rows not
     proven, each naming the operand lists with the mma's PTX line; without --prove the CPU A/B stops
     at the mma (exit 2, its line).
@@ -359,6 +359,8 @@ def mma_pair(name, kernels):
 
 
 MMA16 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+with open(os.path.join(small, "mma.ptx"), encoding="utf-8") as f:  # mma_direct's mma: the file's first
+    MMA_AT = "mma.ptx:%d" % next(i + 1 for i, line in enumerate(f) if "mma.sync" in line)
 report = os.path.join(work, "mma.json")
 r = run("ab", mma_pair("mma-shared", ["mma_direct", "mma_shared"]), "--prove", "--report", report)
 t = trace_of(report)
@@ -367,11 +369,15 @@ check("(j) mma: the fragments through shared memory proven equal to the direct l
       and f"mma_shared≡mma_direct on every input: 128 elements" in r.stdout
       and f"128 opaque nodes assumed deterministic ({MMA16})" in r.stdout
       and t.get("approx") == {"nodes": 128, "instructions": [MMA16]}
-      and "mma.ptx:52" in t.get("cases_gpu_only", "") and "needs the GPU" in r.stdout, r.stdout + r.stderr)
+      and MMA_AT in t.get("cases_gpu_only", "") and "needs the GPU" in r.stdout, r.stdout + r.stderr)
 ok, detail = schema_ok(report)
 check("(j) the mma report matches reports/schema.json", ok, detail)
 v = run("report", "verify", report, "--spec-dir", small)
 check("(j) report verify re-derives the mma proof", v.returncode == 0 and "verified" in v.stdout, v.stdout + v.stderr)
+for kernel in ("mma_ldmatrix", "mma_ldmatrix_trans"):
+    r = run("ab", mma_pair(kernel, ["mma_direct", kernel]), "--prove")
+    check(f"(j) mma: the fragments through {kernel[4:].replace('_', '.')} proven equal to the direct loads (exit 0)",
+          r.returncode == 0 and f"{kernel}≡mma_direct on every input: 128 elements" in r.stdout, r.stdout + r.stderr)
 for kernel, what in (("mma_k_swapped", "the k halves exchanged (the same sum in another order)"),
                      ("mma_two_k8", "two chained m16n8k8"), ("mma_shifted", "A's rows shifted")):
     report = os.path.join(work, kernel + ".json")
@@ -379,12 +385,12 @@ for kernel, what in (("mma_k_swapped", "the k halves exchanged (the same sum in 
     t = trace_of(report)
     check(f"(j) mma, {what}: not proven (exit 1), not refuted, the operand lists named with the mma's line",
           r.returncode == 1 and t.get("verdict") == "not_proven" and "not refuted either" in r.stdout
-          and "first operation only mma_direct computes: operands(" in r.stdout and "[mma.ptx:52]" in r.stdout
+          and "first operation only mma_direct computes: operands(" in r.stdout and f"[{MMA_AT}]" in r.stdout
           and "needs the GPU" in r.stdout, r.stdout + r.stderr)
 r = run("ab", mma_pair("mma-cases", ["mma_direct", "mma_shared"]))
 err = r.stderr.strip()
 check("(j) without --prove the CPU A/B stops at the mma: exit 2, one line naming its PTX line",
-      r.returncode == 2 and f"mma.ptx:52: block (0,0,0) thread (0,0,0): {MMA16}: tensor-core accumulation, runs on "
+      r.returncode == 2 and f"{MMA_AT}: block (0,0,0) thread (0,0,0): {MMA16}: tensor-core accumulation, runs on "
       "the GPU only" in err and len(err.splitlines()) == 1, r.stdout + r.stderr)
 
 if bptest.failures:

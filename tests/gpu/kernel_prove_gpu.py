@@ -11,8 +11,10 @@ their cases, the GPU can: ex2.approx twice is proven and its 16 GPU cases equal;
 proven by the graph and the GPU's cases refute it. Tensor-core mma (tests/cli/data/kernel_prove/mma.cu):
 the fragments through shared memory are proven and the GPU's 16 cases are equal; shifted rows of A are
 refuted by the GPU; the k halves exchanged and two chained m16n8k8 are not proven by the graph, and what
-the GPU's cases say of them is printed (the hardware's accumulation order decides). Exit 77 (skipped)
-where there is no GPU."""
+the GPU's cases say of them is printed (the hardware's accumulation order decides); the fragments
+through ldmatrix and ldmatrix.trans are proven and their GPU cases equal. ldmatrix's four forms
+(tests/ptx/data/ldmatrix.ptx) on the GPU and the executor: equal on every case (--backend all).
+Exit 77 (skipped) where there is no GPU."""
 import json
 import os
 import shutil
@@ -82,7 +84,8 @@ for kernels, verdict in ((["exp2_a", "exp2_b"], "proven"), (["exp2_a", "log2_a"]
 
 # Opaque mma nodes: one warp, m16n8k16 f16 -> f32; the cases run on the GPU alone (--backend cuda).
 shutil.copy(os.path.join(root, "tests", "cli", "data", "kernel_prove", "mma.ptx"), work)
-for kernel, verdicts in (("mma_shared", ("proven",)), ("mma_shifted", ("refuted",)),
+for kernel, verdicts in (("mma_shared", ("proven",)), ("mma_ldmatrix", ("proven",)),
+                         ("mma_ldmatrix_trans", ("proven",)), ("mma_shifted", ("refuted",)),
                          ("mma_k_swapped", ("not_proven", "refuted")), ("mma_two_k8", ("not_proven", "refuted"))):
     spec = os.path.join(work, kernel + ".json")
     with open(spec, "w", encoding="utf-8") as f:
@@ -106,5 +109,26 @@ for kernel, verdicts in (("mma_shared", ("proven",)), ("mma_shifted", ("refuted"
     check(f"{kernel} (mma): verdict in {verdicts}; a proven pair's GPU cases equal, a refuted pair's differ",
           t.get("verdict") in verdicts and r.returncode in (0, 1) and differing is not None
           and (differing == 0) == (t.get("verdict") != "refuted"), r.stdout + r.stderr)
+
+# ldmatrix's layouts (tests/ptx/data/ldmatrix.ptx): the GPU's bits against the executor's on every case.
+shutil.copy(os.path.join(root, "tests", "ptx", "data", "ldmatrix.ptx"), work)
+for kernel in ("ldm_x4", "ldm_x4_trans", "ldm_x1", "ldm_x2_trans"):
+    spec = os.path.join(work, kernel + ".json")
+    with open(spec, "w", encoding="utf-8") as f:
+        json.dump({"bitproof_ab": 1, "name": kernel, "cases": 8,
+                   "inputs": [{"name": "x", "role": "activation", "dtype": "f16", "shape": [1, 256],
+                               "values": {"uniform": [-1, 1]}}],
+                   "kernels": {"ptx": ["ldmatrix.ptx"]},
+                   "outputs": [{"name": "y", "dtype": "f16", "shape": [1, 256]}],
+                   "arms": [{"name": arm, "stages": [{"kernel": kernel, "grid": [1], "block": [32],
+                                                      "args": [{"tensor": "x"}, {"output": "y"}]}]}
+                            for arm in ("a", "b")],
+                   "expect": "equal"}, f)
+    report = os.path.join(work, kernel + "-report.json")
+    r = run("ab", spec, "--backend", "all", "--report", report)
+    rep = load(report) if os.path.exists(report) else {"backends": []}
+    gpu = [b for b in rep.get("backends", []) if b["name"] != "cpu"]
+    check(f"{kernel}: the GPU agrees with the executor's ldmatrix on every case (exit 0)",
+          r.returncode == 0 and len(gpu) == 1 and gpu[0].get("disagreements") == 0, r.stdout + r.stderr)
 
 sys.exit(1 if bptest.failures else 0)

@@ -94,9 +94,57 @@ std::string parse_error(const std::string& line) {
   return m.ok() ? std::string() : m.error().message;
 }
 
+// tests/ptx/data/ldmatrix.ptx's kernel run on the executor with x[e] = e + 1 (e = 0..255): y's
+// 128 words (4 per lane, unwritten ones 0).
+std::vector<std::uint32_t> ldmatrix_run(const std::string& kernel) {
+  std::ifstream in(std::string(BITPROOF_SOURCE_DIR) + "/tests/ptx/data/ldmatrix.ptx");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<std::uint16_t> x(256);
+  for (unsigned e = 0; e < 256; ++e) x[e] = static_cast<std::uint16_t>(e + 1);
+  ptx::Memory mem;
+  const auto bx = mem.add(test::ptx_bytes_of(x));
+  const auto by = mem.add(std::vector<std::uint8_t>(512, 0));
+  auto r = test::run_ptx(text.str(), kernel, {1}, {32}, {Arg::buf(bx), Arg::buf(by)}, mem, "ldmatrix.ptx");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  return test::ptx_values_of<std::uint32_t>(mem.bytes(by));
+}
+
+// The PTX ISA's layout (9.7.14.5.15), written out: matrix m, lane l = 4a + k. Without .trans, row a's
+// elements 2k, 2k + 1; with .trans, column a's elements of rows 2k, 2k + 1. x[e] = e + 1.
+std::uint32_t ldmatrix_expected(unsigned m, unsigned l, bool trans) {
+  const unsigned a = l / 4, k = l % 4;
+  const unsigned lo = trans ? 64 * m + 8 * (2 * k) + a : 64 * m + 8 * a + 2 * k;
+  const unsigned hi = trans ? lo + 8 : lo + 1;
+  return (lo + 1) | (hi + 1) << 16;
+}
+
 }  // namespace
 
 TEST_SUITE("ptx") {
+  TEST_CASE("ldmatrix: .x1, .x2 and .x4, with and without .trans, give each lane the words the PTX ISA says") {
+    const struct {
+      const char* kernel;
+      unsigned matrices;
+      bool trans;
+    } forms[] = {{"ldm_x4", 4, false}, {"ldm_x4_trans", 4, true}, {"ldm_x1", 1, false}, {"ldm_x2_trans", 2, true}};
+    for (const auto& f : forms) {
+      const auto y = ldmatrix_run(f.kernel);
+      int shown = 0;
+      for (unsigned l = 0; l < 32; ++l) {
+        for (unsigned m = 0; m < 4; ++m) {
+          const std::uint32_t want = m < f.matrices ? ldmatrix_expected(m, l, f.trans) : 0;
+          if (y[4 * l + m] != want && shown++ < 4)
+            FAIL_CHECK(
+                fmt::format("{}: lane {} r{}: 0x{:08x}, the ISA's 0x{:08x}", f.kernel, l, m, y[4 * l + m], want));
+        }
+      }
+      CHECK_MESSAGE(shown == 0, f.kernel);
+    }
+    // Negative control: the non-.trans layout is not the .trans one (the test tells them apart).
+    CHECK(ldmatrix_expected(0, 5, false) != ldmatrix_expected(0, 5, true));
+  }
+
   TEST_CASE("mma: the forms decode with their registers (D, A, B, C); others are refused with the line") {
     auto m = ptx::parse_module(mma_ptx(), "mma.ptx");
     REQUIRE_MESSAGE(m.ok(), (m.ok() ? std::string() : m.error().message));
@@ -112,7 +160,7 @@ TEST_SUITE("ptx") {
         CHECK(ptx::sym::inst_name(ptx::sym::InstKey::of(in)).starts_with("mma.sync.aligned.m16n8k"));
       }
     }
-    CHECK(seen == 6);
+    CHECK(seen == 8);
     const std::vector<std::pair<std::string, std::string>> refused = {
         {"\tmma.sync.aligned.m16n8k16.row.row.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, "
          "{%f5,%f6,%f7,%f8};",
@@ -146,7 +194,10 @@ TEST_SUITE("ptx") {
         test::run_ptx(mma_ptx(), "mma_direct", {1}, {32}, {Arg::buf(ba), Arg::buf(bb), Arg::buf(by)}, mem, "mma.ptx");
     REQUIRE(!r.ok());
     const std::string& why = r.error().message;
-    CHECK_MESSAGE(test::contains(why, "mma.ptx:52: "), why);
+    const std::string text = mma_ptx();  // mma_direct's mma is the file's first
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(text.find("mma.sync")), '\n');
+    CHECK_MESSAGE(test::contains(why, fmt::format("mma.ptx:{}: ", line)), why);
     CHECK_MESSAGE(test::contains(why,
                                  "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32: tensor-core accumulation, runs on "
                                  "the GPU only"),
@@ -168,6 +219,12 @@ TEST_SUITE("ptx") {
     CHECK(t.graph.describe(d, 0) == "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32[lane 13, d0](…)");
     CHECK(t.graph.node(t.graph.node(d).ops[0]).kind == NodeKind::kTuple);
     CHECK(mma_under(t.graph, (*direct)[0]) != mma_under(t.graph, (*direct)[1]));  // d0 and d1 of lane 0
+    // The fragments through ldmatrix (and B's through ldmatrix.trans from a k-major copy): the same.
+    for (const char* same : {"mma_ldmatrix", "mma_ldmatrix_trans"}) {
+      auto o = t.trace(same);
+      REQUIRE_MESSAGE(o.ok(), (o.ok() ? std::string() : o.error().message));
+      for (unsigned e = 0; e < 128; ++e) CHECK_MESSAGE((*o)[e] == (*direct)[e], same);
+    }
     // Negative controls: the same sum in another order, another instruction, other rows.
     for (const char* other : {"mma_k_swapped", "mma_two_k8", "mma_shifted"}) {
       auto o = t.trace(other);
@@ -185,12 +242,16 @@ TEST_SUITE("ptx") {
                   v.error().message);
   }
 
-  TEST_CASE("mma: the whole warp must issue it") {
+  TEST_CASE("mma and ldmatrix: the whole warp must issue them") {
     Tracer t;
     auto r = t.trace("mma_direct", 16);  // a block of 16 threads: half a warp
     REQUIRE(!r.ok());
     CHECK_MESSAGE(test::contains(r.error().message, "mma needs the whole warp converged here (issuing 0x0000ffff)"),
                   r.error().message);
+    auto l = t.trace("mma_ldmatrix", 16);
+    REQUIRE(!l.ok());
+    CHECK_MESSAGE(test::contains(l.error().message, "ldmatrix needs the whole warp converged here (issuing 0x0000ffff)"),
+                  l.error().message);
   }
 
   TEST_CASE("mma: the lemma pass never tables a tuple or an mma; narrow operands below may become tables") {

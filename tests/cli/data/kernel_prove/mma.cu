@@ -106,3 +106,37 @@ extern "C" __global__ void mma_shifted(const __half* A, const __half* B, __half*
   const unsigned b[2] = {pair_at(B, g, 2 * t), pair_at(B, g, 2 * t + 8)};
   product(a, b, y);
 }
+
+// The fragments through ldmatrix (as CUTLASS and Triton load them): A and B copied to shared memory,
+// A's four 8x8 blocks with one ldmatrix.x4 (lanes 0-7 give block 0's rows A[i][0..7], 8-15 block 1's
+// A[8+i][0..7], 16-23 block 2's A[i][8..15], 24-31 block 3's A[8+i][8..15]), B's two with
+// ldmatrix.x2 (B[i][0..7], B[i][8..15]). The same registers as mma_direct's: proven equal.
+extern "C" __global__ void mma_ldmatrix(const __half* A, const __half* B, __half* y) {
+  __shared__ __align__(16) __half sA[256], sB[128];
+  for (unsigned i = threadIdx.x; i < 256; i += 32) sA[i] = A[i];
+  for (unsigned i = threadIdx.x; i < 128; i += 32) sB[i] = B[i];
+  __syncthreads();
+  const unsigned l = threadIdx.x, m = l / 8, i = l % 8;
+  const unsigned pa = static_cast<unsigned>(__cvta_generic_to_shared(sA + (i + 8 * (m % 2)) * 16 + 8 * (m / 2)));
+  const unsigned pb = static_cast<unsigned>(__cvta_generic_to_shared(sB + i * 16 + 8 * (m % 2)));
+  unsigned a[4], b[2];
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(pa));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(b[0]), "=r"(b[1]) : "r"(pb));
+  product(a, b, y);
+}
+
+// B kept k-major in shared memory (sBt[k][n] = B[n][k], as a K x N weight is stored) and its
+// fragments read with ldmatrix.x2.trans (lane 4g + t gets sBt[2t][g], sBt[2t+1][g]: b0 again).
+extern "C" __global__ void mma_ldmatrix_trans(const __half* A, const __half* B, __half* y) {
+  __shared__ __align__(16) __half sBt[128];
+  for (unsigned i = threadIdx.x; i < 128; i += 32) sBt[(i % 16) * 8 + i / 16] = B[i];
+  __syncthreads();
+  const unsigned l = threadIdx.x, m = l / 8, i = l % 8;
+  const unsigned pb = static_cast<unsigned>(__cvta_generic_to_shared(sBt + (i + 8 * (m % 2)) * 8));
+  const Frag f = fragments(A, B);
+  unsigned b[2];
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(b[0]), "=r"(b[1]) : "r"(pb));
+  product(f.a, b, y);
+}
