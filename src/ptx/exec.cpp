@@ -95,6 +95,8 @@ class Runner {
   Expected<Ok> stmatrix(Warp& w, const Inst& in, std::uint32_t exec);
   Expected<Ok> mma(Warp& w, const Inst& in, std::uint32_t exec);
   Expected<Ok> ldmatrix(Warp& w, const Inst& in, std::uint32_t exec);
+  Expected<Ok> whole_warp(const Warp& w, const Inst& in, std::uint32_t exec, const char* name) const;
+  Expected<Ok> matrix_rows(const Warp& w, const Inst& in, const char* name, std::uint64_t (&row)[4][8]) const;
 };
 
 template <class P>
@@ -279,28 +281,44 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
   return buf->data() + o;
 }
 
-// stmatrix (module.hpp's card): matrix m's row r at lane 8m + r's address; bytes 4k..4k+3 of the
-// row are lane 4r + k's register r_m. The whole warp issues it; each row's address concrete and
-// 16-byte aligned; every 4-byte piece bounds-checked and stored through the policy.
+// A warp instruction's precondition (.aligned): all 32 lanes issue it together.
+template <class P>
+Expected<Ok> Runner<P>::whole_warp(const Warp& w, const Inst& in, std::uint32_t exec, const char* name) const {
+  if (exec == 0xFFFFFFFFu) return Ok{};
+  return fail(w, std::countr_zero(exec), in,
+              fmt::format("{} needs the whole warp converged here (issuing 0x{:08x})", name, exec));
+}
+
+// ldmatrix/stmatrix's rows: matrix m's row i starts at lane 8m + i's address (+ the offset), which
+// must be concrete and 16-byte aligned.
+template <class P>
+Expected<Ok> Runner<P>::matrix_rows(const Warp& w, const Inst& in, const char* name, std::uint64_t (&row)[4][8]) const {
+  for (unsigned m = 0; m < in.vec; ++m) {
+    for (int i = 0; i < 8; ++i) {
+      const int owner = static_cast<int>(8 * m) + i;
+      const auto base = P::concrete(w.regs[std::size_t{in.src[0]} * kWarp + static_cast<unsigned>(owner)]);
+      if (!base) return fail(w, owner, in, "an address depends on tensor data (not provable by tracing)");
+      row[m][i] = *base + static_cast<std::uint64_t>(in.offset);
+      if (row[m][i] % 16 != 0)
+        return fail(w, owner, in, fmt::format("{}: row address 0x{:x} is not 16-byte aligned", name, row[m][i]));
+    }
+  }
+  return Ok{};
+}
+
+// stmatrix (module.hpp's card): bytes 4k..4k+3 of matrix m's row r are lane 4r + k's register r_m;
+// every 4-byte piece bounds-checked and stored through the policy.
 template <class P>
 Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
-  if (exec != 0xFFFFFFFFu) {
-    return fail(w, std::countr_zero(exec), in,
-                fmt::format("stmatrix needs the whole warp converged here (issuing 0x{:08x})", exec));
-  }
+  std::uint64_t row[4][8];
+  if (auto ok = whole_warp(w, in, exec, "stmatrix"); !ok) return ok.error();
+  if (auto ok = matrix_rows(w, in, "stmatrix", row); !ok) return ok.error();
   const Value* R = w.regs.data();
   for (unsigned m = 0; m < in.vec; ++m) {
     for (int r = 0; r < 8; ++r) {
-      const int owner = static_cast<int>(8 * m) + r;
-      const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + static_cast<unsigned>(owner)]);
-      if (!base) return fail(w, owner, in, "an address depends on tensor data (not provable by tracing)");
-      const std::uint64_t row = *base + static_cast<std::uint64_t>(in.offset);
-      if (row % 16 != 0) {
-        return fail(w, owner, in, fmt::format("stmatrix: row address 0x{:x} is not 16-byte aligned", row));
-      }
       for (int k = 0; k < 4; ++k) {
         Where at{};
-        auto p = resolve(w, owner, in, row + 4 * static_cast<unsigned>(k), 4, true, &at);
+        auto p = resolve(w, 8 * static_cast<int>(m) + r, in, row[m][r] + 4 * static_cast<unsigned>(k), 4, true, &at);
         if (!p) return p.error();
         policy_.store(at, *p, 4, R[std::size_t{in.src[1 + m]} * kWarp + static_cast<unsigned>(4 * r + k)]);
       }
@@ -309,38 +327,22 @@ Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
   return Ok{};
 }
 
-// ldmatrix (module.hpp's card): matrix m's row i at lane 8m + i's address. Without .trans, lane
-// 4i + k's r_m is row i's 4 bytes at 4k (one 4-byte load, as ld.shared.b32 would read them); with
-// .trans, lane 4j + k's r_m is the 2 bytes at column j of row 2k (low) and of row 2k + 1 (high), read
-// as one value (load_pieces). The whole warp issues it; every row address concrete, 16-byte aligned;
-// every piece bounds-checked. The registers are written after every read (a row address may be a
-// destination).
+// ldmatrix (module.hpp's card): without .trans, lane 4i + k's r_m is matrix m's row i's 4 bytes at
+// 4k (one 4-byte load, as ld.shared.b32 would read them); with .trans, lane 4j + k's r_m is the 2
+// bytes at column j of row 2k (low) and of row 2k + 1 (high), read as one value (load_pieces). Every
+// piece bounds-checked; the registers written after every read (a row address may be a destination).
 template <class P>
 Expected<Ok> Runner<P>::ldmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
-  if (exec != 0xFFFFFFFFu) {
-    return fail(w, std::countr_zero(exec), in,
-                fmt::format("ldmatrix needs the whole warp converged here (issuing 0x{:08x})", exec));
-  }
-  Value* R = w.regs.data();
   std::uint64_t row[4][8];
-  for (unsigned m = 0; m < in.vec; ++m) {
-    for (int i = 0; i < 8; ++i) {
-      const int owner = static_cast<int>(8 * m) + i;
-      const auto base = P::concrete(R[std::size_t{in.src[0]} * kWarp + static_cast<unsigned>(owner)]);
-      if (!base) return fail(w, owner, in, "an address depends on tensor data (not provable by tracing)");
-      row[m][i] = *base + static_cast<std::uint64_t>(in.offset);
-      if (row[m][i] % 16 != 0) {
-        return fail(w, owner, in, fmt::format("ldmatrix: row address 0x{:x} is not 16-byte aligned", row[m][i]));
-      }
-    }
-  }
+  if (auto ok = whole_warp(w, in, exec, "ldmatrix"); !ok) return ok.error();
+  if (auto ok = matrix_rows(w, in, "ldmatrix", row); !ok) return ok.error();
   Value got[4][kWarp];
+  const unsigned pieces = in.mode == 0 ? 1 : 2, size = in.mode == 0 ? 4 : 2;
   for (unsigned m = 0; m < in.vec; ++m) {
     for (int l = 0; l < kWarp; ++l) {
       const int a = l / 4, k = l % 4;  // without .trans: row a, bytes 4k..; with: column a, rows 2k, 2k + 1
       Where at[2]{};
       const std::uint8_t* p[2] = {};
-      const unsigned pieces = in.mode == 0 ? 1 : 2, size = in.mode == 0 ? 4 : 2;
       for (unsigned j = 0; j < pieces; ++j) {
         const std::uint64_t addr =
             in.mode == 0 ? row[m][a] + 4 * static_cast<unsigned>(k) : row[m][2 * k + static_cast<int>(j)] + 2 * a;
@@ -352,7 +354,7 @@ Expected<Ok> Runner<P>::ldmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
     }
   }
   for (unsigned m = 0; m < in.vec; ++m) {
-    for (int l = 0; l < kWarp; ++l) R[std::size_t{in.dst[m]} * kWarp + static_cast<unsigned>(l)] = got[m][l];
+    for (int l = 0; l < kWarp; ++l) w.regs[std::size_t{in.dst[m]} * kWarp + static_cast<unsigned>(l)] = got[m][l];
   }
   return Ok{};
 }
@@ -361,10 +363,7 @@ Expected<Ok> Runner<P>::ldmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
 // registers (lane-major: lane l's a.., b.., c..) and gives every lane's D registers (lane-major).
 template <class P>
 Expected<Ok> Runner<P>::mma(Warp& w, const Inst& in, std::uint32_t exec) {
-  if (exec != 0xFFFFFFFFu) {
-    return fail(w, std::countr_zero(exec), in,
-                fmt::format("mma needs the whole warp converged here (issuing 0x{:08x})", exec));
-  }
+  if (auto ok = whole_warp(w, in, exec, "mma"); !ok) return ok.error();
   const std::uint32_t* dst = k_.lists.data() + in.list;
   const std::uint32_t* src = dst + in.ndst;
   std::vector<Value> srcs(std::size_t{kWarp} * in.nsrc), dsts(std::size_t{kWarp} * in.ndst);

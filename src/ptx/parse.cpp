@@ -1269,26 +1269,27 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     }
     return finish();
   }
-  if (base == "stmatrix") {
-    // stmatrix.sync.aligned.m8n8.{x1,x2,x4}.shared{::cta}.b16 [a], {r0, ..}: module.hpp's card.
-    in.op = Op::kStmatrix;
+  // ldmatrix/stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared{::cta}.b16: the modifiers both
+  // take (module.hpp's cards): .shared space, the matrix count in `vec`, .trans in `mode`.
+  const auto m8n8 = [&](bool trans_allowed) -> Expected<Ok> {
     in.space = Space::kShared;
     const bool sync = take("sync"), aligned = take("aligned"), shape = take("m8n8");
-    if (!sync || !aligned || !shape) {
-      return err(line, fmt::format("{}: only stmatrix.sync.aligned.m8n8 is implemented", opcode));
-    }
-    if (take("trans")) return err(line, fmt::format("{}: .trans is not implemented", opcode));
-    if (!take("shared") && !take("shared::cta")) {
+    if (!sync || !aligned || !shape)
+      return err(line, fmt::format("{}: only {}.sync.aligned.m8n8 is implemented", opcode, base));
+    in.mode = take("trans") ? 1 : 0;
+    if (in.mode == 1 && !trans_allowed) return err(line, fmt::format("{}: .trans is not implemented", opcode));
+    if (!take("shared") && !take("shared::cta"))
       return err(line, fmt::format("{}: the .shared space expected", opcode));
-    }
     in.vec = take("x1") ? 1 : take("x2") ? 2 : take("x4") ? 4 : 0;
     if (in.vec == 0) return err(line, fmt::format("{}: .x1, .x2 or .x4 expected", opcode));
-    BP_TRY(type, one_type());
-    if (type.bits != 16 || type.kind != Kind::kBits) {
+    if (types.size() != 1 || types[0].bits != 16 || types[0].kind != Kind::kBits)
       return err(line, fmt::format("{}: only .b16 is implemented", opcode));
-    }
-    in.type = type;
-    if (auto e = need(2); !e) return e.error();
+    in.type = types[0];
+    return need(2);
+  };
+  if (base == "stmatrix") {  // stmatrix... [a], {r0, ..}
+    in.op = Op::kStmatrix;
+    if (auto e = m8n8(false); !e) return e.error();
     if (ops[0].k != RawOp::kAddr) return err(line, fmt::format("{}: an address [..] expected", opcode));
     in.src[0] = ops[0].slot, in.offset = ops[0].offset;
     if (ops[1].k != RawOp::kVec || ops[1].vec.size() != in.vec)
@@ -1301,26 +1302,9 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
     in.nsrc = static_cast<std::uint8_t>(1 + in.vec);
     return finish();
   }
-  if (base == "ldmatrix") {
-    // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared{::cta}.b16 {r0, ..}, [a]: module.hpp's card.
+  if (base == "ldmatrix") {  // ldmatrix... {r0, ..}, [a]
     in.op = Op::kLdmatrix;
-    in.space = Space::kShared;
-    const bool sync = take("sync"), aligned = take("aligned"), shape = take("m8n8");
-    if (!sync || !aligned || !shape) {
-      return err(line, fmt::format("{}: only ldmatrix.sync.aligned.m8n8 is implemented", opcode));
-    }
-    in.mode = take("trans") ? 1 : 0;
-    if (!take("shared") && !take("shared::cta")) {
-      return err(line, fmt::format("{}: the .shared space expected", opcode));
-    }
-    in.vec = take("x1") ? 1 : take("x2") ? 2 : take("x4") ? 4 : 0;
-    if (in.vec == 0) return err(line, fmt::format("{}: .x1, .x2 or .x4 expected", opcode));
-    BP_TRY(type, one_type());
-    if (type.bits != 16 || type.kind != Kind::kBits) {
-      return err(line, fmt::format("{}: only .b16 is implemented", opcode));
-    }
-    in.type = type;
-    if (auto e = need(2); !e) return e.error();
+    if (auto e = m8n8(true); !e) return e.error();
     if (ops[0].k != RawOp::kVec || ops[0].vec.size() != in.vec)
       return err(line, fmt::format("{}: {} registers in braces expected", opcode, in.vec));
     for (std::size_t i = 0; i < ops[0].vec.size(); ++i) {
