@@ -374,6 +374,12 @@ ok, detail = schema_ok(report)
 check("(j) the mma report matches reports/schema.json", ok, detail)
 v = run("report", "verify", report, "--spec-dir", small)
 check("(j) report verify re-derives the mma proof", v.returncode == 0 and "verified" in v.stdout, v.stdout + v.stderr)
+md = os.path.join(work, "mma.md")
+m = run("report", "render", report, "--markdown", md)
+text = open(md, encoding="utf-8").read() if os.path.exists(md) else ""
+check("(j) the Markdown of a proof whose cases need the GPU says no case ran (no digests of nothing)",
+      m.returncode == 0 and "| `y` | 16×8 | no case ran | no case ran | — |" in text
+      and "e3b0c44298fc1c14" not in text, m.stdout + m.stderr + text)
 for kernel in ("mma_ldmatrix", "mma_ldmatrix_trans"):
     r = run("ab", mma_pair(kernel, ["mma_direct", kernel]), "--prove")
     check(f"(j) mma: the fragments through {kernel[4:].replace('_', '.')} proven equal to the direct loads (exit 0)",
