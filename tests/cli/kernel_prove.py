@@ -380,6 +380,11 @@ text = open(md, encoding="utf-8").read() if os.path.exists(md) else ""
 check("(j) the Markdown of a proof whose cases need the GPU says no case ran (no digests of nothing)",
       m.returncode == 0 and "| `y` | 16×8 | no case ran | no case ran | — |" in text
       and "e3b0c44298fc1c14" not in text, m.stdout + m.stderr + text)
+xml = os.path.join(work, "mma.xml")
+j = run("report", "render", report, "--junit", xml)
+junit = open(xml, encoding="utf-8").read() if os.path.exists(xml) else ""
+check("(j) its JUnit holds the trace proof and no per-output case (none ran)",
+      j.returncode == 0 and 'name="trace proof"' in junit and 'name="cases: y"' not in junit, j.stdout + j.stderr + junit)
 for kernel in ("mma_ldmatrix", "mma_ldmatrix_trans"):
     r = run("ab", mma_pair(kernel, ["mma_direct", kernel]), "--prove")
     check(f"(j) mma: the fragments through {kernel[4:].replace('_', '.')} proven equal to the direct loads (exit 0)",
