@@ -227,18 +227,7 @@ std::uint64_t int_to_float(const Inst& in, std::uint64_t v) {
   return soft::round_pack<F>(neg, exp, mag, mode);
 }
 
-std::uint64_t convert_bits(const Inst& in, std::uint64_t v);
-// A signed integer result narrower than 64 bits is sign-extended (to 64 bits: every reader masks
-// to its own width), as the hardware fills a wider destination register (PTX ISA, "Operand size
-// exceeding instruction-type size"; measured on an H100: cvt.rzi.sat.s8.f32 into a .b32 register
-// gives 0xFFFFFF80, faith_sm90.bin word 29). result_bits says 64 for it.
-std::uint64_t convert(const Inst& in, std::uint64_t v) {
-  const std::uint64_t r = convert_bits(in, v);
-  if (in.type.kind == Kind::kSigned && in.type.bits < 64) {
-    return static_cast<std::uint64_t>(sign_extend(r, in.type.bits));
-  }
-  return r;
-}
+// cvt's result bits at the destination type's width.
 std::uint64_t convert_bits(const Inst& in, std::uint64_t v) {
   const Type& d = in.type;
   const Type& s = in.src_type;
@@ -258,6 +247,18 @@ std::uint64_t convert_bits(const Inst& in, std::uint64_t v) {
   const std::uint64_t x =
       s.kind == Kind::kSigned ? static_cast<std::uint64_t>(sign_extend(v, s.bits)) : v & bits_mask(s.bits);
   return x & bits_mask(d.bits);
+}
+
+// A signed integer result narrower than 64 bits is sign-extended (to 64 bits: every reader masks
+// to its own width), as the hardware fills a wider destination register (PTX ISA, "Operand size
+// exceeding instruction-type size"; measured on an H100: cvt.rzi.sat.s8.f32 into a .b32 register
+// gives 0xFFFFFF80, faith_sm90.bin word 29). result_bits says 64 for it.
+std::uint64_t convert(const Inst& in, std::uint64_t v) {
+  const std::uint64_t r = convert_bits(in, v);
+  if (in.type.kind == Kind::kSigned && in.type.bits < 64) {
+    return static_cast<std::uint64_t>(sign_extend(r, in.type.bits));
+  }
+  return r;
 }
 
 // mul/mad .lo/.hi/.wide of two w-bit operands.
@@ -360,11 +361,11 @@ std::uint64_t prmt(const Inst& in, std::uint64_t a, std::uint64_t b, std::uint64
 }
 
 // bfe / bfi (PTX ISA, bfe and bfi): position and length are c's and d's low bytes; bits past the
-// type's msb are not taken (bfe fills them with the sign bit, 0 for unsigned or length 0).
-// bfe (PTX ISA, bfe): the ISA takes pos = b[7:0], len = c[7:0]. bfe.s64 on the hardware reads the
-// whole 32-bit b and c instead (measured on an H100, tests/ptx/data/faith_sm90.bin word 27: 8192 of
-// 8192 triples follow that rule, 2652 differ from the ISA's; ptxas emulates the 64-bit form, sm_90 has
-// no 64-bit BFE). bfe.u64 is not measured: the ISA's rule is kept (docs/ptx-executor.md).
+// type's msb are not taken (bfe fills them with the sign bit, 0 for unsigned or length 0). Except
+// bfe.s64, which on the hardware reads the whole 32-bit b and c (measured on an H100,
+// tests/ptx/data/faith_sm90.bin word 27: 8192 of 8192 triples follow that rule, 2652 differ from the
+// ISA's; ptxas emulates the 64-bit form, sm_90 has no 64-bit BFE). bfe.u64 is not measured: the ISA's
+// rule is kept (docs/ptx-executor.md).
 std::uint64_t bfe(const Inst& in, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   const bool whole = in.type.bits == 64 && in.type.kind == Kind::kSigned;
   const std::uint64_t field = whole ? 0xFFFFFFFFu : 0xFFu;

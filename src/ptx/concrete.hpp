@@ -67,9 +67,7 @@ struct ConcretePolicy {
   static LaneLoop select(const Inst& in);
   // An mma over the warp's registers (exec.cpp, Runner::mma: srcs and dsts lane-major): the
   // tensor cores' accumulation is not computed here, so always the reason (kGpuOnly's words).
-  static std::optional<std::string> mma(const Inst& in, const Value*, Value*) {
-    return mma_name(in.mode) + ": tensor-core accumulation, " + std::string(kGpuOnly);
-  }
+  static std::optional<std::string> mma(const Inst& in, const Value*, Value*) { return mma_gpu_only(in.mode); }
   // The executor's memory hooks: the bytes alone decide (no state), so the executor's fast path
   // does not compute where an access lands (kLocates: a policy that reads `where` sets it).
   static constexpr bool kLocates = false;
@@ -78,7 +76,6 @@ struct ConcretePolicy {
   }
   void store(const Where&, std::uint8_t* p, unsigned size, Value v) const { store(p, size, v); }
   void block_start(std::size_t /*shared_bytes*/, std::size_t /*local_bytes_per_thread*/) const {}
-  // Little-endian bytes (the host's order is checked by a static_assert in concrete.cpp).
   // `pieces` pieces of `size` bytes each, from scattered places, as one value (the first piece
   // lowest): ldmatrix.trans's two halves (exec.cpp).
   Value load_pieces(const Where*, const std::uint8_t* const* p, unsigned pieces, unsigned size) const {
@@ -86,6 +83,7 @@ struct ConcretePolicy {
     for (unsigned j = 0; j < pieces; ++j) v |= load(p[j], size, false) << (8 * size * j);
     return v;
   }
+  // Little-endian bytes (the host's order is checked by a static_assert in concrete.cpp).
   static Value load(const std::uint8_t* p, unsigned size, bool sign_extend) {
     std::uint64_t v = 0;
     switch (size) {  // fixed-size copies (a variable one is a library call)

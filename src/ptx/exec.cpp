@@ -31,6 +31,23 @@ namespace {
 
 constexpr int kWarp = 32;
 
+// The mnemonic of an instruction the executor runs itself (module.hpp, executor_runs), for messages.
+const char* executor_op_name(Op op) {
+  switch (op) {
+    case Op::kLd: return "ld";
+    case Op::kSt: return "st";
+    case Op::kBra: return "bra";
+    case Op::kExit: return "exit";
+    case Op::kBar: return "bar";
+    case Op::kShfl: return "shfl";
+    case Op::kVote: return "vote";
+    case Op::kStmatrix: return "stmatrix";
+    case Op::kMma: return "mma";
+    case Op::kLdmatrix: return "ldmatrix";
+    default: return "bar.warp.sync";
+  }
+}
+
 template <class P>
 class Runner {
  public:
@@ -92,11 +109,11 @@ class Runner {
   Step guarded(Warp& w, std::uint32_t index, std::uint32_t lanes, std::uint32_t cond_lanes, const Value* cond,
                bool cond_negate);
   Expected<Ok> collective(Warp& w, const Inst& in, std::uint32_t exec);
-  Expected<Ok> stmatrix(Warp& w, const Inst& in, std::uint32_t exec);
-  Expected<Ok> mma(Warp& w, const Inst& in, std::uint32_t exec);
-  Expected<Ok> ldmatrix(Warp& w, const Inst& in, std::uint32_t exec);
-  Expected<Ok> whole_warp(const Warp& w, const Inst& in, std::uint32_t exec, const char* name) const;
-  Expected<Ok> matrix_rows(const Warp& w, const Inst& in, const char* name, std::uint64_t (&row)[4][8]) const;
+  Expected<Ok> warp_wide(Warp& w, const Inst& in, std::uint32_t exec);
+  Expected<Ok> stmatrix(Warp& w, const Inst& in);
+  Expected<Ok> ldmatrix(Warp& w, const Inst& in);
+  Expected<Ok> mma(Warp& w, const Inst& in);
+  Expected<Ok> matrix_rows(const Warp& w, const Inst& in, std::uint64_t (&row)[4][8]) const;
 };
 
 template <class P>
@@ -281,18 +298,22 @@ Expected<std::uint8_t*> Runner<P>::resolve(const Warp& w, int lane, const Inst& 
   return buf->data() + o;
 }
 
-// A warp instruction's precondition (.aligned): all 32 lanes issue it together.
+// stmatrix, ldmatrix, mma: all 32 lanes issue them together (.aligned), else the Error naming the
+// lanes that did.
 template <class P>
-Expected<Ok> Runner<P>::whole_warp(const Warp& w, const Inst& in, std::uint32_t exec, const char* name) const {
-  if (exec == 0xFFFFFFFFu) return Ok{};
-  return fail(w, std::countr_zero(exec), in,
-              fmt::format("{} needs the whole warp converged here (issuing 0x{:08x})", name, exec));
+Expected<Ok> Runner<P>::warp_wide(Warp& w, const Inst& in, std::uint32_t exec) {
+  if (exec != 0xFFFFFFFFu) {
+    return fail(
+        w, std::countr_zero(exec), in,
+        fmt::format("{} needs the whole warp converged here (issuing 0x{:08x})", executor_op_name(in.op), exec));
+  }
+  return in.op == Op::kStmatrix ? stmatrix(w, in) : in.op == Op::kLdmatrix ? ldmatrix(w, in) : mma(w, in);
 }
 
 // ldmatrix/stmatrix's rows: matrix m's row i starts at lane 8m + i's address (+ the offset), which
 // must be concrete and 16-byte aligned.
 template <class P>
-Expected<Ok> Runner<P>::matrix_rows(const Warp& w, const Inst& in, const char* name, std::uint64_t (&row)[4][8]) const {
+Expected<Ok> Runner<P>::matrix_rows(const Warp& w, const Inst& in, std::uint64_t (&row)[4][8]) const {
   for (unsigned m = 0; m < in.vec; ++m) {
     for (int i = 0; i < 8; ++i) {
       const int owner = static_cast<int>(8 * m) + i;
@@ -300,7 +321,8 @@ Expected<Ok> Runner<P>::matrix_rows(const Warp& w, const Inst& in, const char* n
       if (!base) return fail(w, owner, in, "an address depends on tensor data (not provable by tracing)");
       row[m][i] = *base + static_cast<std::uint64_t>(in.offset);
       if (row[m][i] % 16 != 0)
-        return fail(w, owner, in, fmt::format("{}: row address 0x{:x} is not 16-byte aligned", name, row[m][i]));
+        return fail(w, owner, in,
+                    fmt::format("{}: row address 0x{:x} is not 16-byte aligned", executor_op_name(in.op), row[m][i]));
     }
   }
   return Ok{};
@@ -309,10 +331,9 @@ Expected<Ok> Runner<P>::matrix_rows(const Warp& w, const Inst& in, const char* n
 // stmatrix (module.hpp's card): bytes 4k..4k+3 of matrix m's row r are lane 4r + k's register r_m;
 // every 4-byte piece bounds-checked and stored through the policy.
 template <class P>
-Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
+Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in) {
   std::uint64_t row[4][8];
-  if (auto ok = whole_warp(w, in, exec, "stmatrix"); !ok) return ok.error();
-  if (auto ok = matrix_rows(w, in, "stmatrix", row); !ok) return ok.error();
+  if (auto ok = matrix_rows(w, in, row); !ok) return ok.error();
   const Value* R = w.regs.data();
   for (unsigned m = 0; m < in.vec; ++m) {
     for (int r = 0; r < 8; ++r) {
@@ -332,10 +353,9 @@ Expected<Ok> Runner<P>::stmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
 // bytes at column j of row 2k (low) and of row 2k + 1 (high), read as one value (load_pieces). Every
 // piece bounds-checked; the registers written after every read (a row address may be a destination).
 template <class P>
-Expected<Ok> Runner<P>::ldmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
+Expected<Ok> Runner<P>::ldmatrix(Warp& w, const Inst& in) {
   std::uint64_t row[4][8];
-  if (auto ok = whole_warp(w, in, exec, "ldmatrix"); !ok) return ok.error();
-  if (auto ok = matrix_rows(w, in, "ldmatrix", row); !ok) return ok.error();
+  if (auto ok = matrix_rows(w, in, row); !ok) return ok.error();
   Value got[4][kWarp];
   const unsigned pieces = in.mode == 0 ? 1 : 2, size = in.mode == 0 ? 4 : 2;
   for (unsigned m = 0; m < in.vec; ++m) {
@@ -359,11 +379,10 @@ Expected<Ok> Runner<P>::ldmatrix(Warp& w, const Inst& in, std::uint32_t exec) {
   return Ok{};
 }
 
-// mma (module.hpp's card): the whole warp issues it; the policy gets every lane's A, B and C
-// registers (lane-major: lane l's a.., b.., c..) and gives every lane's D registers (lane-major).
+// mma (module.hpp's card): the policy gets every lane's A, B and C registers (lane-major: lane l's
+// a.., b.., c..) and gives every lane's D registers (lane-major).
 template <class P>
-Expected<Ok> Runner<P>::mma(Warp& w, const Inst& in, std::uint32_t exec) {
-  if (auto ok = whole_warp(w, in, exec, "mma"); !ok) return ok.error();
+Expected<Ok> Runner<P>::mma(Warp& w, const Inst& in) {
   const std::uint32_t* dst = k_.lists.data() + in.list;
   const std::uint32_t* src = dst + in.ndst;
   std::vector<Value> srcs(std::size_t{kWarp} * in.nsrc), dsts(std::size_t{kWarp} * in.ndst);
@@ -546,21 +565,6 @@ typename Runner<P>::Step Runner<P>::data_guard(Warp& w, std::uint32_t pc, std::u
   if constexpr (!kIfConverts) {
     return refuse("this policy has no if-conversion");
   } else {
-    const auto name = [](Op op) {  // the instructions the executor runs itself (executor_runs)
-      switch (op) {
-        case Op::kLd: return "ld";
-        case Op::kSt: return "st";
-        case Op::kBra: return "bra";
-        case Op::kExit: return "exit";
-        case Op::kBar: return "bar";
-        case Op::kShfl: return "shfl";
-        case Op::kVote: return "vote";
-        case Op::kStmatrix: return "stmatrix";
-        case Op::kMma: return "mma";
-        case Op::kLdmatrix: return "ldmatrix";
-        default: return "bar.warp.sync";
-      }
-    };
     if (!executor_runs(in.op)) {  // a guarded ALU instruction (guarded() counts the lanes it runs)
       if (guarded(w, pc, group, 0, nullptr, false) == kFailed) return kFailed;
       if (w.conv) {
@@ -571,8 +575,9 @@ typename Runner<P>::Step Runner<P>::data_guard(Warp& w, std::uint32_t pc, std::u
       return kStepped;
     }
     if (in.op != Op::kBra) {
-      return refuse(fmt::format(
-          "a guarded {} is not if-converted (only ALU instructions and forward branches over them)", name(in.op)));
+      return refuse(
+          fmt::format("a guarded {} is not if-converted (only ALU instructions and forward branches over them)",
+                      executor_op_name(in.op)));
     }
     const std::uint32_t target = in.target, size = static_cast<std::uint32_t>(k_.code.size());
     if (target <= pc) return refuse("a backward branch (a loop whose trip count is tensor data)");
@@ -600,7 +605,7 @@ typename Runner<P>::Step Runner<P>::data_guard(Warp& w, std::uint32_t pc, std::u
       const Inst& b = k_.code[*bad];
       return refuse(fmt::format(
           "the branch skips {} at line {} (only a forward if or if/else over ALU instructions is if-converted)",
-          name(b.op), b.line));
+          executor_op_name(b.op), b.line));
     }
     // The predicate at the branch, per lane (the region may write its register).
     Value cond[kWarp];
@@ -758,18 +763,10 @@ typename Runner<P>::Step Runner<P>::step(Warp& w) {
       }
       break;
     case Op::kStmatrix:
-      if (exec != 0) {
-        if (auto r = stmatrix(w, in, exec); !r) return failed(r.error());
-      }
-      break;
+    case Op::kLdmatrix:
     case Op::kMma:
       if (exec != 0) {
-        if (auto r = mma(w, in, exec); !r) return failed(r.error());
-      }
-      break;
-    case Op::kLdmatrix:
-      if (exec != 0) {
-        if (auto r = ldmatrix(w, in, exec); !r) return failed(r.error());
+        if (auto r = warp_wide(w, in, exec); !r) return failed(r.error());
       }
       break;
     case Op::kLd:

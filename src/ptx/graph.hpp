@@ -167,6 +167,9 @@ class Graph {
                     std::vector<NodeId>* tuples = nullptr);
   NodeId extract(NodeId x, std::uint8_t lo, std::uint8_t width);
   NodeId concat(NodeId low, NodeId high);
+  // x's value as `width` bits: truncated (extract) or zero-extended (concat with zeros), what an
+  // integer instruction does to an operand (`s & mask(width)`).
+  NodeId fit(NodeId x, std::uint8_t width);
   NodeId load(std::uint32_t snapshot, NodeId address, std::uint8_t width);
   std::uint32_t snapshot(std::vector<std::uint8_t> bytes, std::uint64_t base_address);  // interned by content
 
@@ -216,7 +219,6 @@ class Graph {
   bool simplify(const InstKey& k, const NodeId* s, NodeId* out);
   bool simplify_prmt(const InstKey& k, const NodeId* s, NodeId* out);
   NodeId zeros(std::uint8_t width);
-  NodeId fit(NodeId x, std::uint8_t width);
   NodeId place(NodeId x, int lo, int count, int width);
   NodeId disjoint_merge(NodeId a, NodeId b, std::uint8_t width);
   void pieces(NodeId x, std::vector<NodeId>& out) const;

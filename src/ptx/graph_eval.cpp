@@ -160,7 +160,7 @@ std::uint64_t Graph::step(const Node& n, const std::uint64_t* v, std::uint64_t l
     case NodeKind::kTuple: return 0;
     case NodeKind::kInst: {
       if (n.key.op == Op::kMma) {  // opaque: no value here (module.hpp's card)
-        *why = mma_name(n.key.mode) + ": tensor-core accumulation, " + std::string(kGpuOnly);
+        *why = mma_gpu_only(n.key.mode);
         return 0;
       }
       const Inst in = n.key.to_inst();

@@ -155,6 +155,10 @@ inline constexpr MmaForm kMmaForms[] = {
 inline std::string mma_name(std::size_t index) {
   return "mma.sync.aligned." + std::string(index < std::size(kMmaForms) ? kMmaForms[index].name : "?");
 }
+// Why an mma of form `index` has no value off the GPU (the executor's Error, Graph::evaluate's).
+inline std::string mma_gpu_only(std::size_t index) {
+  return mma_name(index) + ": tensor-core accumulation, " + std::string(kGpuOnly);
+}
 
 // The bits of result `i` of an ALU instruction (op, type, mul part, vector count): what
 // ConcretePolicy::alu leaves in d[i] fits in them (1 for setp's predicates, the element for unpack,

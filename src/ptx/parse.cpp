@@ -908,11 +908,11 @@ Expected<Ok> Parser::decode(std::string_view opcode, std::uint32_t line, std::ui
 
   if (base == "mma") {
     // mma.sync.aligned.<form> {d..}, {a..}, {b..}, {c..}: module.hpp's card and kMmaForms. The form
-    // is matched as written, whole; every register a 32-bit one (immediates too: 0 for C).
-    const std::string_view prefix = "mma.sync.aligned.", form = opcode.substr(std::min(opcode.size(), prefix.size()));
+    // is matched as written, whole; each operand a brace of 32-bit registers.
+    const std::string_view prefix = "mma.sync.aligned.";
     std::optional<std::size_t> index;
-    for (std::size_t i = 0; i < std::size(kMmaForms); ++i) {
-      if (opcode.starts_with(prefix) && form == kMmaForms[i].name) index = i;
+    for (std::size_t i = 0; i < std::size(kMmaForms) && opcode.starts_with(prefix); ++i) {
+      if (opcode.substr(prefix.size()) == kMmaForms[i].name) index = i;
     }
     if (!index) return err(line, fmt::format("{}: this mma form is not implemented (module.hpp, kMmaForms)", opcode));
     const MmaForm& f = kMmaForms[*index];

@@ -13,7 +13,6 @@ namespace {
 using sym::kNoNode;
 using sym::NodeId;
 
-
 std::uint64_t mask_of(unsigned bits) { return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1; }
 unsigned type_bits(const Type& t) { return t.bits == 0 ? 64 : t.bits; }
 
@@ -207,13 +206,7 @@ const char* SymbolicPolicy::alu(const Inst& in, const Value* s, Value* d) {
 
 std::optional<std::string> SymbolicPolicy::mma(const Inst& in, const Value* srcs, Value* dsts) {
   std::vector<NodeId> ops(std::size_t{kWarpLanes} * in.nsrc), out(std::size_t{kWarpLanes} * in.ndst);
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    NodeId n = node_of(srcs[i], 32);
-    const std::uint8_t w = graph_.node(n).width;  // the register's 32 bits, whatever the node's width
-    if (w > 32) n = graph_.extract(n, 0, 32);
-    if (w < 32) n = graph_.concat(n, graph_.constant(0, static_cast<std::uint8_t>(32 - w)));
-    ops[i] = n;
-  }
+  for (std::size_t i = 0; i < ops.size(); ++i) ops[i] = graph_.fit(node_of(srcs[i], 32), 32);  // the register's bits
   std::vector<NodeId> tuples;
   graph_.opaque_group(in, ops, out, &tuples);
   for (std::size_t i = 0; i < out.size(); ++i) dsts[i] = {0, out[i]};
@@ -340,27 +333,30 @@ SymValue SymbolicPolicy::load_pieces(const Where* at, const std::uint8_t* const*
   const unsigned total = pieces * size;
   if (total > 8) return {0, kNoNode};  // never: ldmatrix asks for 2 x 2 bytes
   for (unsigned j = 0; j < pieces; ++j) {
-    const SymMemory::Buffer* input = nullptr;
-    if (at[j].area == Area::kBuffer && memory_.buffer(at[j].index).input) input = &memory_.buffer(at[j].index);
-    const std::size_t base = at[j].area == Area::kLocal ? std::size_t{at[j].index} * local_bytes_ : 0;
-    sources(graph_, input, tags_for(at[j], false), base + at[j].offset, size, src + j * size);
+    sources(graph_, input_at(at[j]), tags_for(at[j], false), shadow_at(at[j]), size, src + j * size);
     std::memcpy(bytes + j * size, p[j], size);
   }
   return assemble(graph_, src, bytes, total);
 }
 
+const SymMemory::Buffer* SymbolicPolicy::input_at(const Where& at) {
+  return at.area == Area::kBuffer && memory_.buffer(at.index).input ? &memory_.buffer(at.index) : nullptr;
+}
+
+std::size_t SymbolicPolicy::shadow_at(const Where& at) const {
+  return (at.area == Area::kLocal ? std::size_t{at.index} * local_bytes_ : 0) + at.offset;
+}
+
 SymValue SymbolicPolicy::load(const Where& at, const std::uint8_t* p, unsigned size, bool sign_extend) {
-  const SymMemory::Buffer* input = nullptr;
-  if (at.area == Area::kBuffer && memory_.buffer(at.index).input) input = &memory_.buffer(at.index);
+  const SymMemory::Buffer* input = input_at(at);
   const std::vector<ShadowByte>* tags = tags_for(at, false);
   if (tags == nullptr && input == nullptr) return {ConcretePolicy::load(p, size, sign_extend), kNoNode};
-  const std::size_t base = at.area == Area::kLocal ? std::size_t{at.index} * local_bytes_ : 0;
   if (tags == nullptr && size == input->element_bytes && at.offset % size == 0) {  // one leaf (the hot path)
     const auto [tensor, e] = input->element_at(at.offset);
     return finish_load(leaf(tensor, e), size, sign_extend);
   }
   ShadowByte src[8];
-  sources(graph_, input, tags, base + at.offset, size, src);
+  sources(graph_, input, tags, shadow_at(at), size, src);
   const SymValue v = assemble(graph_, src, p, size);
   if (v.node == kNoNode) return {ConcretePolicy::load(p, size, sign_extend), kNoNode};
   return finish_load(v.node, size, sign_extend);
@@ -377,12 +373,11 @@ void SymbolicPolicy::store(const Where& at, std::uint8_t* p, unsigned size, cons
         module_.name, table->line, at.area == Area::kBuffer ? "buffer" : "variable",
         at.area == Area::kBuffer ? std::to_string(at.index) : module_.globals[at.index].name);
   }
-  const std::size_t base = at.area == Area::kLocal ? std::size_t{at.index} * local_bytes_ : 0;
+  const std::size_t base = shadow_at(at);
   if (v.node == kNoNode) {
     ConcretePolicy::store(p, size, v.bits);
-    const bool input = at.area == Area::kBuffer && memory_.buffer(at.index).input;
-    if (std::vector<ShadowByte>* tags = tags_for(at, input)) {
-      std::fill_n(tags->begin() + static_cast<std::ptrdiff_t>(base + at.offset), size, ShadowByte{});
+    if (std::vector<ShadowByte>* tags = tags_for(at, input_at(at) != nullptr)) {
+      std::fill_n(tags->begin() + static_cast<std::ptrdiff_t>(base), size, ShadowByte{});
     }
     return;
   }
@@ -396,7 +391,7 @@ void SymbolicPolicy::store(const Where& at, std::uint8_t* p, unsigned size, cons
       error_ = fmt::format("{}: a store of a value computed from tensor data to the parameters", module_.name);
     return;
   }
-  for (unsigned j = 0; j < size; ++j) (*tags)[base + at.offset + j] = {n, static_cast<std::uint8_t>(j)};
+  for (unsigned j = 0; j < size; ++j) (*tags)[base + j] = {n, static_cast<std::uint8_t>(j)};
   std::fill_n(p, size, std::uint8_t{0});  // the concrete bytes under a node are not read
 }
 

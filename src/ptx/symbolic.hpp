@@ -157,6 +157,8 @@ class SymbolicPolicy {
 
  private:
   std::vector<ShadowByte>* tags_for(const Where& at, bool create);
+  const SymMemory::Buffer* input_at(const Where& at);          // the input buffer `at` lies in, or nullptr
+  [[nodiscard]] std::size_t shadow_at(const Where& at) const;  // `at`'s index in its shadow bytes
   sym::NodeId node_of(const Value& v, std::uint8_t width);
   Value finish_load(sym::NodeId n, unsigned size, bool sign_extend);
 

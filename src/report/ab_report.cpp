@@ -542,8 +542,9 @@ std::vector<JUnitCase> ab_junit_cases(const Json& report) {
   const bool expect_differ = spec["expect"] == "differ";
   std::vector<JUnitCase> cases;
   // No case ran (opaque instructions: the cases need the GPU): no per-output case to report.
-  const Json none = Json::array();
-  for (const Json& o : r["cases"].get<std::uint64_t>() == 0 ? none : r["outputs"]) {
+  static const Json kNoOutputs = Json::array();
+  const Json& outputs = r["cases"].get<std::uint64_t>() != 0 ? r["outputs"] : kNoOutputs;
+  for (const Json& o : outputs) {
     const bool differ = o["differing_elements"].get<std::uint64_t>() != 0;
     JUnitCase c = junit_case(classname, "cases: " + o["name"].get<std::string>(), differ != expect_differ, "", "");
     if (c.failed) {
